@@ -1,0 +1,87 @@
+// LokiClient: batches finished entries per tenant and pushes them to one Loki endpoint.
+//
+// It owns batching (loki-batch-size bytes of line + structured metadata, loki-batch-wait),
+// encoding (protobuf logproto.PushRequest + snappy block), HTTP(S) push with several requests
+// in flight (streams are sharded over sender lanes by label string, so each stream stays in
+// order), retries with capped jittered backoff for 429/5xx/transport errors, 413 splitting,
+// and delivery accounting in the MetricsRegistry. It knows nothing of containers or Docker.
+//
+// Push() never blocks on the network: entries wait in a bounded in-memory buffer; when the
+// buffer is full the oldest unsent entries are dropped and counted (reason "buffer_full").
+// Thread-safe. The registry must outlive the client.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "plugin/metrics.h"
+
+namespace skald {
+
+struct LokiTlsConfig {
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+  std::string server_name;
+  bool insecure_skip_verify = false;
+};
+
+struct LokiClientConfig {
+  std::string url;        // full push URL, may carry user:password@ (basic auth)
+  std::string tenant_id;  // X-Scope-OrgID; empty = no header
+  std::chrono::milliseconds timeout{10'000};
+  std::chrono::milliseconds batch_wait{1'000};
+  std::size_t batch_size_bytes = 1024 * 1024;
+  std::chrono::milliseconds min_backoff{500};
+  std::chrono::milliseconds max_backoff{300'000};
+  int max_retries = 10;  // attempts after the first before an entry is dropped
+  LokiTlsConfig tls;
+  std::string proxy_url;
+  std::size_t max_buffered_bytes = 64 * 1024 * 1024;  // Push() drops oldest beyond this
+  int lanes = 4;                                     // requests in flight at most
+
+  // Clients are shared by containers whose keys are equal.
+  std::string Key() const;
+};
+
+// One finished entry, as it goes to Loki.
+struct LokiEntry {
+  std::string labels;  // rendered stream selector, stable: {a="x", b="y"} (names sorted)
+  int64_t timestamp_ns = 0;
+  std::string line;
+  std::vector<std::pair<std::string, std::string>> structured_metadata;
+  std::string tenant;  // per-entry tenant override (tenant stage); empty = config tenant
+};
+
+class LokiClient {
+ public:
+  LokiClient(LokiClientConfig config, MetricsRegistry& metrics);
+  ~LokiClient();  // Stop(0)
+  LokiClient(const LokiClient&) = delete;
+  LokiClient& operator=(const LokiClient&) = delete;
+
+  void Push(LokiEntry entry);
+
+  // Sends what is buffered now, waiting at most `deadline` for it to be acknowledged.
+  // Returns true when everything pushed so far was delivered or dropped.
+  bool Flush(std::chrono::milliseconds deadline);
+
+  // Flush(deadline), then stops the lanes; entries still unsent are counted as dropped
+  // (reason "shutdown"). No Push() after Stop().
+  void Stop(std::chrono::milliseconds deadline);
+
+  // Entries accepted by Push() and neither delivered nor dropped yet.
+  uint64_t Pending() const;
+
+  const LokiClientConfig& config() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace skald

@@ -1,0 +1,96 @@
+#include "plugin/metrics.h"
+
+#include <string_view>
+
+namespace skald {
+namespace {
+
+void AppendEscapedLabelValue(std::string& out, std::string_view v) {
+  for (char c : v) {
+    switch (c) {
+      case '\\':
+        out += "\\\\";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      default:
+        out += c;
+    }
+  }
+}
+
+void AppendSeriesName(std::string& out, const std::string& name, const MetricLabels& labels) {
+  out += name;
+  if (labels.empty()) return;
+  out += '{';
+  bool first = true;
+  for (const auto& [k, v] : labels) {
+    if (!first) out += ',';
+    first = false;
+    out += k;
+    out += "=\"";
+    AppendEscapedLabelValue(out, v);
+    out += '"';
+  }
+  out += '}';
+}
+
+}  // namespace
+
+Counter& MetricsRegistry::GetCounter(const std::string& name, const std::string& help,
+                                     const MetricLabels& labels) {
+  std::lock_guard lock(mu_);
+  Family& f = families_[name];
+  if (f.help.empty()) f.help = help;
+  f.is_counter = true;
+  auto it = f.index.find(labels);
+  if (it != f.index.end()) return counters_[it->second];
+  counters_.emplace_back();
+  f.index.emplace(labels, counters_.size() - 1);
+  return counters_.back();
+}
+
+Gauge& MetricsRegistry::GetGauge(const std::string& name, const std::string& help,
+                                 const MetricLabels& labels) {
+  std::lock_guard lock(mu_);
+  Family& f = families_[name];
+  if (f.help.empty()) f.help = help;
+  f.is_counter = false;
+  auto it = f.index.find(labels);
+  if (it != f.index.end()) return gauges_[it->second];
+  gauges_.emplace_back();
+  f.index.emplace(labels, gauges_.size() - 1);
+  return gauges_.back();
+}
+
+uint64_t MetricsRegistry::CounterTotal(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  auto it = families_.find(name);
+  if (it == families_.end() || !it->second.is_counter) return 0;
+  uint64_t total = 0;
+  for (const auto& [labels, slot] : it->second.index) total += counters_[slot].Value();
+  return total;
+}
+
+std::string MetricsRegistry::RenderPrometheus() const {
+  std::lock_guard lock(mu_);
+  std::string out;
+  for (const auto& [name, f] : families_) {
+    out += "# HELP " + name + " " + f.help + "\n";
+    out += "# TYPE " + name + (f.is_counter ? " counter\n" : " gauge\n");
+    for (const auto& [labels, slot] : f.index) {
+      AppendSeriesName(out, name, labels);
+      out += ' ';
+      out += f.is_counter ? std::to_string(counters_[slot].Value())
+                          : std::to_string(gauges_[slot].Value());
+      out += '\n';
+    }
+  }
+  return out;
+}
+
+}  // namespace skald
