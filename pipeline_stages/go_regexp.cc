@@ -1,0 +1,158 @@
+#include "pipeline_stages/go_regexp.h"
+
+#include <vector>
+
+#include "pipeline_stages/go_string.h"
+
+namespace skald::stages {
+namespace {
+
+bool IsNameByte(char c) {
+  // Go accepts Unicode letters and digits in group references; bytes >= 0x80 stand in for them.
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         static_cast<unsigned char>(c) >= 0x80;
+}
+
+// Go's regexp.extract: parses `name` or `{name}` after a '$'. Returns false when malformed.
+bool ExtractGroupRef(std::string_view s, std::string_view* name, int* num, size_t* consumed) {
+  size_t i = 0;
+  const bool brace = !s.empty() && s[0] == '{';
+  if (brace) ++i;
+  const size_t start = i;
+  while (i < s.size() && IsNameByte(s[i])) ++i;
+  if (i == start) return false;
+  *name = s.substr(start, i - start);
+  if (brace) {
+    if (i >= s.size() || s[i] != '}') return false;
+    ++i;
+  }
+  *num = 0;
+  for (char c : *name) {
+    if (c < '0' || c > '9' || *num >= 100000000) {
+      *num = -1;
+      break;
+    }
+    *num = *num * 10 + (c - '0');
+  }
+  if ((*name)[0] == '0' && name->size() > 1) *num = -1;  // no leading zeros
+  *consumed = i;
+  return true;
+}
+
+void Expand(const RE2& re, std::string_view replacement,
+            const std::vector<re2::StringPiece>& groups, std::string* out) {
+  while (!replacement.empty()) {
+    const size_t dollar = replacement.find('$');
+    if (dollar == std::string_view::npos) break;
+    out->append(replacement.substr(0, dollar));
+    replacement.remove_prefix(dollar + 1);
+    if (!replacement.empty() && replacement[0] == '$') {
+      out->push_back('$');
+      replacement.remove_prefix(1);
+      continue;
+    }
+    std::string_view name;
+    int num;
+    size_t consumed;
+    if (!ExtractGroupRef(replacement, &name, &num, &consumed)) {
+      out->push_back('$');
+      continue;
+    }
+    replacement.remove_prefix(consumed);
+    if (num < 0) {
+      const auto& named = re.NamedCapturingGroups();
+      auto it = named.find(std::string(name));
+      if (it == named.end()) continue;
+      num = it->second;
+    }
+    if (static_cast<size_t>(num) < groups.size() && groups[num].data() != nullptr) {
+      out->append(groups[num].data(), groups[num].size());
+    }
+  }
+  out->append(replacement);
+}
+
+}  // namespace
+
+std::string GoRegexpToRe2Syntax(std::string_view pattern) {
+  std::string out;
+  out.reserve(pattern.size() + 4);
+  bool in_class = false;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '\\' && i + 1 < pattern.size()) {
+      out.push_back(c);
+      out.push_back(pattern[++i]);
+      continue;
+    }
+    if (in_class) {
+      if (c == ']') in_class = false;
+      out.push_back(c);
+      continue;
+    }
+    if (c == '[') {
+      in_class = true;
+      out.push_back(c);
+      // A ']' right after '[' or '[^' is a literal member of the class.
+      if (i + 1 < pattern.size() && pattern[i + 1] == '^') out.push_back(pattern[++i]);
+      if (i + 1 < pattern.size() && pattern[i + 1] == ']') out.push_back(pattern[++i]);
+      continue;
+    }
+    if (c == '(' && pattern.substr(i, 3) == "(?<" && i + 3 < pattern.size() &&
+        pattern[i + 3] != '=' && pattern[i + 3] != '!') {
+      out.append("(?P<");
+      i += 2;
+      continue;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::unique_ptr<RE2> CompileGoRegexp(std::string_view pattern, std::string* error) {
+  RE2::Options options;
+  options.set_log_errors(false);
+  const std::string re2_pattern = GoRegexpToRe2Syntax(pattern);
+  auto re = std::make_unique<RE2>(re2_pattern, options);
+  if (!re->ok()) {
+    *error = re->error();
+    return nullptr;
+  }
+  return re;
+}
+
+void GoRegexpReplaceAll(const RE2& re, std::string_view src, std::string_view replacement,
+                        bool literal, std::string* out) {
+  const int ngroups = literal ? 1 : re.NumberOfCapturingGroups() + 1;
+  std::vector<re2::StringPiece> groups(ngroups);
+  const re2::StringPiece text(src.data(), src.size());
+  size_t last_match_end = 0;
+  size_t search = 0;
+  while (search <= src.size()) {
+    if (!re.Match(text, search, src.size(), RE2::UNANCHORED, groups.data(), ngroups)) break;
+    const size_t a0 = groups[0].data() - src.data();
+    const size_t a1 = a0 + groups[0].size();
+    out->append(src.substr(last_match_end, a0 - last_match_end));
+    // No replacement for an empty match right after the previous match.
+    if (a1 > last_match_end || a0 == 0) {
+      if (literal) {
+        out->append(replacement);
+      } else {
+        Expand(re, replacement, groups, out);
+      }
+    }
+    last_match_end = a1;
+    size_t width = 0;
+    if (search < src.size()) DecodeRune(src, search, &width);
+    if (search + width > a1) {
+      search += width;
+    } else if (search + 1 > a1) {
+      ++search;
+    } else {
+      search = a1;
+    }
+  }
+  out->append(src.substr(last_match_end));
+}
+
+}  // namespace skald::stages

@@ -1,0 +1,31 @@
+// Go regular expressions on RE2, as Promtail's regex, replace, match and template stages use them.
+//
+// Go's regexp package is RE2 syntax, with one spelling RE2 lacks: named groups written
+// `(?<name>...)` (Go 1.22+). Replacement templates follow Go's Regexp.ReplaceAllString.
+#pragma once
+
+#include <re2/re2.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace skald::stages {
+
+// Returns `pattern` with every `(?<name>` group opener rewritten to RE2's `(?P<name>`; escaped
+// parentheses and parentheses inside character classes are left alone.
+std::string GoRegexpToRe2Syntax(std::string_view pattern);
+
+// Compiles a Go regular expression (UTF-8, RE2 semantics, errors not logged). On a bad pattern
+// returns nullptr and sets `*error` to RE2's reason (e.g. "missing ): (abc").
+std::unique_ptr<RE2> CompileGoRegexp(std::string_view pattern, std::string* error);
+
+// Appends to `*out` the text `src` with every match of `re` replaced, as Go's
+// Regexp.ReplaceAllString (literal = false: `$1`, `${1}`, `$name`, `${name}` expand to groups,
+// `$$` is a dollar sign, a name of no group expands to "") or ReplaceAllLiteralString
+// (literal = true) does. Empty matches advance one character; an empty match right after a
+// match is not replaced.
+void GoRegexpReplaceAll(const RE2& re, std::string_view src, std::string_view replacement,
+                        bool literal, std::string* out);
+
+}  // namespace skald::stages

@@ -1,0 +1,220 @@
+#include "pipeline_stages/go_string.h"
+
+namespace skald::stages {
+namespace {
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+size_t ReadRawString(std::string_view text, std::string* value, std::string* error) {
+  const size_t end = text.find('`', 1);
+  if (end == std::string_view::npos) {
+    *error = "raw string " + std::string(text.substr(0, 20)) + " has no closing backquote";
+    return 0;
+  }
+  // Go drops carriage returns from raw strings.
+  for (char c : text.substr(1, end - 1)) {
+    if (c != '\r') value->push_back(c);
+  }
+  return end + 1;
+}
+
+}  // namespace
+
+char32_t DecodeRune(std::string_view s, size_t i, size_t* size) {
+  const auto b0 = static_cast<unsigned char>(s[i]);
+  *size = 1;
+  if (b0 < 0x80) return b0;
+  int n;
+  char32_t r;
+  char32_t min;
+  if ((b0 & 0xE0) == 0xC0) {
+    n = 2, r = b0 & 0x1F, min = 0x80;
+  } else if ((b0 & 0xF0) == 0xE0) {
+    n = 3, r = b0 & 0x0F, min = 0x800;
+  } else if ((b0 & 0xF8) == 0xF0) {
+    n = 4, r = b0 & 0x07, min = 0x10000;
+  } else {
+    return 0xFFFD;
+  }
+  if (i + n > s.size()) return 0xFFFD;
+  for (int k = 1; k < n; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if ((b & 0xC0) != 0x80) return 0xFFFD;
+    r = (r << 6) | (b & 0x3F);
+  }
+  if (r < min || r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) return 0xFFFD;
+  *size = n;
+  return r;
+}
+
+void AppendRune(char32_t r, std::string* out) {
+  if (r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) r = 0xFFFD;
+  if (r < 0x80) {
+    out->push_back(static_cast<char>(r));
+  } else if (r < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (r >> 6)));
+    out->push_back(static_cast<char>(0x80 | (r & 0x3F)));
+  } else if (r < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (r >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (r & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (r >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((r >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((r >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (r & 0x3F)));
+  }
+}
+
+size_t ReadGoStringLiteral(std::string_view text, std::string* value, std::string* error) {
+  if (text.empty() || (text[0] != '"' && text[0] != '`')) {
+    *error = "expected a string literal in double quotes or backquotes";
+    return 0;
+  }
+  if (text[0] == '`') return ReadRawString(text, value, error);
+  size_t i = 1;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == '"') return i + 1;
+    if (c == '\n') {
+      *error = "newline inside string " + std::string(text.substr(0, i)) +
+               "; close the string or use a `raw string`";
+      return 0;
+    }
+    if (c != '\\') {
+      value->push_back(c);
+      ++i;
+      continue;
+    }
+    if (i + 1 >= text.size()) break;
+    const char e = text[i + 1];
+    const size_t escape_start = i;
+    i += 2;
+    switch (e) {
+      case 'a':
+        value->push_back('\a');
+        continue;
+      case 'b':
+        value->push_back('\b');
+        continue;
+      case 'f':
+        value->push_back('\f');
+        continue;
+      case 'n':
+        value->push_back('\n');
+        continue;
+      case 'r':
+        value->push_back('\r');
+        continue;
+      case 't':
+        value->push_back('\t');
+        continue;
+      case 'v':
+        value->push_back('\v');
+        continue;
+      case '\\':
+        value->push_back('\\');
+        continue;
+      case '"':
+        value->push_back('"');
+        continue;
+      default:
+        break;
+    }
+    int digits = 0;
+    int base = 16;
+    if (e == 'x') {
+      digits = 2;
+    } else if (e == 'u') {
+      digits = 4;
+    } else if (e == 'U') {
+      digits = 8;
+    } else if (e >= '0' && e <= '7') {
+      digits = 3, base = 8, i -= 1;
+    }
+    char32_t code = 0;
+    bool ok = digits > 0 && i + digits <= text.size();
+    for (int k = 0; ok && k < digits; ++k) {
+      const int d = HexValue(text[i + k]);
+      ok = d >= 0 && d < base;
+      code = code * base + d;
+    }
+    if (ok && base == 8) ok = code <= 255;
+    if (ok && (e == 'u' || e == 'U')) ok = code <= 0x10FFFF && !(code >= 0xD800 && code <= 0xDFFF);
+    if (!ok) {
+      *error = "invalid escape " +
+               std::string(text.substr(escape_start, std::min<size_t>(2 + digits, 10))) +
+               " in string; Go escapes are \\a \\b \\f \\n \\r \\t \\v \\\\ \\\" \\xNN \\NNN "
+               "(octal) \\uNNNN \\UNNNNNNNN";
+      return 0;
+    }
+    i += digits;
+    if (e == 'u' || e == 'U') {
+      AppendRune(code, value);
+    } else {
+      value->push_back(static_cast<char>(code));  // \x and octal escapes are bytes
+    }
+  }
+  *error = "string " + std::string(text.substr(0, 20)) + " has no closing double quote";
+  return 0;
+}
+
+void AppendGoQuoted(std::string_view s, std::string* out) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out->push_back('"');
+  for (size_t i = 0; i < s.size();) {
+    size_t n;
+    const char32_t r = DecodeRune(s, i, &n);
+    const auto byte = static_cast<unsigned char>(s[i]);
+    if (r == 0xFFFD && n == 1) {  // invalid UTF-8 byte
+      out->append("\\x").push_back(kHex[byte >> 4]);
+      out->push_back(kHex[byte & 15]);
+    } else if (r == '"' || r == '\\') {
+      out->push_back('\\');
+      out->push_back(static_cast<char>(r));
+    } else if (r >= 0x20 && r < 0x7F) {
+      out->push_back(static_cast<char>(r));
+    } else if (r < 0x80) {
+      switch (r) {
+        case '\a':
+          out->append("\\a");
+          break;
+        case '\b':
+          out->append("\\b");
+          break;
+        case '\f':
+          out->append("\\f");
+          break;
+        case '\n':
+          out->append("\\n");
+          break;
+        case '\r':
+          out->append("\\r");
+          break;
+        case '\t':
+          out->append("\\t");
+          break;
+        case '\v':
+          out->append("\\v");
+          break;
+        default:
+          out->append("\\x").push_back(kHex[byte >> 4]);
+          out->push_back(kHex[byte & 15]);
+      }
+    } else if (r < 0xA0 || r == 0xAD) {  // C1 controls and the soft hyphen are not printable
+      out->append("\\u00").push_back(kHex[(r >> 4) & 15]);
+      out->push_back(kHex[r & 15]);
+    } else {
+      out->append(s.substr(i, n));
+    }
+    i += n;
+  }
+  out->push_back('"');
+}
+
+}  // namespace skald::stages

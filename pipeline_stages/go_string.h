@@ -1,0 +1,29 @@
+// Go string literals, as written in LogQL selectors and Go templates, and Go's %q quoting.
+//
+// The stage languages users paste come from Go programs, so their string literals follow Go's
+// rules: "interpreted" strings with backslash escapes, and `raw` strings without any.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace skald::stages {
+
+// Reads one Go string literal at the start of `text` (which must begin with '"' or '`') and
+// appends its value to `*value`. Returns the number of bytes the literal spans, quotes included.
+// On a malformed literal returns 0 and sets `*error` to a reason naming the bad text (an unknown
+// escape, a missing closing quote, a newline inside a double-quoted string).
+size_t ReadGoStringLiteral(std::string_view text, std::string* value, std::string* error);
+
+// Appends `s` quoted as Go's strconv.Quote / fmt's %q does: "\"", "\\", \n \t \r \a \b \f \v,
+// \xNN for other control bytes and invalid UTF-8, \u00NN for C1 controls; other characters as-is.
+void AppendGoQuoted(std::string_view s, std::string* out);
+
+// Decodes one UTF-8 code point at s[i]. Sets *size to its length (1 for an invalid byte, which
+// decodes as U+FFFD like Go does). Requires i < s.size().
+char32_t DecodeRune(std::string_view s, size_t i, size_t* size);
+// Appends the UTF-8 encoding of `r`.
+void AppendRune(char32_t r, std::string* out);
+
+}  // namespace skald::stages

@@ -1,0 +1,69 @@
+#include "pipeline_stages/go_string.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace skald::stages {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Read {
+  size_t consumed;
+  std::string value;
+  std::string error;
+};
+
+Read ReadLiteral(std::string_view text) {
+  Read r;
+  r.consumed = ReadGoStringLiteral(text, &r.value, &r.error);
+  return r;
+}
+
+TEST(GoString, DoubleQuotedDecodesGoEscapes) {
+  const Read r = ReadLiteral(R"("a\tb\n\\\"\a\b\f\r\v\x41\101\u00e9\U0001F600" rest)");
+  EXPECT_EQ(r.value, "a\tb\n\\\"\a\b\f\r\vAA\xc3\xa9\xf0\x9f\x98\x80");
+  EXPECT_EQ(r.consumed, 46u);
+}
+
+TEST(GoString, HexAndOctalEscapesAreBytes) {
+  EXPECT_EQ(ReadLiteral(R"("\xff\377")").value, "\xff\xff");
+}
+
+TEST(GoString, RawStringKeepsBackslashesAndDropsCarriageReturns) {
+  const Read r = ReadLiteral("`a\\d+\r\n\"x\"` tail");
+  EXPECT_EQ(r.value, "a\\d+\n\"x\"");
+  EXPECT_EQ(r.consumed, 11u);
+}
+
+TEST(GoString, MalformedLiteralsReportWhy) {
+  EXPECT_EQ(ReadLiteral(R"("abc)").consumed, 0u);
+  EXPECT_THAT(ReadLiteral(R"("abc)").error, HasSubstr("no closing double quote"));
+  EXPECT_THAT(ReadLiteral("`abc").error, HasSubstr("no closing backquote"));
+  EXPECT_THAT(ReadLiteral("\"a\nb\"").error, HasSubstr("newline inside string"));
+  EXPECT_THAT(ReadLiteral(R"("\q")").error, HasSubstr("invalid escape \\q"));
+  EXPECT_THAT(ReadLiteral(R"("\'")").error, HasSubstr("invalid escape"));
+  EXPECT_THAT(ReadLiteral(R"("\x4")").error, HasSubstr("invalid escape \\x4"));
+  EXPECT_THAT(ReadLiteral(R"("\400")").error, HasSubstr("invalid escape"));
+  EXPECT_THAT(ReadLiteral(R"("\ud800")").error, HasSubstr("invalid escape"));
+  EXPECT_THAT(ReadLiteral("abc").error, HasSubstr("expected a string literal"));
+}
+
+TEST(GoString, QuoteMatchesGoPercentQ) {
+  std::string out;
+  AppendGoQuoted("a\"b\\c\n\t\x01\x7f\xff\xc3\xa9\xc2\x85", &out);
+  EXPECT_EQ(out, R"("a\"b\\c\n\t\x01\x7f\xffé\u0085")");
+}
+
+TEST(GoString, DecodeRuneRejectsInvalidSequences) {
+  size_t n;
+  EXPECT_EQ(DecodeRune("\xc3\xa9", 0, &n), U'\u00e9');
+  EXPECT_EQ(n, 2u);
+  EXPECT_EQ(DecodeRune("\xc3", 0, &n), 0xFFFDu);
+  EXPECT_EQ(n, 1u);
+  EXPECT_EQ(DecodeRune("\xc0\x80", 0, &n), 0xFFFDu);      // overlong
+  EXPECT_EQ(DecodeRune("\xed\xa0\x80", 0, &n), 0xFFFDu);  // surrogate
+}
+
+}  // namespace
+}  // namespace skald::stages
