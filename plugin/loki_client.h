@@ -8,7 +8,23 @@
 //
 // Push() never blocks on the network: entries wait in a bounded in-memory buffer; when the
 // buffer is full the oldest unsent entries are dropped and counted (reason "buffer_full").
+// Memory is bounded by max_buffered_bytes plus the batches in flight (lanes x batch size).
 // Thread-safe. The registry must outlive the client.
+//
+// Metrics (shared by every client of a registry; counters unless noted):
+//   skald_entries_sent_total, skald_sent_bytes_total        delivered entries, their line +
+//                                                          structured-metadata bytes
+//   skald_encoded_bytes_total                              request bodies built (compressed)
+//   skald_entries_dropped_total{reason}, skald_dropped_bytes_total{reason}
+//       reason: buffer_full, retries_exhausted, bad_request (400 not classified below),
+//       line_too_long, too_old, too_far_in_future, stream_limit, structured_metadata_not_allowed
+//       (400 classified from Loki's text), unauthorized (401/403), too_large (a single entry
+//       still 413), shutdown
+//   skald_pushes_total{status_code}                        HTTP attempts; "error" = transport
+//   skald_batch_retries_total                              retried attempts
+//   skald_client_pending_entries (gauge)                   accepted, not yet delivered/dropped
+// Credentials in the URL (user:password@) are sent as basic auth and never logged: logs name
+// the URL without its user info.
 #pragma once
 
 #include <chrono>
@@ -38,15 +54,24 @@ struct LokiClientConfig {
   std::size_t batch_size_bytes = 1024 * 1024;
   std::chrono::milliseconds min_backoff{500};
   std::chrono::milliseconds max_backoff{300'000};
-  int max_retries = 10;  // attempts after the first before an entry is dropped
+  int max_retries = 10;  // attempts after the first before an entry is dropped; < 0: forever
   LokiTlsConfig tls;
   std::string proxy_url;
   std::size_t max_buffered_bytes = 64 * 1024 * 1024;  // Push() drops oldest beyond this
-  int lanes = 4;                                     // requests in flight at most
+  int lanes = 4;                                      // requests in flight at most
 
-  // Clients are shared by containers whose keys are equal.
+  // Clients are shared by containers whose keys are equal. Credentials enter the key only as
+  // a digest, so the key can be logged.
   std::string Key() const;
 };
+
+// Empty when `config` can make a client; otherwise a message naming the bad field and value
+// (credentials removed) and what would be accepted: http/https URL with a host, a valid port,
+// an http proxy, cert_file and key_file together.
+std::string ValidateLokiClientConfig(const LokiClientConfig& config);
+
+// `url` without its user info (`http://u:p@h/x` -> `http://h/x`), for logs and errors.
+std::string RedactUrl(const std::string& url);
 
 // One finished entry, as it goes to Loki.
 struct LokiEntry {
@@ -59,6 +84,7 @@ struct LokiEntry {
 
 class LokiClient {
  public:
+  // Throws std::invalid_argument (ValidateLokiClientConfig's message) for a bad config.
   LokiClient(LokiClientConfig config, MetricsRegistry& metrics);
   ~LokiClient();  // Stop(0)
   LokiClient(const LokiClient&) = delete;

@@ -1,0 +1,873 @@
+#include "plugin/loki_client.h"
+
+#include <httplib.h>
+#include <netdb.h>
+#include <openssl/evp.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <climits>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <span>
+#include <stdexcept>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+
+#include "plugin/backoff.h"
+#include "plugin/push_encoder.h"
+
+namespace skald {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr std::chrono::seconds kLogInterval{10};
+constexpr std::size_t kMaxLoggedBodyBytes = 1024;
+constexpr std::size_t kEntryOverheadBytes = 64;  // bookkeeping per buffered entry, roughly
+
+// ---- URLs ----
+
+struct ParsedUrl {
+  std::string scheme;  // "http" or "https"
+  std::string host;    // without brackets for IPv6
+  int port = 0;
+  std::string path;  // path and query, at least "/"
+  std::string user;
+  std::string password;
+  bool has_userinfo = false;
+};
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string PercentDecode(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      const int hi = HexValue(s[i + 1]);
+      const int lo = HexValue(s[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out += static_cast<char>(hi * 16 + lo);
+        i += 2;
+        continue;
+      }
+    }
+    out += s[i];
+  }
+  return out;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Splits scheme://[userinfo@]host[:port][/path][?query]. Returns an error message or "".
+std::string ParseUrl(const std::string& url, std::string_view field, ParsedUrl& out) {
+  const auto fail = [&](const std::string& why) {
+    return std::string(field) + " '" + RedactUrl(url) + "': " + why;
+  };
+  const std::size_t scheme_end = url.find("://");
+  if (scheme_end == std::string::npos) {
+    return fail("not a URL; expected http://host[:port]/path or https://...");
+  }
+  out.scheme = Lower(std::string_view(url).substr(0, scheme_end));
+  if (out.scheme != "http" && out.scheme != "https") {
+    return fail("unsupported scheme '" + out.scheme + "'; expected http or https");
+  }
+  std::string_view rest = std::string_view(url).substr(scheme_end + 3);
+  const std::size_t authority_end = rest.find_first_of("/?#");
+  std::string_view authority = rest.substr(0, authority_end);
+  std::string_view path =
+      authority_end == std::string_view::npos ? std::string_view() : rest.substr(authority_end);
+  if (const std::size_t hash = path.find('#'); hash != std::string_view::npos) {
+    path = path.substr(0, hash);
+  }
+  out.path =
+      path.empty() ? "/" : (path.front() == '?' ? "/" + std::string(path) : std::string(path));
+
+  if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    out.has_userinfo = true;
+    const std::string_view userinfo = authority.substr(0, at);
+    const std::size_t colon = userinfo.find(':');
+    out.user = PercentDecode(userinfo.substr(0, colon));
+    if (colon != std::string_view::npos) out.password = PercentDecode(userinfo.substr(colon + 1));
+    authority = authority.substr(at + 1);
+  }
+  std::string_view port;
+  if (!authority.empty() && authority.front() == '[') {
+    const std::size_t close = authority.find(']');
+    if (close == std::string_view::npos) return fail("unterminated IPv6 address");
+    out.host = std::string(authority.substr(1, close - 1));
+    std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return fail("unexpected text after the IPv6 address");
+      port = after.substr(1);
+    }
+  } else {
+    const std::size_t colon = authority.rfind(':');
+    out.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
+  }
+  if (out.host.empty()) return fail("no host");
+  if (port.empty()) {
+    out.port = out.scheme == "https" ? 443 : 80;
+  } else {
+    int p = 0;
+    for (char c : port) {
+      if (c < '0' || c > '9' || p > 65535) return fail("invalid port '" + std::string(port) + "'");
+      p = p * 10 + (c - '0');
+    }
+    if (p < 1 || p > 65535) return fail("port " + std::string(port) + " outside 1-65535");
+    out.port = p;
+  }
+  return "";
+}
+
+std::string HostForUrl(const std::string& host) {
+  return host.find(':') != std::string::npos ? "[" + host + "]" : host;
+}
+
+std::string Sha256Hex(std::string_view data, std::size_t hex_chars) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), digest, &len, EVP_sha256(), nullptr);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < len && out.size() < hex_chars; ++i) {
+    out += kHex[digest[i] >> 4];
+    out += kHex[digest[i] & 0xF];
+  }
+  return out;
+}
+
+// Numeric address of `host` (itself when already numeric), "" when it does not resolve.
+std::string ResolveNumeric(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* result = nullptr;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &result) != 0 || result == nullptr) return "";
+  char buf[NI_MAXHOST];
+  std::string out;
+  if (getnameinfo(result->ai_addr, result->ai_addrlen, buf, sizeof(buf), nullptr, 0,
+                  NI_NUMERICHOST) == 0) {
+    out = buf;
+  }
+  freeaddrinfo(result);
+  return out;
+}
+
+// ---- accounting ----
+
+std::size_t EntryBytes(const LokiEntry& e) {
+  std::size_t n = e.line.size();
+  for (const auto& [name, value] : e.structured_metadata) n += name.size() + value.size();
+  return n;
+}
+
+std::size_t EntryMemory(const LokiEntry& e) {
+  std::size_t n = kEntryOverheadBytes + e.labels.size() + e.tenant.size() + e.line.size();
+  for (const auto& [name, value] : e.structured_metadata) n += 32 + name.size() + value.size();
+  return n;
+}
+
+// Loki answers 400 with a plain-text reason; map the common ones to a drop reason.
+std::string ClassifyBadRequest(const std::string& body) {
+  const std::string text = Lower(body);
+  const auto has = [&](std::string_view s) { return text.find(s) != std::string::npos; };
+  if (has("structured metadata") && (has("disallowed") || has("not allowed"))) {
+    return "structured_metadata_not_allowed";
+  }
+  if (has("max entry size") || has("line too long") || has("entry with length")) {
+    return "line_too_long";
+  }
+  if (has("too old")) return "too_old";
+  if (has("too new") || has("too far in the future") || has("in the future")) {
+    return "too_far_in_future";
+  }
+  if (has("stream limit") || has("streams limit") || has("maximum active stream")) {
+    return "stream_limit";
+  }
+  return "bad_request";
+}
+
+const char* const kDropReasons[] = {
+    "buffer_full",  "retries_exhausted", "bad_request",  "line_too_long",
+    "too_old",      "too_far_in_future", "stream_limit", "structured_metadata_not_allowed",
+    "unauthorized", "too_large",         "shutdown"};
+
+// At most one message per key every kLogInterval; the others are counted and reported with
+// the next one, so a Loki outage does not flood the plugin's log.
+class LogLimiter {
+ public:
+  // Returns true when the caller may log now; `suppressed` is how many were skipped since.
+  bool Allow(const std::string& key, uint64_t& suppressed) {
+    std::lock_guard lock(mu_);
+    State& s = state_[key];
+    const auto now = Clock::now();
+    if (s.last.time_since_epoch().count() != 0 && now - s.last < kLogInterval) {
+      ++s.suppressed;
+      return false;
+    }
+    s.last = now;
+    suppressed = s.suppressed;
+    s.suppressed = 0;
+    return true;
+  }
+
+ private:
+  struct State {
+    Clock::time_point last{};
+    uint64_t suppressed = 0;
+  };
+  std::mutex mu_;
+  std::map<std::string, State> state_;
+};
+
+std::string Suppressed(uint64_t n) {
+  return n == 0 ? "" : " (" + std::to_string(n) + " similar messages suppressed)";
+}
+
+std::string Truncate(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  if (s.size() > kMaxLoggedBodyBytes) {
+    s.resize(kMaxLoggedBodyBytes);
+    s += "...";
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string RedactUrl(const std::string& url) {
+  const std::size_t scheme_end = url.find("://");
+  const std::size_t start = scheme_end == std::string::npos ? 0 : scheme_end + 3;
+  const std::size_t authority_end = url.find_first_of("/?#", start);
+  const std::size_t at =
+      url.rfind('@', authority_end == std::string::npos ? url.size() - 1 : authority_end);
+  if (at == std::string::npos || at < start) return url;
+  return url.substr(0, start) + url.substr(at + 1);
+}
+
+std::string ValidateLokiClientConfig(const LokiClientConfig& config) {
+  ParsedUrl url;
+  if (std::string err = ParseUrl(config.url, "loki-url", url); !err.empty()) return err;
+  if (!config.proxy_url.empty()) {
+    ParsedUrl proxy;
+    if (std::string err = ParseUrl(config.proxy_url, "loki-proxy-url", proxy); !err.empty()) {
+      return err;
+    }
+    if (proxy.scheme != "http") {
+      return "loki-proxy-url '" + RedactUrl(config.proxy_url) +
+             "': only http:// proxies are supported";
+    }
+  }
+  if (config.tls.cert_file.empty() != config.tls.key_file.empty()) {
+    return "loki-tls-cert-path and loki-tls-key-path: give both or neither";
+  }
+  if (config.batch_size_bytes == 0) return "loki-batch-size: must be at least 1 byte";
+  if (config.timeout.count() <= 0) return "loki-timeout: must be positive";
+  if (config.min_backoff > config.max_backoff) {
+    return "loki-min-backoff (" + std::to_string(config.min_backoff.count()) +
+           "ms) is larger than loki-max-backoff (" + std::to_string(config.max_backoff.count()) +
+           "ms)";
+  }
+  return "";
+}
+
+std::string LokiClientConfig::Key() const {
+  std::string key;
+  const auto field = [&](std::string_view name, const std::string& value) {
+    key += name;
+    key += '=';
+    key += value;
+    key += ';';
+  };
+  ParsedUrl parsed;
+  field("url", RedactUrl(url));
+  if (ParseUrl(url, "", parsed).empty() && parsed.has_userinfo) {
+    field("auth", Sha256Hex(parsed.user + '\0' + parsed.password, 16));
+  }
+  field("tenant", tenant_id);
+  field("timeout_ms", std::to_string(timeout.count()));
+  field("batch_wait_ms", std::to_string(batch_wait.count()));
+  field("batch_size", std::to_string(batch_size_bytes));
+  field("min_backoff_ms", std::to_string(min_backoff.count()));
+  field("max_backoff_ms", std::to_string(max_backoff.count()));
+  field("retries", std::to_string(max_retries));
+  field("ca", tls.ca_file);
+  field("cert", tls.cert_file);
+  field("key", tls.key_file);
+  field("server_name", tls.server_name);
+  field("insecure", tls.insecure_skip_verify ? "1" : "0");
+  field("proxy", RedactUrl(proxy_url));
+  if (!proxy_url.empty() && ParseUrl(proxy_url, "", parsed).empty() && parsed.has_userinfo) {
+    field("proxy_auth", Sha256Hex(parsed.user + '\0' + parsed.password, 16));
+  }
+  field("max_buffered", std::to_string(max_buffered_bytes));
+  field("lanes", std::to_string(lanes));
+  return key;
+}
+
+// ---- the client ----
+
+struct LokiClient::Impl {
+  struct Queued {
+    LokiEntry entry;  // entry.tenant holds the effective tenant
+    uint64_t seq;
+    Clock::time_point enqueued;
+    std::size_t bytes;   // line + structured metadata
+    std::size_t memory;  // counted against max_buffered_bytes
+  };
+  // Entries of one tenant waiting in one lane, oldest first.
+  struct TenantQueue {
+    std::deque<Queued> entries;
+    std::size_t bytes = 0;
+  };
+  struct Lane {
+    std::map<std::string, TenantQueue> tenants;
+    std::condition_variable cv;
+    uint64_t inflight_min_seq = UINT64_MAX;  // oldest entry of the batch being sent
+    std::thread thread;
+    std::unique_ptr<httplib::Client> http;
+    std::atomic<bool> in_request{false};
+    std::atomic<bool> finished{false};
+    PushEncoder encoder;
+    // Scratch for grouping a batch by stream.
+    std::unordered_map<std::string_view, std::size_t> stream_index;
+    std::vector<std::string_view> stream_labels;
+    std::vector<std::vector<const LokiEntry*>> stream_entries;
+    std::vector<PushStream> streams;
+  };
+  enum class Outcome { kDelivered, kTooLarge, kRejected, kRetriesExhausted, kShutdown };
+  struct DropCounters {
+    Counter* entries;
+    Counter* bytes;
+  };
+
+  Impl(LokiClientConfig c, MetricsRegistry& m);
+  ~Impl();
+
+  void Push(LokiEntry entry);
+  bool Flush(std::chrono::milliseconds deadline);
+  void Stop(std::chrono::milliseconds deadline);
+
+  void LaneLoop(Lane& lane);
+  // Delivers `batch` (one tenant), splitting on 413; accounts for every entry.
+  void Deliver(Lane& lane, std::span<Queued> batch);
+  Outcome SendWithRetries(Lane& lane, std::string_view body, const std::string& tenant, int& status,
+                          std::string& response);
+  bool SleepUnlessAborted(Lane& lane, std::chrono::milliseconds delay);
+  std::unique_ptr<httplib::Client> MakeHttpClient();
+  void RefreshServerNameAddress(httplib::Client& http);
+
+  // Account entries that leave the client. Lock-free.
+  void CountDropped(const std::string& reason, uint64_t entries, uint64_t bytes);
+  void CountDropped(const std::string& reason, std::span<const Queued> batch);
+  void Settle(uint64_t entries);
+  // Removes the globally oldest queued entry (caller holds mu_). False when none is queued.
+  bool DropOldestLocked();
+  bool FlushedLocked(uint64_t target) const;
+
+  LokiClientConfig config;
+  MetricsRegistry& metrics;
+  ParsedUrl url;
+  ParsedUrl proxy;
+  std::string redacted_url;
+
+  Counter& entries_sent;
+  Counter& sent_bytes;
+  Counter& encoded_bytes;
+  Counter& batch_retries;
+  Gauge& pending_gauge;
+  std::map<std::string, DropCounters> drops;
+  LogLimiter log_limiter;
+
+  mutable std::mutex mu_;
+  std::condition_variable done_cv_;
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  uint64_t next_seq_ = 0;
+  uint64_t flush_target_ = 0;  // entries with seq below this are sent without waiting
+  std::size_t queued_memory_ = 0;
+  bool closed_ = false;   // Push() refused
+  bool aborted_ = false;  // lanes stop sending
+  bool stopped_ = false;
+  std::atomic<uint64_t> pending_{0};
+};
+
+LokiClient::Impl::Impl(LokiClientConfig c, MetricsRegistry& m)
+    : config(std::move(c)),
+      metrics(m),
+      entries_sent(m.GetCounter("skald_entries_sent_total", "Entries delivered to Loki.")),
+      sent_bytes(m.GetCounter("skald_sent_bytes_total",
+                              "Line and structured-metadata bytes delivered to Loki.")),
+      encoded_bytes(m.GetCounter("skald_encoded_bytes_total",
+                                 "Bytes of push request bodies built (protobuf + snappy).")),
+      batch_retries(m.GetCounter("skald_batch_retries_total", "Push attempts retried.")),
+      pending_gauge(m.GetGauge("skald_client_pending_entries",
+                               "Entries accepted and not yet delivered or dropped.")) {
+  if (std::string err = ValidateLokiClientConfig(config); !err.empty()) {
+    throw std::invalid_argument(err);
+  }
+  ParseUrl(config.url, "loki-url", url);
+  if (!config.proxy_url.empty()) ParseUrl(config.proxy_url, "loki-proxy-url", proxy);
+  redacted_url = RedactUrl(config.url);
+  if (config.lanes < 1) config.lanes = 1;
+  for (const char* reason : kDropReasons) {
+    const MetricLabels labels = {{"reason", reason}};
+    drops[reason] = {
+        &m.GetCounter("skald_entries_dropped_total", "Entries dropped, by reason.", labels),
+        &m.GetCounter("skald_dropped_bytes_total",
+                      "Line and structured-metadata bytes of dropped entries, by reason.", labels)};
+  }
+  for (int i = 0; i < config.lanes; ++i) {
+    auto lane = std::make_unique<Lane>();
+    lane->http = MakeHttpClient();
+    lanes_.push_back(std::move(lane));
+  }
+  for (auto& lane : lanes_) {
+    Lane* l = lane.get();
+    l->thread = std::thread([this, l] { LaneLoop(*l); });
+  }
+}
+
+LokiClient::Impl::~Impl() { Stop(std::chrono::milliseconds(0)); }
+
+std::unique_ptr<httplib::Client> LokiClient::Impl::MakeHttpClient() {
+  const bool https = url.scheme == "https";
+  // With a TLS server name, connect to that name (SNI and certificate check) and map it to the
+  // URL host's address; the Host header still names the URL host (see Deliver).
+  const std::string& connect_host =
+      https && !config.tls.server_name.empty() ? config.tls.server_name : url.host;
+  const std::string base =
+      url.scheme + "://" + HostForUrl(connect_host) + ":" + std::to_string(url.port);
+  std::unique_ptr<httplib::Client> http;
+  if (https && !config.tls.cert_file.empty()) {
+    http = std::make_unique<httplib::Client>(base, config.tls.cert_file, config.tls.key_file);
+  } else {
+    http = std::make_unique<httplib::Client>(base);
+  }
+  http->set_keep_alive(true);
+  http->set_follow_location(false);
+  http->set_connection_timeout(config.timeout);
+  http->set_read_timeout(config.timeout);
+  http->set_write_timeout(config.timeout);
+  if (url.has_userinfo) http->set_basic_auth(url.user, url.password);
+  if (!config.proxy_url.empty()) {
+    http->set_proxy(proxy.host, proxy.port);
+    if (proxy.has_userinfo) http->set_proxy_basic_auth(proxy.user, proxy.password);
+  }
+  if (https) {
+    if (!config.tls.ca_file.empty()) http->set_ca_cert_path(config.tls.ca_file);
+    http->enable_server_certificate_verification(!config.tls.insecure_skip_verify);
+    if (!config.tls.server_name.empty()) RefreshServerNameAddress(*http);
+  }
+  return http;
+}
+
+void LokiClient::Impl::RefreshServerNameAddress(httplib::Client& http) {
+  const std::string address = ResolveNumeric(url.host);
+  if (!address.empty()) http.set_hostname_addr_map({{config.tls.server_name, address}});
+}
+
+void LokiClient::Impl::Settle(uint64_t entries) {
+  pending_.fetch_sub(entries, std::memory_order_relaxed);
+  pending_gauge.Add(-static_cast<int64_t>(entries));
+}
+
+void LokiClient::Impl::CountDropped(const std::string& reason, uint64_t entries, uint64_t bytes) {
+  auto it = drops.find(reason);
+  if (it == drops.end()) it = drops.find("bad_request");
+  it->second.entries->Add(entries);
+  it->second.bytes->Add(bytes);
+  Settle(entries);
+}
+
+void LokiClient::Impl::CountDropped(const std::string& reason, std::span<const Queued> batch) {
+  uint64_t bytes = 0;
+  for (const Queued& q : batch) bytes += q.bytes;
+  CountDropped(reason, batch.size(), bytes);
+}
+
+void LokiClient::Impl::Push(LokiEntry entry) {
+  if (entry.tenant.empty()) entry.tenant = config.tenant_id;
+  const std::size_t bytes = EntryBytes(entry);
+  const std::size_t memory = EntryMemory(entry);
+  Lane& lane = *lanes_[std::hash<std::string>{}(entry.labels) % lanes_.size()];
+  pending_.fetch_add(1, std::memory_order_relaxed);
+  pending_gauge.Add(1);
+
+  std::unique_lock lock(mu_);
+  if (closed_) {
+    lock.unlock();
+    CountDropped("shutdown", 1, bytes);
+    return;
+  }
+  uint64_t dropped = 0;
+  if (memory > config.max_buffered_bytes) {
+    lock.unlock();
+    CountDropped("buffer_full", 1, bytes);
+    dropped = 1;
+  } else {
+    while (queued_memory_ + memory > config.max_buffered_bytes && DropOldestLocked()) ++dropped;
+    const auto now = Clock::now();
+    TenantQueue& tq = lane.tenants[entry.tenant];
+    const bool was_empty = tq.entries.empty();
+    tq.bytes += bytes;
+    queued_memory_ += memory;
+    tq.entries.push_back(Queued{std::move(entry), next_seq_++, now, bytes, memory});
+    if (was_empty || tq.bytes >= config.batch_size_bytes) lane.cv.notify_one();
+    lock.unlock();
+  }
+  if (dropped > 0) {
+    done_cv_.notify_all();
+    uint64_t suppressed = 0;
+    if (log_limiter.Allow("buffer_full", suppressed)) {
+      spdlog::warn(
+          "loki client {}: buffer full ({} bytes buffered at most), dropping the oldest unsent "
+          "entries; is Loki reachable?{}",
+          redacted_url, config.max_buffered_bytes, Suppressed(suppressed));
+    }
+  }
+}
+
+bool LokiClient::Impl::DropOldestLocked() {
+  TenantQueue* oldest = nullptr;
+  Lane* oldest_lane = nullptr;
+  std::string oldest_tenant;
+  for (auto& lane : lanes_) {
+    for (auto& [tenant, tq] : lane->tenants) {
+      if (tq.entries.empty()) continue;
+      if (oldest == nullptr || tq.entries.front().seq < oldest->entries.front().seq) {
+        oldest = &tq;
+        oldest_lane = lane.get();
+        oldest_tenant = tenant;
+      }
+    }
+  }
+  if (oldest == nullptr) return false;
+  const Queued& q = oldest->entries.front();
+  queued_memory_ -= q.memory;
+  oldest->bytes -= q.bytes;
+  CountDropped("buffer_full", 1, q.bytes);
+  oldest->entries.pop_front();
+  if (oldest->entries.empty()) oldest_lane->tenants.erase(oldest_tenant);
+  return true;
+}
+
+bool LokiClient::Impl::FlushedLocked(uint64_t target) const {
+  for (const auto& lane : lanes_) {
+    if (lane->inflight_min_seq < target) return false;
+    for (const auto& [tenant, tq] : lane->tenants) {
+      if (!tq.entries.empty() && tq.entries.front().seq < target) return false;
+    }
+  }
+  return true;
+}
+
+bool LokiClient::Impl::Flush(std::chrono::milliseconds deadline) {
+  std::unique_lock lock(mu_);
+  const uint64_t target = next_seq_;
+  flush_target_ = std::max(flush_target_, target);
+  for (auto& lane : lanes_) lane->cv.notify_one();
+  return done_cv_.wait_for(lock, deadline, [&] { return FlushedLocked(target); });
+}
+
+void LokiClient::Impl::Stop(std::chrono::milliseconds deadline) {
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    closed_ = true;
+  }
+  Flush(deadline);
+  {
+    std::lock_guard lock(mu_);
+    aborted_ = true;
+    for (auto& lane : lanes_) lane->cv.notify_one();
+  }
+  // A lane may be inside a request (up to loki-timeout): shut its socket down. Repeat until
+  // every lane has left, since a lane may start its request just after a stop().
+  for (;;) {
+    bool all_finished = true;
+    for (auto& lane : lanes_) {
+      if (lane->finished.load()) continue;
+      all_finished = false;
+      if (lane->in_request.load()) lane->http->stop();
+    }
+    if (all_finished) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  for (auto& lane : lanes_) lane->thread.join();
+
+  uint64_t entries = 0, bytes = 0;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& lane : lanes_) {
+      for (auto& [tenant, tq] : lane->tenants) {
+        entries += tq.entries.size();
+        bytes += tq.bytes;
+      }
+      lane->tenants.clear();
+    }
+    queued_memory_ = 0;
+  }
+  if (entries > 0) {
+    CountDropped("shutdown", entries, bytes);
+    spdlog::warn("loki client {}: stopped with {} entries unsent; counted as dropped (shutdown)",
+                 redacted_url, entries);
+  }
+  done_cv_.notify_all();
+}
+
+void LokiClient::Impl::LaneLoop(Lane& lane) {
+  std::vector<Queued> batch;
+  std::unique_lock lock(mu_);
+  while (!aborted_) {
+    // Pick the ready tenant queue whose oldest entry is oldest: full, flushed, or waited enough.
+    const auto now = Clock::now();
+    TenantQueue* ready = nullptr;
+    std::string ready_tenant;
+    auto wake = Clock::time_point::max();
+    for (auto& [tenant, tq] : lane.tenants) {
+      if (tq.entries.empty()) continue;
+      const Queued& front = tq.entries.front();
+      const auto due = front.enqueued + config.batch_wait;
+      if (tq.bytes >= config.batch_size_bytes || front.seq < flush_target_ || due <= now) {
+        if (ready == nullptr || front.seq < ready->entries.front().seq) {
+          ready = &tq;
+          ready_tenant = tenant;
+        }
+      } else {
+        wake = std::min(wake, due);
+      }
+    }
+    if (ready == nullptr) {
+      if (wake == Clock::time_point::max()) {
+        lane.cv.wait(lock);
+      } else {
+        lane.cv.wait_until(lock, wake);
+      }
+      continue;
+    }
+
+    // Take up to batch_size bytes (at least one entry) of that tenant, oldest first.
+    batch.clear();
+    std::size_t batch_bytes = 0;
+    while (!ready->entries.empty()) {
+      Queued& q = ready->entries.front();
+      if (!batch.empty() && batch_bytes + q.bytes > config.batch_size_bytes) break;
+      batch_bytes += q.bytes;
+      ready->bytes -= q.bytes;
+      queued_memory_ -= q.memory;
+      batch.push_back(std::move(q));
+      ready->entries.pop_front();
+    }
+    if (ready->entries.empty()) lane.tenants.erase(ready_tenant);
+    lane.inflight_min_seq = batch.front().seq;
+
+    lock.unlock();
+    Deliver(lane, batch);
+    lock.lock();
+    lane.inflight_min_seq = UINT64_MAX;
+    done_cv_.notify_all();
+  }
+  lane.finished.store(true);
+}
+
+void LokiClient::Impl::Deliver(Lane& lane, std::span<Queued> batch) {
+  if (batch.empty()) return;
+  const std::string& tenant = batch.front().entry.tenant;
+
+  // Group by stream, keeping each stream's entries in order.
+  lane.stream_index.clear();
+  lane.stream_labels.clear();
+  for (auto& v : lane.stream_entries) v.clear();
+  for (const Queued& q : batch) {
+    auto [it, inserted] = lane.stream_index.try_emplace(q.entry.labels, lane.stream_labels.size());
+    if (inserted) {
+      lane.stream_labels.push_back(q.entry.labels);
+      if (lane.stream_entries.size() < lane.stream_labels.size())
+        lane.stream_entries.emplace_back();
+    }
+    lane.stream_entries[it->second].push_back(&q.entry);
+  }
+  lane.streams.clear();
+  for (std::size_t i = 0; i < lane.stream_labels.size(); ++i) {
+    lane.streams.push_back(PushStream{lane.stream_labels[i], lane.stream_entries[i]});
+  }
+  const std::string_view body = lane.encoder.Encode(lane.streams);
+  encoded_bytes.Add(body.size());
+
+  int status = 0;
+  std::string response;
+  const Outcome outcome = SendWithRetries(lane, body, tenant, status, response);
+  switch (outcome) {
+    case Outcome::kDelivered: {
+      uint64_t bytes = 0;
+      for (const Queued& q : batch) bytes += q.bytes;
+      entries_sent.Add(batch.size());
+      sent_bytes.Add(bytes);
+      Settle(batch.size());
+      return;
+    }
+    case Outcome::kTooLarge: {
+      if (batch.size() > 1) {
+        const std::size_t half = batch.size() / 2;
+        Deliver(lane, batch.first(half));
+        Deliver(lane, batch.subspan(half));
+        return;
+      }
+      uint64_t suppressed = 0;
+      if (log_limiter.Allow("too_large", suppressed)) {
+        spdlog::error(
+            "loki client {}: Loki refused a single entry of {} bytes as too large (413: {}); "
+            "dropped{}",
+            redacted_url, batch.front().bytes, Truncate(response), Suppressed(suppressed));
+      }
+      CountDropped("too_large", batch);
+      return;
+    }
+    case Outcome::kRejected: {
+      std::string reason = "bad_request";
+      if (status == 400) {
+        reason = ClassifyBadRequest(response);
+      } else if (status == 401 || status == 403) {
+        reason = "unauthorized";
+      }
+      uint64_t suppressed = 0;
+      if (log_limiter.Allow("rejected:" + reason, suppressed)) {
+        if (reason == "structured_metadata_not_allowed") {
+          spdlog::error(
+              "loki client {}: Loki refused structured metadata: it needs schema v13+ and "
+              "limits_config.allow_structured_metadata; {} entries dropped (Loki said: {}){}",
+              redacted_url, batch.size(), Truncate(response), Suppressed(suppressed));
+        } else {
+          spdlog::error("loki client {}: Loki answered {} ({}), {} entries dropped: {}{}",
+                        redacted_url, status, reason, batch.size(), Truncate(response),
+                        Suppressed(suppressed));
+        }
+      }
+      CountDropped(reason, batch);
+      return;
+    }
+    case Outcome::kRetriesExhausted: {
+      uint64_t suppressed = 0;
+      if (log_limiter.Allow("retries_exhausted", suppressed)) {
+        spdlog::error(
+            "loki client {}: giving up on a batch of {} entries after {} retries (last: {}); "
+            "dropped{}",
+            redacted_url, batch.size(), config.max_retries,
+            status > 0 ? std::to_string(status) + " " + Truncate(response) : response,
+            Suppressed(suppressed));
+      }
+      CountDropped("retries_exhausted", batch);
+      return;
+    }
+    case Outcome::kShutdown:
+      CountDropped("shutdown", batch);
+      return;
+  }
+}
+
+LokiClient::Impl::Outcome LokiClient::Impl::SendWithRetries(Lane& lane, std::string_view body,
+                                                            const std::string& tenant, int& status,
+                                                            std::string& response) {
+  httplib::Headers headers = {{"User-Agent", "skald"}};
+  if (!tenant.empty()) headers.emplace("X-Scope-OrgID", tenant);
+  if (url.scheme == "https" && !config.tls.server_name.empty()) {
+    headers.emplace("Host", url.port == 443
+                                ? HostForUrl(url.host)
+                                : HostForUrl(url.host) + ":" + std::to_string(url.port));
+  }
+  Backoff backoff(config.min_backoff, config.max_backoff);
+  for (int attempt = 0;; ++attempt) {
+    {
+      std::lock_guard lock(mu_);
+      if (aborted_) return Outcome::kShutdown;
+      lane.in_request.store(true);
+    }
+    httplib::Result result =
+        lane.http->Post(url.path, headers, body.data(), body.size(), "application/x-protobuf");
+    lane.in_request.store(false);
+
+    if (result) {
+      status = result->status;
+      response = result->body;
+      metrics
+          .GetCounter("skald_pushes_total", "Push requests, by HTTP status.",
+                      {{"status_code", std::to_string(status)}})
+          .Add();
+      if (status >= 200 && status < 300) return Outcome::kDelivered;
+      if (status == 413) return Outcome::kTooLarge;
+      const bool retryable = status == 429 || status == 408 || status >= 500;
+      if (!retryable) return Outcome::kRejected;
+    } else {
+      status = 0;
+      response = "transport error: " + httplib::to_string(result.error());
+      metrics
+          .GetCounter("skald_pushes_total", "Push requests, by HTTP status.",
+                      {{"status_code", "error"}})
+          .Add();
+      if (!config.tls.server_name.empty() && url.scheme == "https") {
+        RefreshServerNameAddress(*lane.http);
+      }
+    }
+
+    {
+      std::lock_guard lock(mu_);
+      if (aborted_) return Outcome::kShutdown;
+    }
+    if (config.max_retries >= 0 && attempt >= config.max_retries) {
+      return Outcome::kRetriesExhausted;
+    }
+    const std::chrono::milliseconds delay = backoff.Next();
+    batch_retries.Add();
+    uint64_t suppressed = 0;
+    if (log_limiter.Allow("retry", suppressed)) {
+      spdlog::warn("loki client {}: push failed ({}), retry {} in {} ms{}", redacted_url,
+                   status > 0 ? std::to_string(status) + ": " + Truncate(response) : response,
+                   attempt + 1, delay.count(), Suppressed(suppressed));
+    }
+    if (!SleepUnlessAborted(lane, delay)) return Outcome::kShutdown;
+  }
+}
+
+bool LokiClient::Impl::SleepUnlessAborted(Lane& lane, std::chrono::milliseconds delay) {
+  std::unique_lock lock(mu_);
+  lane.cv.wait_for(lock, delay, [&] { return aborted_; });
+  return !aborted_;
+}
+
+// ---- public face ----
+
+LokiClient::LokiClient(LokiClientConfig config, MetricsRegistry& metrics)
+    : impl_(std::make_unique<Impl>(std::move(config), metrics)) {}
+
+LokiClient::~LokiClient() = default;
+
+void LokiClient::Push(LokiEntry entry) { impl_->Push(std::move(entry)); }
+
+bool LokiClient::Flush(std::chrono::milliseconds deadline) { return impl_->Flush(deadline); }
+
+void LokiClient::Stop(std::chrono::milliseconds deadline) { impl_->Stop(deadline); }
+
+uint64_t LokiClient::Pending() const { return impl_->pending_.load(std::memory_order_relaxed); }
+
+const LokiClientConfig& LokiClient::config() const { return impl_->config; }
+
+}  // namespace skald

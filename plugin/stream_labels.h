@@ -1,0 +1,32 @@
+// Stream labels: renders a label set as the selector string Loki keys a stream by.
+//
+// The rendering is stable (one string per label set): names sorted, `{a="x", b="y"}`, values
+// quoted the way Go's strconv.Quote does, so the string parses with Loki's own parser. Empty
+// values are dropped (Loki drops them too). Names must match [a-zA-Z_][a-zA-Z0-9_]* and be
+// unique; a set left with no label at all is refused, since Loki needs one.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace skald {
+
+using StreamLabelSet = std::vector<std::pair<std::string, std::string>>;
+
+// True when `name` is a valid Loki/Prometheus label name.
+bool IsValidLabelName(std::string_view name);
+
+// Appends `value` to `out` as a Go strconv.Quote string, with its surrounding quotes.
+// Invalid UTF-8 bytes become \xNN; control and non-printable runes become \a \b \f \n \r \t
+// \v or \xNN / \uNNNN (Go's unicode.IsPrint, for the Latin-1, general-punctuation and BOM
+// ranges a log label meets in practice).
+void AppendGoQuoted(std::string& out, std::string_view value);
+
+// Renders `labels` into `out` (replacing its content). Returns false and sets `error` to a
+// message naming the offending label when a name is invalid or repeated, or when no label with
+// a non-empty value remains.
+bool RenderStreamLabels(const StreamLabelSet& labels, std::string& out, std::string* error);
+
+}  // namespace skald
