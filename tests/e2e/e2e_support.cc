@@ -257,11 +257,14 @@ CommandResult Docker(const std::vector<std::string>& args, std::chrono::millisec
   return RunCommand(argv, timeout);
 }
 
-ContainerGuard::~ContainerGuard() {
+ContainerGuard::~ContainerGuard() { RemoveAll(); }
+
+void ContainerGuard::RemoveAll() {
   if (names_.empty() || EnvOr("SKALD_E2E_KEEP_CONTAINERS", "") == "1") return;
   std::vector<std::string> args{"rm", "-f", "-v"};
   args.insert(args.end(), names_.begin(), names_.end());
   Docker(args, 60s);
+  names_.clear();
 }
 
 std::optional<int> WaitContainerExit(const std::string& name, std::chrono::milliseconds timeout) {

@@ -88,6 +88,8 @@ class ContainerGuard {
   ContainerGuard(const ContainerGuard&) = delete;
   ContainerGuard& operator=(const ContainerGuard&) = delete;
   void Add(std::string name) { names_.push_back(std::move(name)); }
+  // Removes them now (docker rm -f); later calls remove only names added since.
+  void RemoveAll();
 
  private:
   std::vector<std::string> names_;

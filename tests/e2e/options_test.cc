@@ -1,0 +1,93 @@
+// Bad --log-opt values refuse the container at `docker run`, with a message that names the
+// option and the value; plugin-wide settings (docker plugin set) serve containers that give none.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+
+#include "tests/e2e/e2e_support.h"
+
+namespace skald::e2e {
+namespace {
+
+class Options : public SkaldTest {};
+
+TEST_F(Options, AnUnknownOptionFailsTheRunAndSuggestsTheNearestName) {
+  const std::string name = NewContainer();
+  std::vector<std::string> args{"run",       "--name",    name,
+                                "--network", "none",      "--log-driver",
+                                driver_,     "--log-opt", "loki-urll=" + loki().PushUrl(),
+                                image(),     "echo",      "never"};
+  auto run = Docker(args, 60s);
+  ASSERT_FALSE(run.ok()) << "docker run accepted an unknown option: " << run.Describe();
+  const std::string said = run.out + run.err;
+  EXPECT_NE(said.find("loki-urll"), std::string::npos)
+      << "the error does not name the unknown option: " << run.Describe();
+  // "loki-urll" contains "loki-url": look for the suggestion as a word of its own.
+  EXPECT_TRUE(std::regex_search(said, std::regex(R"(loki-url([^l]|$))")))
+      << "the error does not suggest loki-url: " << run.Describe();
+  EXPECT_EQ(DockerInspect(name, "{{.State.Running}}").value_or("false"), "false");
+}
+
+TEST_F(Options, ABadValueFailsTheRunNamingTheOptionAndTheValue) {
+  const std::string name = NewContainer();
+  auto run = Docker(RunArgs(name, {"loki-batch-wait=fast"}, {"echo", "never"}), 60s);
+  ASSERT_FALSE(run.ok()) << "docker run accepted loki-batch-wait=fast: " << run.Describe();
+  const std::string said = run.out + run.err;
+  EXPECT_NE(said.find("loki-batch-wait"), std::string::npos) << run.Describe();
+  EXPECT_NE(said.find("fast"), std::string::npos) << run.Describe();
+}
+
+TEST_F(Options, AGoodRunStillWorksNextToRefusedOnes) {
+  // A refused container must not disturb the plugin for the next one.
+  const std::string bad = NewContainer("bad");
+  ASSERT_FALSE(Docker(RunArgs(bad, {"loki-retries=many"}, {"echo", "never"}), 60s).ok());
+  const std::string good = NewContainer("good");
+  auto run = Docker(RunArgs(good, {}, {"loggen", "--lines", "100"}), 60s);
+  ASSERT_TRUE(run.ok()) << run.Describe();
+  EXPECT_EQ(loki().WaitForCount(Selector(good), 100, 60s), 100u);
+}
+
+// Runs `docker plugin disable/set/enable`, and puts LOKI_URL back (empty) at the end.
+class PluginSettings : public SkaldTest {
+ protected:
+  void TearDown() override {
+    if (!changed_) return;
+    guard_.RemoveAll();  // a container that used the plugin may keep it "in use"
+    // Restore the plugin-wide default, whatever happened in the test.
+    Docker({"plugin", "disable", driver_}, 60s);
+    auto set = Docker({"plugin", "set", driver_, "LOKI_URL="}, 60s);
+    auto en = Docker({"plugin", "enable", "--timeout", "0", driver_}, 120s);
+    EXPECT_TRUE(set.ok()) << "could not restore LOKI_URL: " << set.Describe();
+    EXPECT_TRUE(en.ok()) << "could not re-enable the plugin: " << en.Describe();
+  }
+
+  // disable, set KEY=VALUE, enable --timeout 0.
+  ::testing::AssertionResult SetPluginEnv(const std::string& kv) {
+    auto dis = Docker({"plugin", "disable", driver_}, 60s);
+    if (!dis.ok()) {
+      return ::testing::AssertionFailure()
+             << "docker plugin disable failed (are other containers using the plugin?): "
+             << dis.Describe();
+    }
+    changed_ = true;
+    auto set = Docker({"plugin", "set", driver_, kv}, 60s);
+    auto en = Docker({"plugin", "enable", "--timeout", "0", driver_}, 120s);
+    if (!set.ok()) return ::testing::AssertionFailure() << set.Describe();
+    if (!en.ok()) return ::testing::AssertionFailure() << en.Describe();
+    return ::testing::AssertionSuccess();
+  }
+
+  bool changed_ = false;
+};
+
+TEST_F(PluginSettings, LokiUrlSetOnThePluginServesAContainerThatGivesNone) {
+  ASSERT_TRUE(SetPluginEnv("LOKI_URL=" + loki().PushUrl()));
+  const std::string name = NewContainer();
+  auto run = Docker(RunArgs(name, {}, {"loggen", "--lines", "500"}, /*loki_url=*/""), 60s);
+  ASSERT_TRUE(run.ok()) << run.Describe();
+  EXPECT_EQ(loki().WaitForCount(Selector(name), 500, 60s), 500u);
+}
+
+}  // namespace
+}  // namespace skald::e2e
