@@ -1,0 +1,444 @@
+#include "pipeline_stages/go_template.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "pipeline_stages/config_error.h"
+
+namespace skald::stages {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+// Renders `text` over `data`; a failed execution renders as "ERROR: <why>".
+std::string Render(std::string_view text, const MapTemplateData& data = {}) {
+  const GoTemplate t = GoTemplate::Parse(text);
+  std::string out, error;
+  if (!t.Execute(data, &out, &error)) return "ERROR: " + error;
+  return out;
+}
+
+std::string ErrorOf(std::string_view text) {
+  try {
+    GoTemplate::Parse(text);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+const MapTemplateData kData{{"Value", "Hello World"}, {"Entry", "the line"},
+                            {"app", "api"},           {"empty", ""},
+                            {"level", "WARN"},        {"n", "7"}};
+
+// --- Text, fields, literals.
+
+TEST(GoTemplate, PlainTextIsCopied) {
+  EXPECT_EQ(Render("just text"), "just text");
+  EXPECT_EQ(Render(""), "");
+  EXPECT_EQ(Render("a } b { c"), "a } b { c");
+}
+
+TEST(GoTemplate, FieldsReadDataKeys) {
+  EXPECT_EQ(Render("{{ .Value }}|{{.Entry}}|{{ .app }}", kData), "Hello World|the line|api");
+  EXPECT_EQ(Render("{{ $.app }}", kData), "api");
+}
+
+TEST(GoTemplate, MissingKeyRendersNoValue) {
+  EXPECT_EQ(Render("[{{ .nope }}]", kData), "[<no value>]");
+}
+
+TEST(GoTemplate, NullRendersNoValue) {
+  MapTemplateData d;
+  d.SetNull("x");
+  EXPECT_EQ(Render("{{ .x }}", d), "<no value>");
+}
+
+TEST(GoTemplate, NumbersAndBoolsInDataPrintPlainly) {
+  MapTemplateData d;
+  d.SetInt("i", 125);
+  d.SetDouble("f", 12.34);
+  d.SetDouble("big", 1562723913000.0);
+  d.SetBool("b", true);
+  EXPECT_EQ(Render("{{.i}} {{.f}} {{.big}} {{.b}}", d), "125 12.34 1562723913000 true");
+}
+
+TEST(GoTemplate, DotPrintsTheDataLikeGo) {
+  const MapTemplateData d{{"b", "2"}, {"a", "1"}};
+  EXPECT_EQ(Render("{{ . }}", d), "map[a:1 b:2]");
+  EXPECT_EQ(Render("{{ $ }}", d), "map[a:1 b:2]");
+}
+
+TEST(GoTemplate, StringLiteralsUseGoEscapes) {
+  EXPECT_EQ(Render(R"({{ "a\tb\"c\u00e9" }})"), "a\tb\"c\xc3\xa9");
+  EXPECT_EQ(Render("{{ `raw \\n` }}"), "raw \\n");
+}
+
+TEST(GoTemplate, NumberLiterals) {
+  EXPECT_EQ(Render("{{ 42 }} {{ -3 }} {{ 0x1F }} {{ 0o17 }} {{ 017 }} {{ 0b101 }} {{ 1_000 }}"),
+            "42 -3 31 15 15 5 1000");
+  EXPECT_EQ(Render("{{ 1.5 }} {{ 1e3 }} {{ .25 }}"), "1.5 1000 0.25");
+  EXPECT_EQ(Render("{{ true }} {{ false }}"), "true false");
+}
+
+TEST(GoTemplate, CommentsRenderNothing) {
+  EXPECT_EQ(Render("a{{/* note */}}b"), "ab");
+  EXPECT_EQ(Render("a  {{- /* note */ -}}  b"), "ab");
+}
+
+// --- Trim markers.
+
+TEST(GoTemplate, TrimMarkersEatAdjacentWhitespace) {
+  EXPECT_EQ(Render("a  \n {{- .app }} b", kData), "aapi b");
+  EXPECT_EQ(Render("a {{ .app -}} \n\t b", kData), "a apib");
+  EXPECT_EQ(Render("{{- .app -}}", kData), "api");
+  EXPECT_EQ(Render("x {{- 3 -}} y {{- 4 }}"), "x3y4");
+}
+
+TEST(GoTemplate, DashWithoutSpaceIsANumber) { EXPECT_EQ(Render("a {{-3}} b"), "a -3 b"); }
+
+// --- Pipelines and calls.
+
+TEST(GoTemplate, PipedValueIsLastArgument) {
+  EXPECT_EQ(Render("{{ .Value | ToUpper }}", kData), "HELLO WORLD");
+  EXPECT_EQ(Render("{{ .Value | replace \"World\" \"There\" }}", kData), "Hello There");
+  EXPECT_EQ(Render("{{ .Value | ToLower | trunc 5 }}", kData), "hello");
+  EXPECT_EQ(Render("{{ .nope | default \"none\" }}", kData), "none");
+}
+
+TEST(GoTemplate, ParenthesisedSubExpressions) {
+  EXPECT_EQ(Render("{{ ToUpper (Replace .Value \"World\" \"x\" -1) }}", kData), "HELLO X");
+  EXPECT_EQ(Render("{{ (.app) }}", kData), "api");
+  EXPECT_EQ(Render("{{ add (add 1 2) (mul 2 3) }}"), "9");
+}
+
+// --- Conditionals and comparisons.
+
+TEST(GoTemplate, IfElseFromPromtailDocs) {
+  const std::string_view t =
+      R"({{ if eq .Value "WARN" }}{{ Replace .Value "WARN" "OK" -1 }}{{ else }}{{ .Value }}{{ end }})";
+  EXPECT_EQ(Render(t, {{"Value", "WARN"}}), "OK");
+  EXPECT_EQ(Render(t, {{"Value", "ERROR"}}), "ERROR");
+}
+
+TEST(GoTemplate, ElseIfChains) {
+  const std::string_view t =
+      "{{ if eq .l \"a\" }}A{{ else if eq .l \"b\" }}B{{ else if eq .l \"c\" }}C{{ else }}?{{ end "
+      "}}";
+  EXPECT_EQ(Render(t, {{"l", "a"}}), "A");
+  EXPECT_EQ(Render(t, {{"l", "b"}}), "B");
+  EXPECT_EQ(Render(t, {{"l", "c"}}), "C");
+  EXPECT_EQ(Render(t, {{"l", "d"}}), "?");
+  EXPECT_EQ(Render("{{if .x}}yes{{end}}", {{"x", ""}}), "");
+}
+
+TEST(GoTemplate, NestedIfs) {
+  const std::string_view t = "{{ if .a }}{{ if .b }}ab{{ else }}a{{ end }}{{ else }}-{{ end }}";
+  EXPECT_EQ(Render(t, {{"a", "1"}, {"b", "1"}}), "ab");
+  EXPECT_EQ(Render(t, {{"a", "1"}}), "a");
+  EXPECT_EQ(Render(t, {}), "-");
+}
+
+TEST(GoTemplate, TruthFollowsGo) {
+  MapTemplateData d{{"s", "x"}, {"e", ""}};
+  d.SetInt("zero", 0);
+  d.SetInt("one", 1);
+  d.SetBool("f", false);
+  EXPECT_EQ(Render("{{if .s}}1{{end}}{{if .e}}2{{end}}{{if .zero}}3{{end}}{{if .one}}4{{end}}"
+                   "{{if .f}}5{{end}}{{if .missing}}6{{end}}{{if .}}7{{end}}",
+                   d),
+            "147");
+}
+
+TEST(GoTemplate, EqNeAndMultiArgEq) {
+  EXPECT_EQ(Render("{{ eq .app \"api\" }} {{ ne .app \"api\" }}", kData), "true false");
+  EXPECT_EQ(Render("{{ eq .app \"web\" \"api\" }}", kData), "true");
+  EXPECT_EQ(Render("{{ eq 1 1 }} {{ eq 1.5 1.5 }} {{ eq true false }}"), "true true false");
+}
+
+TEST(GoTemplate, EqWithMissingValueIsFalse) {
+  EXPECT_EQ(Render("{{ eq .nope \"x\" }} {{ ne .nope \"x\" }}", kData), "false true");
+}
+
+TEST(GoTemplate, IncompatibleComparisonFailsExecution) {
+  EXPECT_THAT(Render("{{ eq .n 7 }}", kData),
+              HasSubstr("ERROR: error calling eq: incompatible types"));
+  EXPECT_THAT(Render("{{ lt .nope 1 }}", kData), HasSubstr("invalid type for comparison"));
+  EXPECT_THAT(Render("{{ lt true false }}"), HasSubstr("invalid type for comparison"));
+}
+
+TEST(GoTemplate, OrderedComparisons) {
+  EXPECT_EQ(Render("{{ lt 1 2 }} {{ le 2 2 }} {{ gt 1 2 }} {{ ge 2 3 }}"), "true true false false");
+  EXPECT_EQ(Render("{{ lt \"a\" \"b\" }} {{ gt 2.5 1.5 }}"), "true true");
+}
+
+TEST(GoTemplate, AndOrNotShortCircuitAndReturnDecidingValue) {
+  EXPECT_EQ(Render("{{ and .app .Value }}", kData), "Hello World");
+  EXPECT_EQ(Render("{{ and .empty .Value }}", kData), "");
+  EXPECT_EQ(Render("{{ or .empty .app }}", kData), "api");
+  EXPECT_EQ(Render("{{ or .empty 0 }}", kData), "0");
+  EXPECT_EQ(Render("{{ not .empty }} {{ not .app }}", kData), "true false");
+  // The division by zero is never evaluated.
+  EXPECT_EQ(Render("{{ or 1 (div 1 0) }} {{ and 0 (div 1 0) }}"), "1 0");
+}
+
+// --- Promtail's functions.
+
+TEST(GoTemplate, PromtailCaseFunctions) {
+  EXPECT_EQ(Render("{{ ToUpper .Value }} {{ ToLower .Value }}", kData), "HELLO WORLD hello world");
+  EXPECT_EQ(Render("{{ ToUpper \"straße éà ωσ жё\" }}"), "STRAßE ÉÀ ΩΣ ЖЁ");
+  EXPECT_EQ(Render("{{ ToLower \"ÉÀ ΩΣ ЖЁ İ\" }}"), "éà ωσ жё i");
+}
+
+TEST(GoTemplate, PromtailReplace) {
+  EXPECT_EQ(Render("{{ Replace .Value \"o\" \"0\" -1 }}", kData), "Hell0 W0rld");
+  EXPECT_EQ(Render("{{ Replace .Value \"o\" \"0\" 1 }}", kData), "Hell0 World");
+  EXPECT_EQ(Render("{{ Replace .Value \"o\" \"0\" 0 }}", kData), "Hello World");
+  EXPECT_EQ(Render("{{ Replace \"abc\" \"\" \"-\" -1 }}"), "-a-b-c-");
+  EXPECT_EQ(Render("{{ Replace \"abc\" \"\" \"-\" 2 }}"), "-a-bc");
+}
+
+TEST(GoTemplate, PromtailTrimFunctions) {
+  EXPECT_EQ(Render("[{{ TrimSpace \"  \\t x y \\n\" }}]"), "[x y]");
+  EXPECT_EQ(Render("[{{ TrimSpace \"\u00a0x\u3000\" }}]"), "[x]");
+  EXPECT_EQ(Render("{{ Trim \"xxhixx\" \"x\" }}"), "hi");
+  EXPECT_EQ(Render("{{ Trim \"¡¡hi!!\" \"!¡\" }}"), "hi");
+  EXPECT_EQ(Render("{{ TrimLeft \"xxhixx\" \"x\" }}"), "hixx");
+  EXPECT_EQ(Render("{{ TrimRight \"xxhixx\" \"x\" }}"), "xxhi");
+  EXPECT_EQ(Render("{{ TrimPrefix \"prefix-x\" \"prefix-\" }}"), "x");
+  EXPECT_EQ(Render("{{ TrimPrefix \"x\" \"prefix-\" }}"), "x");
+  EXPECT_EQ(Render("{{ TrimSuffix \"x.log\" \".log\" }}"), "x");
+}
+
+TEST(GoTemplate, PromtailRegexReplaceAll) {
+  EXPECT_EQ(
+      Render(R"({{ regexReplaceAll "(\\d+)ms" .Value "${1} ms" }})", {{"Value", "t=15ms u=3ms"}}),
+      "t=15 ms u=3 ms");
+  EXPECT_EQ(Render(R"t({{ regexReplaceAll "(?<n>\\d+)" .Value "<$n>" }})t", {{"Value", "a1b22"}}),
+            "a<1>b<22>");
+  EXPECT_EQ(Render(R"t({{ regexReplaceAllLiteral "(ts=)" .Value "${1}" }})t", {{"Value", "ts=1"}}),
+            "${1}1");
+}
+
+TEST(GoTemplate, RegexFromDataIsCompiledAtRunTime) {
+  EXPECT_EQ(Render("{{ regexReplaceAll .re \"abc\" \"x\" }}", {{"re", "b+"}}), "axc");
+  EXPECT_THAT(Render("{{ regexReplaceAll .re \"abc\" \"x\" }}", {{"re", "(b"}}),
+              HasSubstr("ERROR: error calling regexReplaceAll: invalid regex \"(b\""));
+}
+
+TEST(GoTemplate, PromtailHashes) {
+  // sha3-256("abc") and sha256("abc"): the salt and the value are concatenated.
+  EXPECT_EQ(Render("{{ Hash \"a\" \"bc\" }}"),
+            "3a985da74fe225b2045c172d6bd390bd855f086e3e9d525b46bfe24511431532");
+  EXPECT_EQ(Render("{{ Sha2Hash \"ab\" \"c\" }}"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(Render("{{ Hash .Value \"salt\" }}", {{"Value", "ab"}}),
+            Render("{{ Hash \"a\" \"bsalt\" }}"));
+}
+
+// --- Sprig functions (argument orders as in sprig).
+
+TEST(GoTemplate, SprigCase) {
+  EXPECT_EQ(Render("{{ lower \"HeLLo\" }} {{ upper \"HeLLo\" }}"), "hello HELLO");
+  EXPECT_EQ(Render("{{ title \"hello wide-world o'neil x_y\" }}"), "Hello Wide-World O'Neil X_y");
+  EXPECT_EQ(Render("{{ title \"élan vital\" }}"), "Élan Vital");
+}
+
+TEST(GoTemplate, SprigTrim) {
+  EXPECT_EQ(Render("[{{ trim \"  x  \" }}]"), "[x]");
+  EXPECT_EQ(Render("{{ trimPrefix \"pre-\" \"pre-x\" }}"), "x");
+  EXPECT_EQ(Render("{{ trimSuffix \".log\" \"x.log\" }}"), "x");
+  EXPECT_EQ(Render("{{ \"x.log\" | trimSuffix \".log\" }}"), "x");
+}
+
+TEST(GoTemplate, SprigReplaceIsOldNewSource) {
+  EXPECT_EQ(Render("{{ replace \" \" \"-\" .Value }}", kData), "Hello-World");
+}
+
+TEST(GoTemplate, SprigPredicates) {
+  EXPECT_EQ(Render("{{ contains \"lo W\" .Value }} {{ contains \"x\" .Value }}", kData),
+            "true false");
+  EXPECT_EQ(Render("{{ hasPrefix \"Hell\" .Value }} {{ hasPrefix \"World\" .Value }}", kData),
+            "true false");
+  EXPECT_EQ(Render("{{ hasSuffix \"World\" .Value }} {{ hasSuffix \"Hell\" .Value }}", kData),
+            "true false");
+  EXPECT_EQ(Render("{{ if .Value | contains \"World\" }}y{{ end }}", kData), "y");
+}
+
+TEST(GoTemplate, SprigDefault) {
+  EXPECT_EQ(Render("{{ default \"d\" .app }}", kData), "api");
+  EXPECT_EQ(Render("{{ default \"d\" .empty }}", kData), "d");
+  EXPECT_EQ(Render("{{ default \"d\" .nope }}", kData), "d");
+  EXPECT_EQ(Render("{{ default \"d\" 0 }} {{ default \"d\" false }} {{ default \"d\" }}"), "d d d");
+}
+
+TEST(GoTemplate, SprigQuote) {
+  EXPECT_EQ(Render("{{ quote .Value }}", {{"Value", "a\"b\\c\nd"}}), R"("a\"b\\c\nd")");
+  EXPECT_EQ(Render("{{ quote \"a\" 1 .nope \"b\" }}"), R"("a" "1" "b")");
+  EXPECT_EQ(Render("{{ squote \"a\" 1 }}"), "'a' '1'");
+  EXPECT_EQ(Render("[{{ quote }}]"), "[]");
+}
+
+TEST(GoTemplate, SprigSubstrAndTrunc) {
+  EXPECT_EQ(Render("{{ substr 0 5 \"hello world\" }}"), "hello");
+  EXPECT_EQ(Render("{{ substr 6 99 \"hello world\" }}"), "world");
+  EXPECT_EQ(Render("{{ substr 6 -1 \"hello world\" }}"), "world");
+  EXPECT_EQ(Render("{{ substr -1 5 \"hello world\" }}"), "hello");
+  EXPECT_THAT(Render("{{ substr 5 2 \"hello\" }}"), HasSubstr("ERROR: error calling substr"));
+  EXPECT_THAT(Render("{{ substr -1 9 \"hello\" }}"), HasSubstr("out of range"));
+  EXPECT_EQ(Render("{{ trunc 5 \"hello world\" }}"), "hello");
+  EXPECT_EQ(Render("{{ trunc -5 \"hello world\" }}"), "world");
+  EXPECT_EQ(Render("{{ trunc 50 \"hello\" }} {{ trunc -50 \"hello\" }}"), "hello hello");
+}
+
+TEST(GoTemplate, SprigRepeat) {
+  EXPECT_EQ(Render("{{ repeat 3 \"ab\" }}"), "ababab");
+  EXPECT_EQ(Render("[{{ repeat 0 \"ab\" }}]"), "[]");
+  EXPECT_THAT(Render("{{ repeat -1 \"ab\" }}"), HasSubstr("negative Repeat count"));
+  EXPECT_THAT(Render("{{ repeat 100000000 \"ab\" }}"), HasSubstr("result longer than"));
+}
+
+TEST(GoTemplate, SprigArithmeticCastsLikeSprig) {
+  EXPECT_EQ(
+      Render("{{ add 1 2 3 }} {{ add }} {{ sub 3 5 }} {{ mul 2 3 4 }} {{ div 7 2 }} {{ mod 7 3 }}"),
+      "6 0 -2 24 3 1");
+  EXPECT_EQ(Render("{{ add .n 1 }}", kData), "8");  // strings are parsed
+  EXPECT_EQ(Render("{{ add \"0x10\" \"010\" \"2.0\" \"x\" }}"),
+            "26");  // hex, octal, ".0"; else 0
+  EXPECT_EQ(Render("{{ add 1.9 true .nope }}"), "2");
+  EXPECT_EQ(Render("{{ .n | add 1 }}", kData), "8");
+  EXPECT_EQ(Render("{{ div -7 2 }} {{ mod -7 3 }}"), "-3 -1");
+}
+
+TEST(GoTemplate, DivisionByZeroFailsExecution) {
+  EXPECT_THAT(Render("{{ div 1 0 }}"),
+              HasSubstr("ERROR: error calling div: integer divide by zero"));
+  EXPECT_THAT(Render("{{ mod 1 0 }}"), HasSubstr("integer divide by zero"));
+}
+
+TEST(GoTemplate, SprigBase64) {
+  EXPECT_EQ(Render("{{ b64enc \"hello\" }} {{ b64enc \"\" }} {{ b64enc \"ab\" }}"),
+            "aGVsbG8= "
+            " YWI=");
+  EXPECT_EQ(Render("{{ b64dec \"aGVsbG8=\" }}|{{ b64dec \"YWI=\" }}|{{ b64dec \"YW\\nI=\" }}"),
+            "hello|ab|ab");
+  // sprig returns Go's error text.
+  EXPECT_EQ(Render("{{ b64dec \"a!==\" }}"), "illegal base64 data at input byte 1");
+  EXPECT_EQ(Render("{{ b64dec \"YWI\" }}"), "illegal base64 data at input byte 0");
+  EXPECT_EQ(Render("{{ b64dec \"YQ==x\" }}"), "illegal base64 data at input byte 4");
+}
+
+// --- Execution errors Go reports.
+
+TEST(GoTemplate, MissingValueGivenToStringFunctionFailsExecution) {
+  EXPECT_EQ(Render("{{ ToUpper .nope }}", kData),
+            "ERROR: error calling ToUpper: argument 1: invalid value; expected string");
+  EXPECT_THAT(Render("{{ .nope | ToUpper }}", kData), HasSubstr("invalid value; expected string"));
+}
+
+TEST(GoTemplate, NumberGivenToStringFunctionFailsExecution) {
+  MapTemplateData d;
+  d.SetInt("i", 3);
+  EXPECT_EQ(
+      Render("{{ ToUpper .i }}", d),
+      "ERROR: error calling ToUpper: argument 1: wrong type for value; expected string; got int");
+  EXPECT_THAT(Render("{{ trunc .n \"abc\" }}", kData), HasSubstr("expected int; got string"));
+}
+
+TEST(GoTemplate, FieldOfAStringFailsExecution) {
+  EXPECT_THAT(Render("{{ .app.name }}", kData), HasSubstr("can't evaluate field name"));
+}
+
+TEST(GoTemplate, ExecuteReusesTheOutputBuffer) {
+  const GoTemplate t = GoTemplate::Parse("{{ .Value | ToUpper }}!");
+  std::string out = "stale";
+  ASSERT_TRUE(t.Execute(MapTemplateData{{"Value", "a"}}, &out));
+  EXPECT_EQ(out, "A!");
+  ASSERT_TRUE(t.Execute(MapTemplateData{{"Value", "b"}}, &out));
+  EXPECT_EQ(out, "B!");
+  EXPECT_EQ(t.source(), "{{ .Value | ToUpper }}!");
+}
+
+// --- Parse errors.
+
+TEST(GoTemplate, UnknownFunctionIsConfigErrorNamingIt) {
+  EXPECT_THAT(ErrorOf("{{ printf \"%s\" .Value }}"),
+              AllOf(HasSubstr("invalid template \"{{ printf \"%s\" .Value }}\""),
+                    HasSubstr("function \"printf\" is not supported at position 3"),
+                    HasSubstr("supported functions: and, or"), HasSubstr("b64dec")));
+  EXPECT_THAT(ErrorOf("{{ .Value | toUpper }}"), HasSubstr("function \"toUpper\""));
+}
+
+TEST(GoTemplate, WrongArgumentCountIsConfigError) {
+  EXPECT_THAT(ErrorOf("{{ ToUpper }}"),
+              HasSubstr("wrong number of arguments for ToUpper: want 1, got 0"));
+  EXPECT_THAT(ErrorOf("{{ Replace .Value \"a\" \"b\" }}"),
+              HasSubstr("wrong number of arguments for Replace: want 4, got 3"));
+  EXPECT_THAT(ErrorOf("{{ .Value | ToUpper .x }}"),
+              HasSubstr("got 2 (the piped value counts as the last)"));
+  EXPECT_THAT(ErrorOf("{{ eq .a }}"), HasSubstr("want at least 2, got 1"));
+}
+
+TEST(GoTemplate, WrongLiteralTypeIsConfigError) {
+  EXPECT_THAT(ErrorOf("{{ Replace .Value \"a\" \"b\" \"x\" }}"),
+              HasSubstr("argument 4 of Replace must be an integer"));
+  EXPECT_THAT(ErrorOf("{{ ToUpper 3 }}"), HasSubstr("argument 1 of ToUpper must be a string"));
+  EXPECT_THAT(ErrorOf("{{ trunc 1.5 .Value }}"), HasSubstr("must be an integer"));
+  EXPECT_EQ(ErrorOf("{{ trunc 2.0 .Value }}"), "no error");
+}
+
+TEST(GoTemplate, BadRegexLiteralIsConfigError) {
+  EXPECT_THAT(ErrorOf(R"({{ regexReplaceAll "(a" .Value "x" }})"),
+              AllOf(HasSubstr("invalid regex \"(a\" for regexReplaceAll"), HasSubstr("missing )"),
+                    HasSubstr("position 19")));
+}
+
+TEST(GoTemplate, StructureErrors) {
+  EXPECT_THAT(ErrorOf("{{ if .a }}x"), HasSubstr("{{if}} has no matching {{end}} at position 0"));
+  EXPECT_THAT(ErrorOf("x{{ end }}"), HasSubstr("unexpected {{end}} at position 1"));
+  EXPECT_THAT(ErrorOf("{{ else }}"), HasSubstr("unexpected {{else}}"));
+  EXPECT_THAT(ErrorOf("{{ else if .a }}"), HasSubstr("unexpected {{else if}}"));
+  EXPECT_THAT(ErrorOf("{{ if .a }}{{ else }}{{ else }}{{ end }}"),
+              HasSubstr("{{else}} after {{else}}"));
+  EXPECT_THAT(ErrorOf("{{ .Value"), HasSubstr("unclosed action"));
+  EXPECT_THAT(ErrorOf("{{ }}"), HasSubstr("missing value for command"));
+  EXPECT_THAT(ErrorOf("{{ .Value | }}"), HasSubstr("missing command after |"));
+  EXPECT_THAT(ErrorOf("{{ (.Value }}"), HasSubstr("unclosed"));
+  EXPECT_THAT(ErrorOf("{{ .Value) }}"), HasSubstr("unexpected \")\""));
+  EXPECT_THAT(ErrorOf("{{ /* x }}"), HasSubstr("unclosed comment"));
+  EXPECT_THAT(ErrorOf("{{ /* x */ .a }}"), HasSubstr("comment must be followed by }}"));
+  EXPECT_THAT(ErrorOf("{{ .Value-}}"), HasSubstr("unexpected \"-\" after an operand"));
+}
+
+TEST(GoTemplate, OperandErrors) {
+  EXPECT_THAT(ErrorOf("{{ .Value \"x\" }}"), HasSubstr("can't give an argument to a non-function"));
+  EXPECT_THAT(ErrorOf("{{ .a | .b }}"), HasSubstr("a pipeline stage after | must be a function"));
+  EXPECT_THAT(ErrorOf("{{ \"unterminated }}"), HasSubstr("no closing double quote"));
+  EXPECT_THAT(ErrorOf("{{ \"\\q\" }}"), HasSubstr("invalid escape"));
+  EXPECT_THAT(ErrorOf("{{ 'a' }}"), HasSubstr("character constants are not supported"));
+  EXPECT_THAT(ErrorOf("{{ 12abc }}"), HasSubstr("bad number syntax \"12abc\""));
+  EXPECT_THAT(ErrorOf("{{ 0x }}"), HasSubstr("bad number syntax \"0x\""));
+  EXPECT_THAT(ErrorOf("{{ 1e }}"), HasSubstr("bad number syntax"));
+  EXPECT_THAT(ErrorOf("{{ nil }}"), HasSubstr("nil is not supported"));
+  EXPECT_THAT(ErrorOf("{{ # }}"), HasSubstr("unexpected \"#\" in action"));
+  EXPECT_THAT(ErrorOf("{{ ToUpper ToLower }}"),
+              HasSubstr("function ToLower used as an argument without its arguments"));
+}
+
+TEST(GoTemplate, UnsupportedActionsAreConfigErrors) {
+  EXPECT_THAT(ErrorOf("{{ range .x }}{{ end }}"), HasSubstr("{{range}} is not supported"));
+  EXPECT_THAT(ErrorOf("{{ with .x }}{{ end }}"), HasSubstr("{{with}} is not supported"));
+  EXPECT_THAT(ErrorOf("{{ define \"x\" }}{{ end }}"), HasSubstr("{{define}} is not supported"));
+  EXPECT_THAT(ErrorOf("{{ template \"x\" }}"), HasSubstr("{{template}} is not supported"));
+  EXPECT_THAT(ErrorOf("{{ $x := 1 }}"), HasSubstr("variables are not supported"));
+}
+
+TEST(GoTemplate, DeepNestingIsConfigErrorNotACrash) {
+  std::string deep(5000, '(');
+  deep = "{{ " + deep + "1" + std::string(5000, ')') + " }}";
+  EXPECT_THAT(ErrorOf(deep), HasSubstr("too deeply nested"));
+}
+
+}  // namespace
+}  // namespace skald::stages
