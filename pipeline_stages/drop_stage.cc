@@ -1,0 +1,72 @@
+#include "pipeline_stages/drop_stage.h"
+
+#include "pipeline_stages/regex_stage.h"
+
+namespace skald::stages {
+
+DropStage::DropStage(const YAML::Node& config, const StageContext& ctx) : ctx_(ctx) {
+  StageConfig c(config, ctx,
+                {"source", "separator", "expression", "value", "older_than", "longer_than",
+                 "drop_counter_reason"});
+  sources_ = c.StringOrList("source");
+  separator_ = c.String("separator", ";");
+  if (auto e = c.OptString("expression")) {
+    if (!e->empty()) expression_ = CompileUserRegex(c, "expression", *e);
+  }
+  value_ = c.OptString("value");
+  if (value_ && sources_.empty()) c.Fail("value", "needs source: the value is compared with it");
+  if (value_ && expression_) {
+    c.Fail("value", "cannot be combined with expression; use one of them");
+  }
+  older_than_ns_ = c.OptDurationNs("older_than");
+  if (auto l = c.OptString("longer_than")) {
+    longer_than_ = ParseByteSize(*l);
+    if (!longer_than_) {
+      c.Fail("longer_than", Quote(*l) + " is not a size (expected e.g. 512, 8kb, 1MiB)");
+    }
+  }
+  if (sources_.empty() && !expression_ && !older_than_ns_ && !longer_than_) {
+    ctx.Fail("needs at least one of source, expression, older_than or longer_than");
+  }
+  reason_ = c.String("drop_counter_reason", "drop_stage");
+}
+
+bool DropStage::JoinSources(const Entry& entry) {
+  joined_.clear();
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    const Value* v = entry.extracted.Find(sources_[i]);
+    if (!v) return false;
+    auto s = v->AsString();
+    if (!s) return false;
+    if (i) joined_ += separator_;
+    joined_.append(*s);
+  }
+  return true;
+}
+
+bool DropStage::ShouldDrop(const Entry& entry) {
+  if (longer_than_ && entry.line.size() <= *longer_than_) return false;
+  if (older_than_ns_ && entry.timestamp_ns >= ctx_.NowNs() - *older_than_ns_) return false;
+  if (!sources_.empty()) {
+    if (!value_ && !expression_) {
+      for (const auto& s : sources_) {
+        if (!entry.extracted.Find(s)) return false;
+      }
+      return true;
+    }
+    if (!JoinSources(entry)) return false;
+    if (value_ && joined_ != *value_) return false;
+    if (expression_ && !RE2::PartialMatch(joined_, *expression_)) return false;
+    return true;
+  }
+  if (expression_ && !RE2::PartialMatch(entry.line, *expression_)) return false;
+  return true;
+}
+
+Verdict DropStage::Process(Entry& entry, Downstream&) {
+  if (!ShouldDrop(entry)) return Verdict::kPass;
+  ctx_.ReportDrop(reason_);
+  return Verdict::kDrop;
+}
+
+}  // namespace skald::stages

@@ -1,0 +1,324 @@
+#include "pipeline_stages/entry.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+namespace skald::stages {
+
+LabelSet::LabelSet(std::initializer_list<std::pair<std::string_view, std::string_view>> labels) {
+  std::vector<Label> v;
+  v.reserve(labels.size());
+  for (const auto& [n, val] : labels) v.push_back(Label{std::string(n), std::string(val)});
+  *this = FromVector(std::move(v));
+}
+
+LabelSet LabelSet::FromVector(std::vector<Label> labels) {
+  std::stable_sort(labels.begin(), labels.end(),
+                   [](const Label& a, const Label& b) { return a.name < b.name; });
+  // Keep the last of equal names.
+  std::vector<Label> unique;
+  unique.reserve(labels.size());
+  for (auto& l : labels) {
+    if (!unique.empty() && unique.back().name == l.name) {
+      unique.back().value = std::move(l.value);
+    } else {
+      unique.push_back(std::move(l));
+    }
+  }
+  LabelSet s;
+  if (!unique.empty()) s.base_ = std::make_shared<const Base>(std::move(unique));
+  return s;
+}
+
+const Label* LabelSet::FindBase(std::string_view name) const {
+  if (!base_) return nullptr;
+  auto it = std::lower_bound(base_->begin(), base_->end(), name,
+                             [](const Label& l, std::string_view n) { return l.name < n; });
+  if (it != base_->end() && it->name == name) return &*it;
+  return nullptr;
+}
+
+size_t LabelSet::EditLowerBound(std::string_view name) const {
+  size_t i = 0;
+  while (i < edits_.size() && edits_[i].name < name) ++i;
+  return i;
+}
+
+std::optional<std::string_view> LabelSet::Get(std::string_view name) const {
+  size_t i = EditLowerBound(name);
+  if (i < edits_.size() && edits_[i].name == name) {
+    if (edits_[i].erased) return std::nullopt;
+    return std::string_view(edits_[i].value);
+  }
+  if (const Label* l = FindBase(name)) return std::string_view(l->value);
+  return std::nullopt;
+}
+
+void LabelSet::Set(std::string_view name, std::string_view value) {
+  size_t i = EditLowerBound(name);
+  if (i < edits_.size() && edits_[i].name == name) {
+    edits_[i].value.assign(value.data(), value.size());
+    edits_[i].erased = false;
+    return;
+  }
+  edits_.insert(edits_.begin() + i, Edit{std::string(name), std::string(value), false});
+}
+
+void LabelSet::Erase(std::string_view name) {
+  size_t i = EditLowerBound(name);
+  const bool in_base = FindBase(name) != nullptr;
+  if (i < edits_.size() && edits_[i].name == name) {
+    if (in_base) {
+      edits_[i].erased = true;
+      edits_[i].value.clear();
+    } else {
+      edits_.erase(edits_.begin() + i);
+    }
+    return;
+  }
+  if (in_base) edits_.insert(edits_.begin() + i, Edit{std::string(name), std::string(), true});
+}
+
+void LabelSet::Clear() {
+  base_.reset();
+  edits_.clear();
+}
+
+size_t LabelSet::size() const {
+  size_t n = 0;
+  ForEach([&](std::string_view, std::string_view) { ++n; });
+  return n;
+}
+
+std::vector<Label> LabelSet::ToVector() const {
+  std::vector<Label> v;
+  ForEach([&](std::string_view n, std::string_view val) {
+    v.push_back(Label{std::string(n), std::string(val)});
+  });
+  return v;
+}
+
+namespace {
+void AppendQuoted(std::string_view s, std::string& out) {
+  out.push_back('"');
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\x%02x", c);
+          out += buf;
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out.push_back('"');
+}
+}  // namespace
+
+std::string LabelSet::ToString() const {
+  std::string s = "{";
+  bool first = true;
+  ForEach([&](std::string_view n, std::string_view v) {
+    if (!first) s += ", ";
+    first = false;
+    s.append(n);
+    s.push_back('=');
+    AppendQuoted(v, s);
+  });
+  s.push_back('}');
+  return s;
+}
+
+void LabelSet::Compact() {
+  if (edits_.empty()) return;
+  std::vector<Label> v = ToVector();
+  edits_.clear();
+  base_.reset();
+  if (!v.empty()) base_ = std::make_shared<const Base>(std::move(v));
+}
+
+bool operator==(const LabelSet& a, const LabelSet& b) { return a.ToVector() == b.ToVector(); }
+
+void AppendNumber(double d, std::string& out) {
+  if (std::isnan(d)) {
+    out += "NaN";
+    return;
+  }
+  if (std::isinf(d)) {
+    out += d > 0 ? "+Inf" : "-Inf";
+    return;
+  }
+  char buf[400];
+  auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed);
+  out.append(buf, r.ptr);
+}
+
+void Value::SetDouble(double d) {
+  kind_ = Kind::kNumber;
+  is_int_ = false;
+  formatted_ = false;
+  double_ = d;
+}
+
+void Value::SetInt(int64_t i) {
+  kind_ = Kind::kNumber;
+  is_int_ = true;
+  formatted_ = false;
+  int_ = i;
+}
+
+std::optional<std::string_view> Value::AsString() const {
+  switch (kind_) {
+    case Kind::kString:
+      return std::string_view(str_);
+    case Kind::kBool:
+      return bool_ ? std::string_view("true") : std::string_view("false");
+    case Kind::kNumber:
+      if (!formatted_) {
+        str_.clear();
+        if (is_int_) {
+          char buf[24];
+          auto r = std::to_chars(buf, buf + sizeof buf, int_);
+          str_.append(buf, r.ptr);
+        } else {
+          AppendNumber(double_, str_);
+        }
+        formatted_ = true;
+      }
+      return std::string_view(str_);
+    case Kind::kNull:
+      break;
+  }
+  return std::nullopt;
+}
+
+bool operator==(const Value& a, const Value& b) {
+  if (a.kind_ != b.kind_) return false;
+  switch (a.kind_) {
+    case Value::Kind::kNull:
+      return true;
+    case Value::Kind::kBool:
+      return a.bool_ == b.bool_;
+    case Value::Kind::kString:
+      return a.str_ == b.str_;
+    case Value::Kind::kNumber:
+      return a.number() == b.number();
+  }
+  return false;
+}
+
+Value* Extracted::Find(std::string_view key) {
+  for (size_t i = 0; i < size_; ++i) {
+    if (slots_[i].key == key) return &slots_[i].value;
+  }
+  return nullptr;
+}
+
+const Value* Extracted::Find(std::string_view key) const {
+  return const_cast<Extracted*>(this)->Find(key);
+}
+
+Value& Extracted::Upsert(std::string_view key) {
+  if (Value* v = Find(key)) return *v;
+  return AppendNew(key);
+}
+
+Value& Extracted::UpsertHinted(std::string_view key, size_t& hint) {
+  if (hint < size_ && slots_[hint].key == key) return slots_[hint].value;
+  for (size_t i = 0; i < size_; ++i) {
+    if (slots_[i].key == key) {
+      hint = i;
+      return slots_[i].value;
+    }
+  }
+  hint = size_;
+  return AppendNew(key);
+}
+
+Value& Extracted::AppendNew(std::string_view key) {
+  if (size_ == slots_.size()) slots_.emplace_back();
+  Slot& s = slots_[size_++];
+  s.key.assign(key.data(), key.size());
+  s.value.SetNull();
+  return s.value;
+}
+
+void Extracted::Erase(std::string_view key) {
+  for (size_t i = 0; i < size_; ++i) {
+    if (slots_[i].key == key) {
+      // Keep insertion order: rotate the erased slot (and its buffers) behind the live ones.
+      std::rotate(slots_.begin() + i, slots_.begin() + i + 1, slots_.begin() + size_);
+      --size_;
+      return;
+    }
+  }
+}
+
+bool IsValidLabelName(std::string_view name) {
+  if (name.empty()) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    if (!(alpha || (i > 0 && c >= '0' && c <= '9'))) return false;
+  }
+  return true;
+}
+
+bool IsValidUtf8(std::string_view s) {
+  size_t i = 0;
+  const size_t n = s.size();
+  while (i < n) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    int len;
+    uint32_t cp;
+    if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + len > n) return false;
+    for (int k = 1; k < len; ++k) {
+      const unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+}  // namespace skald::stages

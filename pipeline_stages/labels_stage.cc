@@ -1,0 +1,47 @@
+#include "pipeline_stages/labels_stage.h"
+
+namespace skald::stages {
+
+std::vector<std::pair<std::string, std::string>> ReadLabelSourceMap(const YAML::Node& config,
+                                                                    const StageContext& ctx) {
+  if (!config || config.IsNull() || (config.IsMap() && config.size() == 0)) {
+    ctx.Fail("needs a map of label name to extracted key, e.g. {level: , app: service}");
+  }
+  if (!config.IsMap()) {
+    ctx.Fail("expected a map of label name to extracted key, got " + DescribeNode(config));
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& kv : config) {
+    const std::string name = kv.first.as<std::string>();
+    if (!IsValidLabelName(name)) {
+      ctx.Fail("invalid label name " + Quote(name) +
+               ": label names must match [a-zA-Z_][a-zA-Z0-9_]*");
+    }
+    std::string source = name;
+    if (kv.second && !kv.second.IsNull()) {
+      if (!kv.second.IsScalar()) {
+        ctx.Fail("source for label " + Quote(name) + " must be a string, got " +
+                 DescribeNode(kv.second));
+      }
+      if (!kv.second.Scalar().empty()) source = kv.second.Scalar();
+    }
+    out.emplace_back(name, source);
+  }
+  return out;
+}
+
+LabelsStage::LabelsStage(const YAML::Node& config, const StageContext& ctx)
+    : labels_(ReadLabelSourceMap(config, ctx)) {}
+
+Verdict LabelsStage::Process(Entry& entry, Downstream&) {
+  for (const auto& [label, key] : labels_) {
+    const Value* v = entry.extracted.Find(key);
+    if (!v) continue;
+    auto s = v->AsString();
+    if (!s || s->empty() || !IsValidUtf8(*s)) continue;
+    entry.labels.Set(label, *s);
+  }
+  return Verdict::kPass;
+}
+
+}  // namespace skald::stages

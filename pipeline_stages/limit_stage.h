@@ -1,0 +1,52 @@
+// limit: a token bucket of `rate` lines/s and `burst` lines, one per value of the label
+// `by_label_name` when set (entries without that label are not limited; at most
+// `max_distinct_labels` buckets, the oldest is forgotten beyond that).
+//
+// drop: true drops what exceeds the limit (reason "ratelimit", or drop_counter_reason).
+// drop: false (default) delays only this stream without sleeping: an entry over the limit is
+// held, and so is every later one (order is kept); Process and Flush release held entries as
+// tokens accrue, and a final Flush releases them all. The host must call Flush periodically.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "pipeline_stages/stage.h"
+#include "pipeline_stages/stage_config.h"
+
+namespace skald::stages {
+
+class LimitStage final : public Stage {
+ public:
+  LimitStage(const YAML::Node& config, const StageContext& ctx);
+  Verdict Process(Entry& entry, Downstream& next) override;
+  void Flush(int64_t now_ns, bool final, Downstream& next) override;
+
+ private:
+  struct Bucket {
+    double tokens;
+    int64_t last_ns;
+  };
+  // The bucket for an entry, or nullptr when it is not limited.
+  Bucket* BucketFor(const Entry& entry, int64_t now_ns);
+  bool TryTake(Bucket& b, int64_t now_ns);
+  void Release(int64_t now_ns, bool all, Downstream& next);
+
+  StageContext ctx_;
+  double rate_;
+  double burst_;
+  bool drop_;
+  std::optional<std::string> by_label_;
+  size_t max_distinct_;
+  std::string reason_;
+  Bucket single_;
+  std::unordered_map<std::string, Bucket> buckets_;
+  std::list<std::string> bucket_order_;  // oldest first, for forgetting
+  std::deque<Entry> held_;
+};
+
+}  // namespace skald::stages

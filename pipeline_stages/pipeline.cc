@@ -1,0 +1,103 @@
+#include "pipeline_stages/pipeline.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "pipeline_stages/stage_registry.h"
+
+namespace skald::stages {
+namespace {
+
+uint64_t g_sampling_seed = 0;
+
+YAML::Node ParseYaml(std::string_view text, std::string_view what) {
+  try {
+    return YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(std::string(what) + ": invalid YAML at line " +
+                      std::to_string(e.mark.line + 1) + ", column " +
+                      std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+}
+
+// Accepts the list itself or a map {pipeline_stages: list}.
+YAML::Node StageList(const YAML::Node& root, std::string_view what) {
+  if (root.IsMap()) {
+    YAML::Node list = root["pipeline_stages"];
+    if (!list) {
+      std::string keys;
+      for (const auto& kv : root) keys += (keys.empty() ? "" : ", ") + kv.first.as<std::string>();
+      throw ConfigError(std::string(what) + ": expected a top-level pipeline_stages: list, found " +
+                        "keys " + keys);
+    }
+    return list;
+  }
+  return root;
+}
+
+}  // namespace
+
+void Pipeline::SetSamplingSeedForTesting(uint64_t seed) { g_sampling_seed = seed; }
+
+std::unique_ptr<Pipeline> Pipeline::FromNode(const YAML::Node& stages, PipelineObserver* observer,
+                                             const Clock* clock) {
+  std::unique_ptr<Pipeline> p(new Pipeline());
+  p->build_ = std::make_unique<BuildContext>();
+  p->build_->observer = observer;
+  p->build_->clock = clock ? clock : &Clock::System();
+  p->build_->seed = g_sampling_seed;
+  BuildStageList(stages, *p->build_, "pipeline stage", p->chain_);
+  return p;
+}
+
+std::unique_ptr<Pipeline> Pipeline::FromYaml(std::string_view stages_yaml,
+                                             PipelineObserver* observer, const Clock* clock) {
+  YAML::Node root = ParseYaml(stages_yaml, "pipeline stages");
+  return FromNode(StageList(root, "pipeline stages"), observer, clock);
+}
+
+std::unique_ptr<Pipeline> Pipeline::FromFile(const std::string& path, PipelineObserver* observer,
+                                             const Clock* clock) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError("pipeline stage file " + Quote(path) + ": cannot be read");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string what = "pipeline stage file " + Quote(path);
+  YAML::Node root = ParseYaml(ss.str(), what);
+  if (!root.IsMap() || !root["pipeline_stages"]) {
+    throw ConfigError(what + ": expected a top-level pipeline_stages: list");
+  }
+  return FromNode(root["pipeline_stages"], observer, clock);
+}
+
+void Pipeline::Output::Emit(Entry&& entry) {
+  if (!pipeline_->spare_.has_storage()) pipeline_->spare_ = std::move(entry.extracted);
+  entry.extracted.Clear();
+  out->push_back(std::move(entry));
+}
+
+void Pipeline::Process(Entry entry, std::vector<Entry>& out) {
+  if (chain_.empty()) {
+    out.push_back(std::move(entry));
+    return;
+  }
+  if (spare_.has_storage()) entry.extracted = std::move(spare_);
+  entry.extracted.Clear();
+  entry.labels.ForEach([&](std::string_view name, std::string_view value) {
+    entry.extracted.AppendNew(name).SetString(value);
+  });
+  output_.out = &out;
+  chain_.Run(entry, output_);
+  if (entry.extracted.has_storage() && !spare_.has_storage()) {
+    spare_ = std::move(entry.extracted);
+  }
+}
+
+void Pipeline::Flush(int64_t now_ns, bool final, std::vector<Entry>& out) {
+  output_.out = &out;
+  chain_.Flush(now_ns, final, output_);
+}
+
+}  // namespace skald::stages

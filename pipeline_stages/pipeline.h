@@ -1,0 +1,69 @@
+// Pipeline: the stages of one container stream, built from YAML, run one entry at a time.
+//
+// Build with FromYaml (the inline list of loki-pipeline-stages) or FromFile (a file whose top
+// level is `pipeline_stages:`); both throw ConfigError naming the stage, field and value.
+// Process runs an entry through the stages and appends what comes out (zero, one or several
+// entries) to `out`; Flush releases entries that stages hold (multiline blocks, rate-limited or
+// partial CRI entries) whose time has come, or all of them when `final` (end of stream).
+// One Pipeline per stream, called from one thread at a time; it never blocks or sleeps.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pipeline_stages/entry.h"
+#include "pipeline_stages/pipeline_observer.h"
+#include "pipeline_stages/stage.h"
+#include "pipeline_stages/stage_config.h"
+
+namespace YAML {
+class Node;
+}
+
+namespace skald::stages {
+
+class Pipeline {
+ public:
+  // `observer` (may be null) and `clock` (null = system clock) must outlive the pipeline.
+  static std::unique_ptr<Pipeline> FromYaml(std::string_view stages_yaml,
+                                            PipelineObserver* observer = nullptr,
+                                            const Clock* clock = nullptr);
+  static std::unique_ptr<Pipeline> FromFile(const std::string& path,
+                                            PipelineObserver* observer = nullptr,
+                                            const Clock* clock = nullptr);
+  // The YAML list of stages, already parsed.
+  static std::unique_ptr<Pipeline> FromNode(const YAML::Node& stages, PipelineObserver* observer,
+                                            const Clock* clock);
+
+  void Process(Entry entry, std::vector<Entry>& out);
+  // `now_ns` is read from the same clock the pipeline was built with.
+  void Flush(int64_t now_ns, bool final, std::vector<Entry>& out);
+
+  bool empty() const { return chain_.empty(); }
+  size_t size() const { return chain_.size(); }
+
+  // For tests: fixes the random seed of sampling stages built afterwards (0 = from the clock).
+  static void SetSamplingSeedForTesting(uint64_t seed);
+
+ private:
+  class Output final : public Downstream {
+   public:
+    explicit Output(Pipeline* p) : pipeline_(p) {}
+    void Emit(Entry&& entry) override;
+    std::vector<Entry>* out = nullptr;
+
+   private:
+    Pipeline* pipeline_;
+  };
+
+  Pipeline() : output_(this) {}
+
+  std::unique_ptr<BuildContext> build_;
+  StageChain chain_;
+  Output output_;
+  Extracted spare_;  // recycled extracted storage
+};
+
+}  // namespace skald::stages

@@ -1,0 +1,53 @@
+// PipelineObserver: how the stage library reports to its host (the plugin) without knowing it.
+//
+// The plugin implements this to count dropped entries and to publish the metrics the `metrics`
+// stage defines. Calls come from the thread that runs the pipeline; an implementation shared by
+// several pipelines must be thread-safe. Clock lets tests control time.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pipeline_stages/entry.h"
+
+namespace skald::stages {
+
+// One metric declared by a `metrics` stage. `name` already carries the prefix.
+struct MetricDesc {
+  enum class Type { kCounter, kGauge, kHistogram };
+  Type type = Type::kCounter;
+  std::string name;
+  std::string description;
+  std::vector<double> buckets;       // histograms only, ascending
+  int64_t max_idle_duration_ns = 0;  // series idle this long may be removed; 0 = never
+};
+
+class PipelineObserver {
+ public:
+  virtual ~PipelineObserver() = default;
+
+  // An entry left the pipeline without being delivered (drop, match action drop, limit with
+  // drop: true, sampling). `reason` is the stage's drop_counter_reason or its default.
+  virtual void EntryDropped(std::string_view reason) = 0;
+
+  // Called once per declared metric while the pipeline is built.
+  virtual void MetricDeclared(const MetricDesc& /*desc*/) {}
+  // `labels` are the entry's labels at the metrics stage.
+  virtual void CounterAdd(const MetricDesc& desc, const LabelSet& labels, double delta) = 0;
+  virtual void GaugeSet(const MetricDesc& desc, const LabelSet& labels, double value) = 0;
+  virtual void GaugeAdd(const MetricDesc& desc, const LabelSet& labels, double delta) = 0;
+  virtual void HistogramObserve(const MetricDesc& desc, const LabelSet& labels, double value) = 0;
+};
+
+// Wall-clock time in Unix nanoseconds. The same clock must feed Pipeline::Flush's now_ns.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual int64_t NowNs() const = 0;
+  // CLOCK_REALTIME.
+  static const Clock& System();
+};
+
+}  // namespace skald::stages

@@ -1,0 +1,36 @@
+#include "pipeline_stages/stage.h"
+
+namespace skald::stages {
+namespace {
+
+// The rest of a chain after one stage.
+class ChainRest final : public Downstream {
+ public:
+  ChainRest(StageChain* chain, size_t from, Downstream* tail)
+      : chain_(chain), from_(from), tail_(tail) {}
+  void Emit(Entry&& entry) override { chain_->Run(entry, *tail_, from_); }
+
+ private:
+  StageChain* chain_;
+  size_t from_;
+  Downstream* tail_;
+};
+
+}  // namespace
+
+void StageChain::Run(Entry& entry, Downstream& tail, size_t from) {
+  for (size_t i = from; i < stages_.size(); ++i) {
+    ChainRest rest(this, i + 1, &tail);
+    if (stages_[i]->Process(entry, rest) != Verdict::kPass) return;
+  }
+  tail.Emit(std::move(entry));
+}
+
+void StageChain::Flush(int64_t now_ns, bool final, Downstream& tail) {
+  for (size_t i = 0; i < stages_.size(); ++i) {
+    ChainRest rest(this, i + 1, &tail);
+    stages_[i]->Flush(now_ns, final, rest);
+  }
+}
+
+}  // namespace skald::stages

@@ -1,0 +1,315 @@
+#include "pipeline_stages/stage_config.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <ctime>
+
+namespace skald::stages {
+
+void StageContext::Fail(std::string_view detail) const {
+  throw ConfigError(where + ": " + std::string(detail));
+}
+
+std::string Quote(std::string_view s) {
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') q.push_back('\\');
+    if (c == '\n') {
+      q += "\\n";
+      continue;
+    }
+    q.push_back(c);
+  }
+  q.push_back('"');
+  return q;
+}
+
+namespace {
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+}  // namespace
+
+std::string DidYouMean(std::string_view word, const std::vector<std::string_view>& names) {
+  std::string best;
+  size_t best_d = 3;
+  for (std::string_view n : names) {
+    size_t d = EditDistance(word, n);
+    if (d < best_d) {
+      best_d = d;
+      best = std::string(n);
+    }
+  }
+  if (best.empty() && word.size() >= 3) {
+    for (std::string_view n : names) {
+      if (n.substr(0, word.size()) == word || word.substr(0, n.size()) == n) return std::string(n);
+    }
+  }
+  return best;
+}
+
+std::string DescribeNode(const YAML::Node& node) {
+  if (!node || node.IsNull()) return "null";
+  if (node.IsScalar()) return Quote(node.Scalar());
+  YAML::Emitter e;
+  e << YAML::Flow << node;
+  return e.c_str();
+}
+
+StageConfig::StageConfig(const YAML::Node& node, const StageContext& ctx,
+                         std::vector<std::string_view> known_fields)
+    : node_(node), ctx_(ctx) {
+  if (!node || node.IsNull()) {
+    node_ = YAML::Node(YAML::NodeType::Map);
+    return;
+  }
+  if (!node.IsMap()) {
+    std::string accepted;
+    for (auto f : known_fields) accepted += (accepted.empty() ? "" : ", ") + std::string(f);
+    ctx.Fail("config must be a map of fields (" + accepted + "), got " + DescribeNode(node));
+  }
+  for (const auto& kv : node) {
+    const std::string key = kv.first.as<std::string>();
+    if (std::find(known_fields.begin(), known_fields.end(), key) != known_fields.end()) continue;
+    std::string msg = "unknown field " + Quote(key);
+    std::string guess = DidYouMean(key, known_fields);
+    if (!guess.empty()) msg += " (did you mean " + guess + "?)";
+    msg += "; accepted fields: ";
+    for (size_t i = 0; i < known_fields.size(); ++i) {
+      msg += (i ? ", " : "") + std::string(known_fields[i]);
+    }
+    ctx.Fail(msg);
+  }
+}
+
+void StageConfig::Fail(std::string_view field, std::string_view detail) const {
+  ctx_.Fail("field " + Quote(field) + ": " + std::string(detail));
+}
+
+bool StageConfig::Has(std::string_view field) const {
+  YAML::Node n = node_[std::string(field)];
+  return n && !n.IsNull();
+}
+
+YAML::Node StageConfig::Get(std::string_view field) const { return node_[std::string(field)]; }
+
+std::optional<std::string> StageConfig::OptString(std::string_view field) const {
+  YAML::Node n = Get(field);
+  if (!n || n.IsNull()) return std::nullopt;
+  if (!n.IsScalar()) Fail(field, "expected a string, got " + DescribeNode(n));
+  return n.Scalar();
+}
+
+std::string StageConfig::String(std::string_view field, std::string_view def) const {
+  auto s = OptString(field);
+  return s ? *s : std::string(def);
+}
+
+std::string StageConfig::RequiredString(std::string_view field) const {
+  auto s = OptString(field);
+  if (!s || s->empty()) Fail(field, "is required and must not be empty");
+  return *s;
+}
+
+bool StageConfig::Bool(std::string_view field, bool def) const {
+  auto s = OptString(field);
+  if (!s) return def;
+  std::string v = *s;
+  std::transform(v.begin(), v.end(), v.begin(), ::tolower);
+  if (v == "true" || v == "yes" || v == "on") return true;
+  if (v == "false" || v == "no" || v == "off") return false;
+  Fail(field, Quote(*s) + " is not a boolean (expected true or false)");
+}
+
+std::optional<double> StageConfig::OptDouble(std::string_view field) const {
+  auto s = OptString(field);
+  if (!s) return std::nullopt;
+  double d = 0;
+  auto r = std::from_chars(s->data(), s->data() + s->size(), d);
+  if (r.ec != std::errc() || r.ptr != s->data() + s->size() || std::isnan(d)) {
+    Fail(field, Quote(*s) + " is not a number");
+  }
+  return d;
+}
+
+std::optional<int64_t> StageConfig::OptInt(std::string_view field) const {
+  auto s = OptString(field);
+  if (!s) return std::nullopt;
+  int64_t v = 0;
+  auto r = std::from_chars(s->data(), s->data() + s->size(), v);
+  if (r.ec != std::errc() || r.ptr != s->data() + s->size()) {
+    Fail(field, Quote(*s) + " is not an integer");
+  }
+  return v;
+}
+
+std::optional<int64_t> StageConfig::OptDurationNs(std::string_view field) const {
+  auto s = OptString(field);
+  if (!s) return std::nullopt;
+  auto d = ParseGoDuration(*s);
+  if (!d) {
+    Fail(field, Quote(*s) + " is not a duration (expected e.g. 500ms, 3s, 1m30s, 2h)");
+  }
+  return d;
+}
+
+std::vector<std::string> StageConfig::StringOrList(std::string_view field) const {
+  YAML::Node n = Get(field);
+  std::vector<std::string> out;
+  if (!n || n.IsNull()) return out;
+  if (n.IsScalar()) {
+    out.push_back(n.Scalar());
+    return out;
+  }
+  if (!n.IsSequence())
+    Fail(field, "expected a string or a list of strings, got " + DescribeNode(n));
+  for (const auto& item : n) {
+    if (!item.IsScalar()) {
+      Fail(field, "expected a list of strings, got item " + DescribeNode(item));
+    }
+    out.push_back(item.Scalar());
+  }
+  return out;
+}
+
+std::optional<int64_t> ParseGoDuration(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  bool neg = false;
+  if (s[0] == '-' || s[0] == '+') {
+    neg = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  if (s == "0") return 0;
+  if (s.empty()) return std::nullopt;
+  long double total = 0;
+  while (!s.empty()) {
+    size_t i = 0;
+    while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) ++i;
+    if (i == 0) return std::nullopt;
+    std::string num(s.substr(0, i));
+    if (num == "." || std::count(num.begin(), num.end(), '.') > 1) return std::nullopt;
+    long double v = std::stold(num);
+    s.remove_prefix(i);
+    size_t j = 0;
+    while (j < s.size() && !((s[j] >= '0' && s[j] <= '9') || s[j] == '.')) ++j;
+    std::string_view unit = s.substr(0, j);
+    s.remove_prefix(j);
+    long double mult;
+    if (unit == "ns") {
+      mult = 1;
+    } else if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs") {
+      mult = 1e3;
+    } else if (unit == "ms") {
+      mult = 1e6;
+    } else if (unit == "s") {
+      mult = 1e9;
+    } else if (unit == "m") {
+      mult = 60e9;
+    } else if (unit == "h") {
+      mult = 3600e9;
+    } else {
+      return std::nullopt;
+    }
+    total += v * mult;
+  }
+  if (total > 9.2e18L) return std::nullopt;
+  int64_t r = static_cast<int64_t>(total);
+  return neg ? -r : r;
+}
+
+std::optional<uint64_t> ParseByteSize(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && s[i] == ' ') ++i;
+  size_t start = i;
+  while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) ++i;
+  if (i == start) return std::nullopt;
+  double v = 0;
+  auto r = std::from_chars(s.data() + start, s.data() + i, v);
+  if (r.ec != std::errc() || r.ptr != s.data() + i) return std::nullopt;
+  while (i < s.size() && s[i] == ' ') ++i;
+  std::string unit(s.substr(i));
+  std::transform(unit.begin(), unit.end(), unit.begin(), ::tolower);
+  double mult;
+  if (unit.empty() || unit == "b") {
+    mult = 1;
+  } else if (unit == "kb" || unit == "k") {
+    mult = 1e3;
+  } else if (unit == "mb" || unit == "m") {
+    mult = 1e6;
+  } else if (unit == "gb" || unit == "g") {
+    mult = 1e9;
+  } else if (unit == "kib" || unit == "ki") {
+    mult = 1024;
+  } else if (unit == "mib" || unit == "mi") {
+    mult = 1024.0 * 1024;
+  } else if (unit == "gib" || unit == "gi") {
+    mult = 1024.0 * 1024 * 1024;
+  } else {
+    return std::nullopt;
+  }
+  return static_cast<uint64_t>(v * mult);
+}
+
+std::string RewriteGoRegex(std::string_view re) {
+  std::string out;
+  out.reserve(re.size() + 4);
+  bool in_class = false;
+  for (size_t i = 0; i < re.size(); ++i) {
+    const char c = re[i];
+    if (c == '\\' && i + 1 < re.size()) {
+      out.push_back(c);
+      out.push_back(re[++i]);
+      continue;
+    }
+    if (in_class) {
+      if (c == ']') in_class = false;
+      out.push_back(c);
+      continue;
+    }
+    if (c == '[') {
+      in_class = true;
+      out.push_back(c);
+      // A leading ']' (or '^]') is a literal inside the class.
+      if (i + 1 < re.size() && re[i + 1] == '^') out.push_back(re[++i]);
+      if (i + 1 < re.size() && re[i + 1] == ']') out.push_back(re[++i]);
+      continue;
+    }
+    if (c == '(' && re.substr(i, 3) == "(?<" && i + 3 < re.size() && re[i + 3] != '=' &&
+        re[i + 3] != '!') {
+      out += "(?P<";
+      i += 2;
+      continue;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+namespace {
+class SystemClock final : public Clock {
+ public:
+  int64_t NowNs() const override {
+    timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  }
+};
+}  // namespace
+
+const Clock& Clock::System() {
+  static const SystemClock clock;
+  return clock;
+}
+
+}  // namespace skald::stages

@@ -1,0 +1,77 @@
+// StageContext and StageConfig: what a stage constructor gets, and the helpers that read and
+// validate its YAML so that every error names the stage, its position, the field and the value.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pipeline_stages/config_error.h"
+#include "pipeline_stages/pipeline_observer.h"
+
+namespace skald::stages {
+
+// Shared by all stages of one pipeline while it is built and run.
+struct BuildContext {
+  PipelineObserver* observer = nullptr;  // may be null
+  const Clock* clock = nullptr;          // never null once the builder set it
+  uint64_t seed = 0;                     // for sampling; 0 = from the clock
+};
+
+struct StageContext {
+  std::string where;  // "pipeline stage 2 (json)" or "... > stage 1 (json)" inside match
+  std::string name;   // "json"
+  const BuildContext* build = nullptr;
+
+  void ReportDrop(std::string_view reason) const {
+    if (build && build->observer) build->observer->EntryDropped(reason);
+  }
+  int64_t NowNs() const { return build->clock->NowNs(); }
+  [[noreturn]] void Fail(std::string_view detail) const;
+};
+
+// Reads one stage's config map. Unknown fields are refused (with a did-you-mean).
+class StageConfig {
+ public:
+  StageConfig(const YAML::Node& node, const StageContext& ctx,
+              std::vector<std::string_view> known_fields);
+
+  bool Has(std::string_view field) const;
+  YAML::Node Get(std::string_view field) const;
+  std::optional<std::string> OptString(std::string_view field) const;
+  std::string String(std::string_view field, std::string_view def = {}) const;
+  std::string RequiredString(std::string_view field) const;
+  bool Bool(std::string_view field, bool def) const;
+  std::optional<double> OptDouble(std::string_view field) const;
+  std::optional<int64_t> OptInt(std::string_view field) const;
+  std::optional<int64_t> OptDurationNs(std::string_view field) const;
+  // A scalar or a list of scalars.
+  std::vector<std::string> StringOrList(std::string_view field) const;
+
+  // `<where>: field "<field>": <detail>`
+  [[noreturn]] void Fail(std::string_view field, std::string_view detail) const;
+  const StageContext& ctx() const { return ctx_; }
+
+ private:
+  YAML::Node node_;
+  const StageContext& ctx_;
+};
+
+// "value" quoted for messages.
+std::string Quote(std::string_view s);
+// The name closest to `word` among `names` (edit distance <= 2 or a prefix), or "".
+std::string DidYouMean(std::string_view word, const std::vector<std::string_view>& names);
+// Go time.ParseDuration: "300ms", "1.5h", "2h45m", "1us"/"1µs", "0". nullopt when invalid.
+std::optional<int64_t> ParseGoDuration(std::string_view s);
+// Byte sizes as "8kb", "1MiB", "512" (kb = 1000, kib = 1024). nullopt when invalid.
+std::optional<uint64_t> ParseByteSize(std::string_view s);
+// Rewrites Go's named groups (?<name>...) to RE2's (?P<name>...).
+std::string RewriteGoRegex(std::string_view re);
+// The YAML node as a compact flow string for messages.
+std::string DescribeNode(const YAML::Node& node);
+
+}  // namespace skald::stages

@@ -1,0 +1,140 @@
+#include "pipeline_stages/stage_registry.h"
+
+#include <algorithm>
+#include <array>
+
+#include "pipeline_stages/cri_stage.h"
+#include "pipeline_stages/decolorize_stage.h"
+#include "pipeline_stages/docker_stage.h"
+#include "pipeline_stages/drop_stage.h"
+#include "pipeline_stages/json_stage.h"
+#include "pipeline_stages/label_filter_stage.h"
+#include "pipeline_stages/labels_stage.h"
+#include "pipeline_stages/limit_stage.h"
+#include "pipeline_stages/logfmt_stage.h"
+#include "pipeline_stages/metrics_stage.h"
+#include "pipeline_stages/multiline_stage.h"
+#include "pipeline_stages/output_stage.h"
+#include "pipeline_stages/pack_stage.h"
+#include "pipeline_stages/regex_stage.h"
+#include "pipeline_stages/sampling_stage.h"
+#include "pipeline_stages/static_labels_stage.h"
+#include "pipeline_stages/structured_metadata_stage.h"
+#include "pipeline_stages/tenant_stage.h"
+
+namespace skald::stages {
+namespace {
+
+template <typename T>
+std::unique_ptr<Stage> Make(const YAML::Node& config, const StageContext& ctx) {
+  return std::make_unique<T>(config, ctx);
+}
+
+struct Registration {
+  std::string_view name;
+  StageFactory factory;
+};
+
+// One line per stage.
+constexpr Registration kStages[] = {
+    {"cri", &Make<CriStage>},
+    {"decolorize", &Make<DecolorizeStage>},
+    {"docker", &Make<DockerStage>},
+    {"drop", &Make<DropStage>},
+    {"json", &Make<JsonStage>},
+    {"labelallow", &Make<LabelAllowStage>},
+    {"labeldrop", &Make<LabelDropStage>},
+    {"labels", &Make<LabelsStage>},
+    {"limit", &Make<LimitStage>},
+    {"logfmt", &Make<LogfmtStage>},
+    {"metrics", &Make<MetricsStage>},
+    {"multiline", &Make<MultilineStage>},
+    {"non_indexed_labels", &Make<StructuredMetadataStage>},  // the old name
+    {"output", &Make<OutputStage>},
+    {"pack", &Make<PackStage>},
+    {"regex", &Make<RegexStage>},
+    {"sampling", &Make<SamplingStage>},
+    {"static_labels", &Make<StaticLabelsStage>},
+    {"structured_metadata", &Make<StructuredMetadataStage>},
+    {"tenant", &Make<TenantStage>},
+};
+
+// Stages of the reference that skald refuses, and why.
+constexpr std::pair<std::string_view, std::string_view> kRefused[] = {
+    {"geoip", "needs a MaxMind database inside the plugin"},
+    {"eventlogmessage", "parses Windows event logs, which a Docker driver never receives"},
+};
+
+}  // namespace
+
+StageFactory FindStageFactory(std::string_view name) {
+  for (const auto& r : kStages) {
+    if (r.name == name) return r.factory;
+  }
+  return nullptr;
+}
+
+std::vector<std::string_view> StageNames() {
+  std::vector<std::string_view> names;
+  for (const auto& r : kStages) names.push_back(r.name);
+  return names;
+}
+
+void BuildStageList(const YAML::Node& stages, const BuildContext& build,
+                    std::string_view where_prefix, StageChain& chain) {
+  const std::string prefix(where_prefix);
+  if (!stages || stages.IsNull()) return;
+  if (!stages.IsSequence()) {
+    throw ConfigError(prefix +
+                      "s: expected a YAML list of stages (each item \"- name: {...}\"), got " +
+                      DescribeNode(stages));
+  }
+  size_t position = 0;
+  for (const auto& item : stages) {
+    ++position;
+    const std::string at = prefix + " " + std::to_string(position);
+    if (item.IsScalar()) {
+      const std::string& s = item.Scalar();
+      std::string msg = at + ": " + Quote(s) +
+                        " is a plain string; a stage is a map with one key, the stage name";
+      if (FindStageFactory(s)) msg += " (did you mean \"- " + s + ":\" with a colon?)";
+      throw ConfigError(msg);
+    }
+    if (!item.IsMap()) {
+      throw ConfigError(at + ": expected a map with one key (the stage name), got " +
+                        DescribeNode(item));
+    }
+    if (item.size() != 1) {
+      std::string keys;
+      for (const auto& kv : item) keys += (keys.empty() ? "" : ", ") + kv.first.as<std::string>();
+      throw ConfigError(at + ": has " + std::to_string(item.size()) + " keys (" + keys +
+                        "); each stage is a map with exactly one key, the stage name; check the "
+                        "indentation: a stage's fields go under its name");
+    }
+    const auto kv = *item.begin();
+    const std::string name = kv.first.as<std::string>();
+    for (const auto& [refused, why] : kRefused) {
+      if (name == refused) {
+        throw ConfigError(at + " (" + name + "): the " + name +
+                          " stage is not supported by skald (" + std::string(why) + ")");
+      }
+    }
+    StageFactory factory = FindStageFactory(name);
+    if (!factory) {
+      std::string msg = at + ": unknown stage " + Quote(name);
+      std::string guess = DidYouMean(name, StageNames());
+      if (!guess.empty()) msg += " (did you mean " + guess + "?)";
+      msg += "; known stages: ";
+      auto names = StageNames();
+      for (size_t i = 0; i < names.size(); ++i) msg += (i ? ", " : "") + std::string(names[i]);
+      throw ConfigError(msg);
+    }
+    StageContext ctx;
+    ctx.where = at + " (" + name + ")";
+    ctx.name = name;
+    ctx.build = &build;
+    chain.Add(factory(kv.second, ctx));
+  }
+}
+
+}  // namespace skald::stages

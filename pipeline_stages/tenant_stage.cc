@@ -1,0 +1,40 @@
+#include "pipeline_stages/tenant_stage.h"
+
+namespace skald::stages {
+
+TenantStage::TenantStage(const YAML::Node& config, const StageContext& ctx) {
+  StageConfig c(config, ctx, {"label", "source", "value"});
+  const int n = c.Has("label") + c.Has("source") + c.Has("value");
+  if (n != 1) {
+    ctx.Fail("needs exactly one of label, source or value (got " + std::to_string(n) + ")");
+  }
+  if (c.Has("label")) {
+    from_ = From::kLabel;
+    arg_ = c.RequiredString("label");
+  } else if (c.Has("source")) {
+    from_ = From::kSource;
+    arg_ = c.RequiredString("source");
+  } else {
+    from_ = From::kValue;
+    arg_ = c.RequiredString("value");
+  }
+}
+
+Verdict TenantStage::Process(Entry& entry, Downstream&) {
+  std::optional<std::string_view> t;
+  switch (from_) {
+    case From::kLabel:
+      t = entry.labels.Get(arg_);
+      break;
+    case From::kSource:
+      if (const Value* v = entry.extracted.Find(arg_)) t = v->AsString();
+      break;
+    case From::kValue:
+      t = arg_;
+      break;
+  }
+  if (t && !t->empty()) entry.tenant.assign(t->data(), t->size());
+  return Verdict::kPass;
+}
+
+}  // namespace skald::stages
