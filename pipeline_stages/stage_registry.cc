@@ -12,15 +12,19 @@
 #include "pipeline_stages/labels_stage.h"
 #include "pipeline_stages/limit_stage.h"
 #include "pipeline_stages/logfmt_stage.h"
+#include "pipeline_stages/match_stage.h"
 #include "pipeline_stages/metrics_stage.h"
 #include "pipeline_stages/multiline_stage.h"
 #include "pipeline_stages/output_stage.h"
 #include "pipeline_stages/pack_stage.h"
 #include "pipeline_stages/regex_stage.h"
+#include "pipeline_stages/replace_stage.h"
 #include "pipeline_stages/sampling_stage.h"
 #include "pipeline_stages/static_labels_stage.h"
 #include "pipeline_stages/structured_metadata_stage.h"
+#include "pipeline_stages/template_stage.h"
 #include "pipeline_stages/tenant_stage.h"
+#include "pipeline_stages/timestamp_stage.h"
 
 namespace skald::stages {
 namespace {
@@ -47,16 +51,20 @@ constexpr Registration kStages[] = {
     {"labels", &Make<LabelsStage>},
     {"limit", &Make<LimitStage>},
     {"logfmt", &Make<LogfmtStage>},
+    {"match", &Make<MatchStage>},
     {"metrics", &Make<MetricsStage>},
     {"multiline", &Make<MultilineStage>},
     {"non_indexed_labels", &Make<StructuredMetadataStage>},  // the old name
     {"output", &Make<OutputStage>},
     {"pack", &Make<PackStage>},
     {"regex", &Make<RegexStage>},
+    {"replace", &Make<ReplaceStage>},
     {"sampling", &Make<SamplingStage>},
     {"static_labels", &Make<StaticLabelsStage>},
     {"structured_metadata", &Make<StructuredMetadataStage>},
+    {"template", &Make<TemplateStage>},
     {"tenant", &Make<TenantStage>},
+    {"timestamp", &Make<TimestampStage>},
 };
 
 // Stages of the reference that skald refuses, and why.

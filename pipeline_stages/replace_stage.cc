@@ -1,0 +1,78 @@
+#include "pipeline_stages/replace_stage.h"
+
+#include "pipeline_stages/extracted_template_data.h"
+#include "pipeline_stages/regex_stage.h"
+#include "pipeline_stages/template_stage.h"
+
+namespace skald::stages {
+
+ReplaceStage::ReplaceStage(const YAML::Node& config, const StageContext& ctx) {
+  StageConfig c(config, ctx, {"expression", "source", "replace"});
+  re_ = CompileUserRegex(c, "expression", c.RequiredString("expression"));
+  source_ = c.OptString("source");
+  if (source_ && source_->empty()) c.Fail("source", "must not be empty when given");
+  template_ = ParseTemplateField(c, "replace", c.String("replace"));
+  const int n = re_->NumberOfCapturingGroups();
+  group_names_.resize(n + 1);
+  for (const auto& [index, name] : re_->CapturingGroupNames()) group_names_[index] = name;
+  groups_.resize(n + 1);
+}
+
+Verdict ReplaceStage::Process(Entry& entry, Downstream&) {
+  if (groups_.size() == 1) return Verdict::kPass;  // no capture group
+  if (source_) {
+    const Value* v = entry.extracted.Find(*source_);
+    if (!v) return Verdict::kPass;
+    auto s = v->AsString();
+    if (!s || s->empty()) return Verdict::kPass;
+    input_.assign(s->data(), s->size());
+  } else {
+    input_ = entry.line;
+  }
+  const re2::StringPiece text(input_);
+  result_.clear();
+  captured_.clear();
+  size_t pos = 0;     // where the next search starts
+  size_t copied = 0;  // input_[0, copied) is accounted for in result_
+  size_t last_end = std::string::npos;
+  bool matched = false;
+  while (pos <= input_.size()) {
+    if (!re_->Match(text, pos, input_.size(), RE2::UNANCHORED, groups_.data(),
+                    static_cast<int>(groups_.size()))) {
+      break;
+    }
+    const size_t start = groups_[0].data() - input_.data();
+    const size_t end = start + groups_[0].size();
+    if (start == end && start == last_end) {  // empty match right after a match: skip (Go)
+      ++pos;
+      continue;
+    }
+    matched = true;
+    for (size_t g = 1; g < groups_.size(); ++g) {
+      if (!groups_[g].data()) continue;
+      const size_t gs = groups_[g].data() - input_.data();
+      const size_t ge = gs + groups_[g].size();
+      if (gs < copied) continue;  // nested inside a group already replaced
+      const std::string_view captured(groups_[g].data(), groups_[g].size());
+      ExtractedTemplateData data(entry.extracted, captured, std::nullopt);
+      if (!template_.Execute(data, &rendered_)) return Verdict::kPass;
+      result_.append(input_, copied, gs - copied);
+      result_ += rendered_;
+      copied = ge;
+      if (!group_names_[g].empty()) captured_.emplace_back(group_names_[g], captured);
+    }
+    last_end = end;
+    pos = end > start ? end : end + 1;
+  }
+  if (!matched) return Verdict::kPass;
+  result_.append(input_, copied, std::string::npos);
+  if (source_) {
+    entry.extracted.Upsert(*source_).MutableString().swap(result_);
+  } else {
+    entry.line.swap(result_);
+  }
+  for (const auto& [name, value] : captured_) entry.extracted.SetString(name, value);
+  return Verdict::kPass;
+}
+
+}  // namespace skald::stages

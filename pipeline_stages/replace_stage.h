@@ -1,0 +1,38 @@
+// replace: replaces every capture group of every match of `expression` in the line (or in
+// extracted[source]) with the rendered `replace` template, where `.Value` is the captured text
+// and the other keys are the extracted values. The result becomes the line, or
+// extracted[source]. Named groups are also set in extracted. No match or no capture group:
+// nothing changes; a failed template execution changes nothing.
+#pragma once
+
+#include <re2/re2.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline_stages/go_template.h"
+#include "pipeline_stages/stage.h"
+#include "pipeline_stages/stage_config.h"
+
+namespace skald::stages {
+
+class ReplaceStage final : public Stage {
+ public:
+  ReplaceStage(const YAML::Node& config, const StageContext& ctx);
+  Verdict Process(Entry& entry, Downstream& next) override;
+
+ private:
+  std::unique_ptr<RE2> re_;
+  std::vector<std::string> group_names_;  // by group index; "" for unnamed
+  std::optional<std::string> source_;
+  GoTemplate template_;
+  std::string input_;
+  std::string result_;
+  std::string rendered_;
+  std::vector<re2::StringPiece> groups_;
+  std::vector<std::pair<std::string, std::string>> captured_;
+};
+
+}  // namespace skald::stages
