@@ -1,0 +1,410 @@
+#include "plugin/log_options.h"
+
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "plugin/docker_template.h"
+
+extern char** environ;
+
+namespace skald {
+namespace {
+
+constexpr std::string_view kDurationHint = "a duration such as 500ms, 10s, 1m30s";
+constexpr std::string_view kBoolHint = "true or false";
+constexpr std::string_view kSizeHint = "a size such as 512k, 20m, 1g or a byte count";
+
+const std::vector<OptionSpec> kSpecs = {
+    {"loki-url", OptionKind::kUrl, "",
+     "Loki push URL, e.g. http://127.0.0.1:3100/loki/api/v1/push; user:password@ sets basic auth. "
+     "Required here or plugin-wide.",
+     ""},
+    {"loki-external-labels", OptionKind::kLabelList, "container_name={{.Name}}",
+     "Extra labels, name=value pairs separated by commas; values are Docker templates.", ""},
+    {"loki-timeout", OptionKind::kDuration, "10s", "Timeout of one push request.", ""},
+    {"loki-batch-wait", OptionKind::kDuration, "1s",
+     "Longest time a batch waits before it is sent.", ""},
+    {"loki-batch-size", OptionKind::kInt, "1048576",
+     "Largest batch, in bytes of lines and structured metadata.", ""},
+    {"loki-min-backoff", OptionKind::kDuration, "500ms", "First wait before a retry.", ""},
+    {"loki-max-backoff", OptionKind::kDuration, "5m", "Longest wait between retries.", ""},
+    {"loki-retries", OptionKind::kInt, "10",
+     "Attempts for a batch before it is dropped and counted.", ""},
+    {"loki-tenant-id", OptionKind::kString, "", "Tenant sent as X-Scope-OrgID.", ""},
+    {"loki-tls-ca-file", OptionKind::kPath, "", "CA certificate file to verify Loki.", ""},
+    {"loki-tls-cert-file", OptionKind::kPath, "", "Client certificate file.", ""},
+    {"loki-tls-key-file", OptionKind::kPath, "", "Client key file.", ""},
+    {"loki-tls-server-name", OptionKind::kString, "", "Server name to verify Loki's certificate.",
+     ""},
+    {"loki-tls-insecure-skip-verify", OptionKind::kBool, "false",
+     "Do not verify Loki's certificate.", ""},
+    {"loki-proxy-url", OptionKind::kUrl, "", "HTTP proxy to reach Loki through.", ""},
+    {"loki-pipeline-stages", OptionKind::kYaml, "",
+     "Promtail pipeline stages, an inline YAML list.", ""},
+    {"loki-pipeline-stage-file", OptionKind::kPath, "",
+     "File whose top level `pipeline_stages:` holds the stages.", ""},
+    {"loki-relabel-config", OptionKind::kYaml, "",
+     "Prometheus relabel rules applied once to each container's labels.", ""},
+    {"loki-max-line-size", OptionKind::kSize, "256000",
+     "Longer lines are sent as consecutive pieces of at most this many bytes (counted).", ""},
+    {"no-file", OptionKind::kBool, "false", "Keep no journal on disk (no `docker logs`).", ""},
+    {"keep-file", OptionKind::kBool, "false", "Keep the journal after the container stops.", ""},
+    {"max-size", OptionKind::kSize, "20m", "Size of one journal segment; -1 is unbounded.", ""},
+    {"max-file", OptionKind::kInt, "5", "Journal segments kept per container.", ""},
+    {"tag", OptionKind::kTemplate, "", "Docker tag template; when given it becomes a `tag` label.",
+     ""},
+    {"labels", OptionKind::kString, "", "Container label names to add as labels, comma-separated.",
+     ""},
+    {"labels-regex", OptionKind::kRegex, "", "Regular expression of container label names to add.",
+     ""},
+    {"env", OptionKind::kString, "",
+     "Environment variable names to add as labels, comma-separated.", ""},
+    {"env-regex", OptionKind::kRegex, "",
+     "Regular expression of environment variable names to add.", ""},
+    {"mode", OptionKind::kChoice, "", "Docker's delivery mode (the daemon's; accepted).",
+     "blocking|non-blocking"},
+    {"max-buffer-size", OptionKind::kSize, "", "Docker's non-blocking buffer (the daemon's).", ""},
+    {"cache-disabled", OptionKind::kTolerated, "", "The daemon's local cache (accepted, unused).",
+     ""},
+    {"cache-max-size", OptionKind::kTolerated, "", "The daemon's local cache (accepted, unused).",
+     ""},
+    {"cache-max-file", OptionKind::kTolerated, "", "The daemon's local cache (accepted, unused).",
+     ""},
+    {"cache-compress", OptionKind::kTolerated, "", "The daemon's local cache (accepted, unused).",
+     ""},
+};
+
+std::size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+[[noreturn]] void Bad(std::string_view option, std::string_view value, std::string_view expected) {
+  std::string shown(option == "loki-url" || option == "loki-proxy-url"
+                        ? RedactUrl(std::string(value))
+                        : std::string(value));
+  throw OptionError("skald: invalid value '" + shown + "' for log-opt " + std::string(option) +
+                    ": expected " + std::string(expected));
+}
+
+bool IsLabelName(std::string_view s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+void CheckUrl(std::string_view option, std::string_view value) {
+  static const RE2 kUrl(R"(^https?://[^/?#\s]+(/[^\s]*)?$)");
+  if (!RE2::FullMatch(value, kUrl)) Bad(option, value, "an http:// or https:// URL with a host");
+}
+
+std::chrono::milliseconds ToMs(std::chrono::nanoseconds ns) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(ns);
+}
+
+}  // namespace
+
+const std::vector<OptionSpec>& AllOptionSpecs() { return kSpecs; }
+
+std::string OptionEnvName(std::string_view option) {
+  std::string out(option);
+  for (char& c : out)
+    c = c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::optional<std::chrono::nanoseconds> ParseGoDuration(std::string_view s) {
+  // Go's time.ParseDuration: [-+]?([0-9]*(\.[0-9]*)?[a-z]+)+, or "0".
+  if (s.empty()) return std::nullopt;
+  bool negative = false;
+  if (s[0] == '-' || s[0] == '+') {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  if (s == "0") return std::chrono::nanoseconds(0);
+  if (s.empty()) return std::nullopt;
+  long double total = 0;
+  while (!s.empty()) {
+    std::size_t i = 0;
+    long double value = 0;
+    bool digits = false;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
+      value = value * 10 + (s[i++] - '0');
+      digits = true;
+    }
+    if (i < s.size() && s[i] == '.') {
+      ++i;
+      long double scale = 0.1L;
+      while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
+        value += (s[i++] - '0') * scale;
+        scale /= 10;
+        digits = true;
+      }
+    }
+    if (!digits) return std::nullopt;
+    std::size_t u = i;
+    while (u < s.size() && !std::isdigit(static_cast<unsigned char>(s[u])) && s[u] != '.') ++u;
+    std::string_view unit = s.substr(i, u - i);
+    long double mult;
+    if (unit == "ns") {
+      mult = 1;
+    } else if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs") {
+      mult = 1e3L;
+    } else if (unit == "ms") {
+      mult = 1e6L;
+    } else if (unit == "s") {
+      mult = 1e9L;
+    } else if (unit == "m") {
+      mult = 60e9L;
+    } else if (unit == "h") {
+      mult = 3600e9L;
+    } else {
+      return std::nullopt;  // a missing or unknown unit
+    }
+    total += value * mult;
+    s.remove_prefix(u);
+  }
+  if (total > 9.2e18L) return std::nullopt;
+  auto ns = static_cast<int64_t>(std::llround(total));
+  return std::chrono::nanoseconds(negative ? -ns : ns);
+}
+
+std::optional<bool> ParseGoBool(std::string_view s) {
+  if (s == "1" || s == "t" || s == "T" || s == "true" || s == "TRUE" || s == "True") return true;
+  if (s == "0" || s == "f" || s == "F" || s == "false" || s == "FALSE" || s == "False") {
+    return false;
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> ParseDockerSize(std::string_view s) {
+  // docker/go-units RAMInBytes: a number, optional space, optional k/m/g/t/p, optional i, b.
+  static const RE2 kSize(R"(^(\d+(?:\.\d+)?) ?([kKmMgGtTpP])?[iI]?[bB]?$)");
+  std::string number, unit;
+  if (!RE2::FullMatch(s, kSize, &number, &unit)) return std::nullopt;
+  long double v = std::strtold(number.c_str(), nullptr);
+  const std::string_view units = "kmgtp";
+  if (!unit.empty()) {
+    auto power = units.find(static_cast<char>(std::tolower(static_cast<unsigned char>(unit[0]))));
+    for (std::size_t i = 0; i <= power; ++i) v *= 1024;
+  }
+  if (v > 9.2e18L) return std::nullopt;
+  return static_cast<int64_t>(v);
+}
+
+std::map<std::string, std::string> EnvDefaultsFromEnvironment() {
+  std::map<std::string, std::string> out;
+  for (const OptionSpec& spec : kSpecs) {
+    const char* v = std::getenv(OptionEnvName(spec.name).c_str());
+    if (v != nullptr && *v != '\0') out[std::string(spec.name)] = v;
+  }
+  return out;
+}
+
+LogOptions ParseLogOptions(const std::map<std::string, std::string>& config,
+                           const std::map<std::string, std::string>& env_defaults) {
+  for (const auto& [name, value] : config) {
+    auto known = std::find_if(kSpecs.begin(), kSpecs.end(),
+                              [&](const OptionSpec& s) { return s.name == name; });
+    if (known != kSpecs.end()) continue;
+    std::string msg = "skald: unknown log-opt '" + name + "'";
+    const OptionSpec* best = nullptr;
+    std::size_t best_distance = 4;
+    for (const OptionSpec& s : kSpecs) {
+      std::size_t d = EditDistance(name, s.name);
+      if (d < best_distance) {
+        best_distance = d;
+        best = &s;
+      }
+    }
+    if (best != nullptr) msg += " (did you mean '" + std::string(best->name) + "'?)";
+    throw OptionError(msg + "; `skald options` lists the accepted options");
+  }
+
+  std::map<std::string, std::string> eff;
+  for (const OptionSpec& spec : kSpecs) {
+    std::string name(spec.name);
+    if (auto it = config.find(name); it != config.end()) {
+      eff[name] = it->second;
+    } else if (auto env = env_defaults.find(name); env != env_defaults.end()) {
+      eff[name] = env->second;
+    } else if (!spec.default_value.empty()) {
+      eff[name] = std::string(spec.default_value);
+    }
+  }
+
+  // Type checks, table-driven.
+  for (const OptionSpec& spec : kSpecs) {
+    auto it = eff.find(std::string(spec.name));
+    if (it == eff.end()) continue;
+    const std::string& v = it->second;
+    switch (spec.kind) {
+      case OptionKind::kUrl:
+        CheckUrl(spec.name, v);
+        break;
+      case OptionKind::kDuration: {
+        auto d = ParseGoDuration(v);
+        if (!d || d->count() < 0) Bad(spec.name, v, kDurationHint);
+        break;
+      }
+      case OptionKind::kInt: {
+        char* end = nullptr;
+        errno = 0;
+        long long n = std::strtoll(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || errno != 0 || n < INT32_MIN || n > INT32_MAX) {
+          Bad(spec.name, v, "a whole number");
+        }
+        break;
+      }
+      case OptionKind::kBool:
+        if (!ParseGoBool(v)) Bad(spec.name, v, kBoolHint);
+        break;
+      case OptionKind::kSize:
+        if (!(spec.name == "max-size" && v == "-1") && !ParseDockerSize(v)) {
+          Bad(spec.name, v, kSizeHint);
+        }
+        break;
+      case OptionKind::kChoice: {
+        std::string choices(spec.choices);
+        std::string bar = "|" + choices + "|";
+        if (bar.find("|" + v + "|") == std::string::npos) Bad(spec.name, v, "one of " + choices);
+        break;
+      }
+      case OptionKind::kRegex: {
+        RE2 re(v, RE2::Quiet);
+        if (!re.ok()) Bad(spec.name, v, "a valid regular expression (" + re.error() + ")");
+        break;
+      }
+      case OptionKind::kTemplate:
+        try {
+          DockerTemplate::Parse(v);
+        } catch (const std::invalid_argument& e) {
+          Bad(spec.name, v, std::string("a valid Docker template: ") + e.what());
+        }
+        break;
+      case OptionKind::kLabelList:
+      case OptionKind::kString:
+      case OptionKind::kYaml:
+      case OptionKind::kPath:
+      case OptionKind::kTolerated:
+        break;
+    }
+  }
+
+  auto get = [&](std::string_view name) -> const std::string* {
+    auto it = eff.find(std::string(name));
+    return it == eff.end() ? nullptr : &it->second;
+  };
+  auto duration = [&](std::string_view name) { return ToMs(*ParseGoDuration(*get(name))); };
+  auto integer = [&](std::string_view name) { return std::stoi(*get(name)); };
+  auto boolean = [&](std::string_view name) { return get(name) && *ParseGoBool(*get(name)); };
+
+  LogOptions o;
+  const std::string* url = get("loki-url");
+  if (url == nullptr || url->empty()) {
+    throw OptionError(
+        "skald: log-opt loki-url is required: give --log-opt "
+        "loki-url=http://HOST:3100/loki/api/v1/push, or set it for all containers with "
+        "`docker plugin set skald LOKI_URL=...`");
+  }
+  o.client.url = *url;
+  if (const auto* t = get("loki-tenant-id")) o.client.tenant_id = *t;
+  o.client.timeout = duration("loki-timeout");
+  o.client.batch_wait = duration("loki-batch-wait");
+  o.client.min_backoff = duration("loki-min-backoff");
+  o.client.max_backoff = duration("loki-max-backoff");
+  int batch_size = integer("loki-batch-size");
+  if (batch_size <= 0) Bad("loki-batch-size", *get("loki-batch-size"), "a positive byte count");
+  o.client.batch_size_bytes = static_cast<std::size_t>(batch_size);
+  o.client.max_retries = integer("loki-retries");
+  if (o.client.max_retries < 0) Bad("loki-retries", *get("loki-retries"), "0 or more");
+  if (o.client.timeout.count() <= 0) Bad("loki-timeout", *get("loki-timeout"), "more than 0");
+  if (o.client.min_backoff > o.client.max_backoff) {
+    throw OptionError("skald: log-opt loki-min-backoff (" + *get("loki-min-backoff") +
+                      ") must not exceed loki-max-backoff (" + *get("loki-max-backoff") + ")");
+  }
+  if (const auto* v = get("loki-tls-ca-file")) o.client.tls.ca_file = *v;
+  if (const auto* v = get("loki-tls-cert-file")) o.client.tls.cert_file = *v;
+  if (const auto* v = get("loki-tls-key-file")) o.client.tls.key_file = *v;
+  if (const auto* v = get("loki-tls-server-name")) o.client.tls.server_name = *v;
+  o.client.tls.insecure_skip_verify = boolean("loki-tls-insecure-skip-verify");
+  if (o.client.tls.cert_file.empty() != o.client.tls.key_file.empty()) {
+    throw OptionError(
+        "skald: log-opts loki-tls-cert-file and loki-tls-key-file must be given together");
+  }
+  if (const auto* v = get("loki-proxy-url")) o.client.proxy_url = *v;
+  if (std::string err = ValidateLokiClientConfig(o.client); !err.empty()) {
+    throw OptionError("skald: invalid log-opt " + err);
+  }
+
+  if (const auto* v = get("loki-external-labels")) {
+    o.external_labels = *v;
+    std::stringstream ss(*v);
+    std::string pair;
+    while (std::getline(ss, pair, ',')) {
+      auto eq = pair.find('=');
+      if (eq == std::string::npos || pair.find('=', eq + 1) != std::string::npos) {
+        Bad("loki-external-labels", *v, "name=value pairs separated by commas");
+      }
+      std::string name = pair.substr(0, eq);
+      if (!IsLabelName(name)) {
+        Bad("loki-external-labels", *v,
+            "label names of letters, digits and _ not starting with a digit ('" + name +
+                "' is not one)");
+      }
+      try {
+        DockerTemplate::Parse(pair.substr(eq + 1));
+      } catch (const std::invalid_argument& e) {
+        Bad("loki-external-labels", *v, std::string("valid Docker templates: ") + e.what());
+      }
+    }
+  }
+  if (const auto* v = get("tag")) o.tag = *v;
+  if (const auto* v = get("labels")) o.labels = *v;
+  if (const auto* v = get("labels-regex")) o.labels_regex = *v;
+  if (const auto* v = get("env")) o.env = *v;
+  if (const auto* v = get("env-regex")) o.env_regex = *v;
+  const std::string* stages = get("loki-pipeline-stages");
+  const std::string* stage_file = get("loki-pipeline-stage-file");
+  if (stages && stage_file) {
+    throw OptionError(
+        "skald: give only one of log-opts loki-pipeline-stages and loki-pipeline-stage-file");
+  }
+  if (stages) o.pipeline_stages = *stages;
+  if (stage_file) o.pipeline_stage_file = *stage_file;
+  if (const auto* v = get("loki-relabel-config")) o.relabel_config = *v;
+  o.max_line_size = static_cast<std::size_t>(*ParseDockerSize(*get("loki-max-line-size")));
+  if (o.max_line_size == 0) Bad("loki-max-line-size", *get("loki-max-line-size"), "more than 0");
+  o.no_file = boolean("no-file");
+  o.keep_file = boolean("keep-file");
+  o.max_size = *get("max-size") == "-1" ? -1 : *ParseDockerSize(*get("max-size"));
+  o.max_file = integer("max-file");
+  if (o.max_file < 1) Bad("max-file", *get("max-file"), "1 or more");
+  return o;
+}
+
+std::string OptionsMarkdownTable() {
+  std::string out = "| option | default | plugin-wide variable | meaning |\n|---|---|---|---|\n";
+  for (const OptionSpec& s : kSpecs) {
+    std::string def = s.default_value.empty() ? "" : "`" + std::string(s.default_value) + "`";
+    out += "| `" + std::string(s.name) + "` | " + def + " | `" + OptionEnvName(s.name) + "` | " +
+           std::string(s.description) + " |\n";
+  }
+  return out;
+}
+
+}  // namespace skald

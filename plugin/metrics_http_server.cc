@@ -1,0 +1,50 @@
+#include "plugin/metrics_http_server.h"
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include "plugin/metrics.h"
+
+namespace skald {
+
+MetricsHttpServer::MetricsHttpServer(MetricsRegistry& registry, std::function<void()> before_scrape)
+    : server_(std::make_unique<httplib::Server>()) {
+  server_->new_task_queue = [] { return new httplib::ThreadPool(2); };
+  server_->Get("/metrics",
+               [&registry, before_scrape](const httplib::Request&, httplib::Response& res) {
+                 if (before_scrape) before_scrape();
+                 res.set_content(registry.RenderPrometheus(), "text/plain; version=0.0.4");
+               });
+}
+
+MetricsHttpServer::~MetricsHttpServer() { Stop(); }
+
+bool MetricsHttpServer::Start(const std::string& address) {
+  auto colon = address.rfind(':');
+  if (colon == std::string::npos) {
+    spdlog::error("METRICS_ADDR '{}' is not HOST:PORT; metrics are off", address);
+    return false;
+  }
+  std::string host = address.substr(0, colon);
+  int port = 0;
+  try {
+    port = std::stoi(address.substr(colon + 1));
+  } catch (const std::exception&) {
+    spdlog::error("METRICS_ADDR '{}' has no valid port; metrics are off", address);
+    return false;
+  }
+  if (!server_->bind_to_port(host, port)) {
+    spdlog::error("cannot listen for metrics on {}; metrics are off", address);
+    return false;
+  }
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  spdlog::info("metrics on http://{}/metrics", address);
+  return true;
+}
+
+void MetricsHttpServer::Stop() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace skald

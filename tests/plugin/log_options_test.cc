@@ -1,0 +1,182 @@
+#include "plugin/log_options.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace skald {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kUrl = "http://127.0.0.1:3100/loki/api/v1/push";
+
+std::string ErrorOf(const std::map<std::string, std::string>& config,
+                    const std::map<std::string, std::string>& env = {}) {
+  try {
+    ParseLogOptions(config, env);
+  } catch (const OptionError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(LogOptions, DefaultsMatchTheGoDriver) {
+  LogOptions o = ParseLogOptions({{"loki-url", kUrl}}, {});
+  EXPECT_EQ(o.client.url, kUrl);
+  EXPECT_EQ(o.client.batch_wait, std::chrono::seconds(1));
+  EXPECT_EQ(o.client.batch_size_bytes, 1024u * 1024u);
+  EXPECT_EQ(o.client.timeout, std::chrono::seconds(10));
+  EXPECT_EQ(o.client.min_backoff, std::chrono::milliseconds(500));
+  EXPECT_EQ(o.client.max_backoff, std::chrono::minutes(5));
+  EXPECT_EQ(o.client.max_retries, 10);
+  EXPECT_EQ(o.external_labels, "container_name={{.Name}}");
+  EXPECT_EQ(o.max_line_size, 256000u);
+  EXPECT_EQ(o.max_size, 20 * 1024 * 1024);
+  EXPECT_EQ(o.max_file, 5);
+  EXPECT_FALSE(o.tag.has_value());
+}
+
+TEST(LogOptions, ParsesEveryKind) {
+  LogOptions o = ParseLogOptions({{"loki-url", kUrl},
+                                  {"loki-batch-wait", "250ms"},
+                                  {"loki-batch-size", "4096"},
+                                  {"loki-retries", "3"},
+                                  {"loki-tenant-id", "team-a"},
+                                  {"loki-tls-insecure-skip-verify", "true"},
+                                  {"loki-max-line-size", "1k"},
+                                  {"max-size", "-1"},
+                                  {"no-file", "1"},
+                                  {"tag", "{{.Name}}/{{.ID}}"},
+                                  {"mode", "non-blocking"},
+                                  {"max-buffer-size", "4m"},
+                                  {"cache-disabled", "false"}},
+                                 {});
+  EXPECT_EQ(o.client.batch_wait, std::chrono::milliseconds(250));
+  EXPECT_EQ(o.client.batch_size_bytes, 4096u);
+  EXPECT_EQ(o.client.max_retries, 3);
+  EXPECT_EQ(o.client.tenant_id, "team-a");
+  EXPECT_TRUE(o.client.tls.insecure_skip_verify);
+  EXPECT_EQ(o.max_line_size, 1024u);
+  EXPECT_EQ(o.max_size, -1);
+  EXPECT_TRUE(o.no_file);
+  EXPECT_EQ(o.tag, "{{.Name}}/{{.ID}}");
+}
+
+TEST(LogOptions, MissingUrlSaysHowToSetIt) {
+  std::string err = ErrorOf({});
+  EXPECT_THAT(err, HasSubstr("loki-url is required"));
+  EXPECT_THAT(err, HasSubstr("docker plugin set skald LOKI_URL="));
+}
+
+TEST(LogOptions, PluginWideDefaultServesAContainerWithoutUrl) {
+  LogOptions o = ParseLogOptions({}, {{"loki-url", kUrl}, {"loki-batch-wait", "2s"}});
+  EXPECT_EQ(o.client.url, kUrl);
+  EXPECT_EQ(o.client.batch_wait, std::chrono::seconds(2));
+}
+
+TEST(LogOptions, ContainerOptionWinsOverPluginWideDefault) {
+  LogOptions o = ParseLogOptions({{"loki-url", kUrl}, {"loki-batch-wait", "3s"}},
+                                 {{"loki-url", "http://other:1/x"}, {"loki-batch-wait", "2s"}});
+  EXPECT_EQ(o.client.url, kUrl);
+  EXPECT_EQ(o.client.batch_wait, std::chrono::seconds(3));
+}
+
+TEST(LogOptions, UnknownOptionSuggestsTheClosest) {
+  std::string err = ErrorOf({{"loki-urll", kUrl}});
+  EXPECT_THAT(err, HasSubstr("unknown log-opt 'loki-urll'"));
+  EXPECT_THAT(err, HasSubstr("did you mean 'loki-url'?"));
+}
+
+TEST(LogOptions, UnknownOptionFarFromAnyHasNoSuggestion) {
+  std::string err = ErrorOf({{"loki-url", kUrl}, {"colour", "blue"}});
+  EXPECT_THAT(err, HasSubstr("unknown log-opt 'colour'"));
+  EXPECT_THAT(err, ::testing::Not(HasSubstr("did you mean")));
+}
+
+TEST(LogOptions, BadValuesNameTheOptionAndValue) {
+  struct Case {
+    std::string option, value, expect;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"loki-batch-wait", "fast", "a duration"},
+           {"loki-timeout", "10", "a duration"},
+           {"loki-batch-size", "big", "a whole number"},
+           {"loki-batch-size", "0", "a positive byte count"},
+           {"loki-retries", "-2", "0 or more"},
+           {"loki-tls-insecure-skip-verify", "yes", "true or false"},
+           {"no-file", "maybe", "true or false"},
+           {"max-size", "20 parsecs", "a size"},
+           {"max-file", "0", "1 or more"},
+           {"mode", "sometimes", "one of blocking|non-blocking"},
+           {"labels-regex", "([a-z", "a valid regular expression"},
+           {"tag", "{{.Nmae}}", "unknown field .Nmae"},
+           {"loki-external-labels", "job", "name=value pairs"},
+           {"loki-external-labels", "9job=x", "'9job' is not one"},
+           {"loki-proxy-url", "ftp://proxy", "an http:// or https:// URL"},
+       }) {
+    std::map<std::string, std::string> config{{"loki-url", kUrl}, {c.option, c.value}};
+    std::string err = ErrorOf(config);
+    EXPECT_THAT(err, HasSubstr("'" + c.value + "'")) << c.option;
+    EXPECT_THAT(err, HasSubstr("log-opt " + c.option)) << c.option;
+    EXPECT_THAT(err, HasSubstr(c.expect)) << c.option;
+  }
+}
+
+TEST(LogOptions, BadUrlIsRedactedInTheMessage) {
+  std::string err = ErrorOf({{"loki-url", "htp://user:secret@host/x"}});
+  EXPECT_THAT(err, HasSubstr("log-opt loki-url"));
+  EXPECT_THAT(err, ::testing::Not(HasSubstr("secret")));
+}
+
+TEST(LogOptions, StageFileAndInlineStagesAreExclusive) {
+  std::string err = ErrorOf({{"loki-url", kUrl},
+                             {"loki-pipeline-stages", "- json: {}"},
+                             {"loki-pipeline-stage-file", "/p.yaml"}});
+  EXPECT_THAT(err, HasSubstr("only one of"));
+}
+
+TEST(LogOptions, MinBackoffAboveMaxIsRefused) {
+  std::string err =
+      ErrorOf({{"loki-url", kUrl}, {"loki-min-backoff", "10s"}, {"loki-max-backoff", "1s"}});
+  EXPECT_THAT(err, HasSubstr("loki-min-backoff (10s) must not exceed loki-max-backoff (1s)"));
+}
+
+TEST(LogOptions, GoDurations) {
+  EXPECT_EQ(ParseGoDuration("1m30s"), std::chrono::seconds(90));
+  EXPECT_EQ(ParseGoDuration("1.5h"), std::chrono::minutes(90));
+  EXPECT_EQ(ParseGoDuration("300ms"), std::chrono::milliseconds(300));
+  EXPECT_EQ(ParseGoDuration("0"), std::chrono::nanoseconds(0));
+  EXPECT_EQ(ParseGoDuration("2us"), std::chrono::microseconds(2));
+  EXPECT_FALSE(ParseGoDuration("5"));
+  EXPECT_FALSE(ParseGoDuration("1d"));
+  EXPECT_FALSE(ParseGoDuration(""));
+  EXPECT_FALSE(ParseGoDuration("ms"));
+}
+
+TEST(LogOptions, DockerSizes) {
+  EXPECT_EQ(ParseDockerSize("20m"), 20 * 1024 * 1024);
+  EXPECT_EQ(ParseDockerSize("1g"), 1024LL * 1024 * 1024);
+  EXPECT_EQ(ParseDockerSize("512k"), 512 * 1024);
+  EXPECT_EQ(ParseDockerSize("100"), 100);
+  EXPECT_EQ(ParseDockerSize("10MiB"), 10 * 1024 * 1024);
+  EXPECT_FALSE(ParseDockerSize("ten"));
+}
+
+TEST(LogOptions, CredentialsNeverAppearInErrors) {
+  std::string err =
+      ErrorOf({{"loki-url", "http://user:secret@loki:3100/x"}, {"loki-batch-wait", "fast"}});
+  EXPECT_THAT(err, HasSubstr("loki-batch-wait"));
+  EXPECT_THAT(err, ::testing::Not(HasSubstr("secret")));
+}
+
+TEST(LogOptions, EnvNames) { EXPECT_EQ(OptionEnvName("loki-batch-wait"), "LOKI_BATCH_WAIT"); }
+
+TEST(LogOptions, MarkdownTableListsEveryOption) {
+  std::string table = OptionsMarkdownTable();
+  for (const OptionSpec& s : AllOptionSpecs()) {
+    EXPECT_THAT(table, HasSubstr("`" + std::string(s.name) + "`"));
+  }
+}
+
+}  // namespace
+}  // namespace skald
