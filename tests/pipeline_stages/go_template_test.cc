@@ -442,3 +442,80 @@ TEST(GoTemplate, DeepNestingIsConfigErrorNotACrash) {
 
 }  // namespace
 }  // namespace skald::stages
+
+namespace skald::stages {
+namespace {
+
+// Random token soup: parsing either succeeds or throws ConfigError, and a parsed template
+// executes without crashing.
+TEST(GoTemplate, RandomInputOnlyFailsCleanly) {
+  const std::vector<std::string> tokens = {"{{",
+                                           "}}",
+                                           "{{- ",
+                                           " -}}",
+                                           " ",
+                                           ".Value",
+                                           ".x",
+                                           ".",
+                                           "$",
+                                           "|",
+                                           "(",
+                                           ")",
+                                           "\"a\"",
+                                           "`b`",
+                                           "1",
+                                           "-2",
+                                           "0x1",
+                                           "1.5",
+                                           "if",
+                                           "else",
+                                           "end",
+                                           "eq",
+                                           "ne",
+                                           "and",
+                                           "or",
+                                           "not",
+                                           "lt",
+                                           "ToUpper",
+                                           "Replace",
+                                           "substr",
+                                           "trunc",
+                                           "repeat",
+                                           "div",
+                                           "mod",
+                                           "default",
+                                           "quote",
+                                           "regexReplaceAll",
+                                           "\"(\"",
+                                           "\"a*\"",
+                                           "b64dec",
+                                           "title",
+                                           "/*",
+                                           "*/",
+                                           "\\",
+                                           "\"",
+                                           "x"};
+  const MapTemplateData data{{"Value", "héllo wörld"}, {"x", ""}};
+  uint64_t seed = 42;
+  auto next = [&seed]() {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return seed >> 33;
+  };
+  int parsed = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string text;
+    const int n = 1 + next() % 12;
+    for (int k = 0; k < n; ++k) text += tokens[next() % tokens.size()];
+    try {
+      const GoTemplate t = GoTemplate::Parse(text);
+      std::string out;
+      t.Execute(data, &out);
+      ++parsed;
+    } catch (const ConfigError&) {
+    }
+  }
+  EXPECT_GT(parsed, 100);
+}
+
+}  // namespace
+}  // namespace skald::stages

@@ -315,3 +315,32 @@ TEST(GoTimeLayout, UnknownLocationIsError) {
 
 }  // namespace
 }  // namespace skald::stages
+
+namespace skald::stages {
+namespace {
+
+TEST(GoTimeLayout, RandomTextNeverCrashes) {
+  const std::vector<std::string> layouts = {
+      "RFC3339Nano",    "UnixDate",
+      "RFC850",         "Unix",
+      "UnixMs",         "2006-01-02T15:04:05.000Z07:00",
+      "Jan _2 002 3PM", "Mon, 02 Jan 06 15:04:05.999 -07:00:00 MST"};
+  const std::string alphabet = "0123456789 -+:.,TZJanFebMonPMSTGCzx_\xc3\xa9";
+  uint64_t seed = 7;
+  auto next = [&seed]() {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return seed >> 33;
+  };
+  for (const std::string& layout : layouts) {
+    const GoTimeLayout t = GoTimeLayout::Compile(layout, "Europe/Berlin");
+    for (int i = 0; i < 5000; ++i) {
+      std::string text;
+      const int n = next() % 40;
+      for (int k = 0; k < n; ++k) text += alphabet[next() % alphabet.size()];
+      (void)t.Parse(text, kNow);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace skald::stages

@@ -145,3 +145,32 @@ TEST(JmesPath, EvaluateNoMatchIsNullptr) {
 
 }  // namespace
 }  // namespace skald::stages
+
+namespace skald::stages {
+namespace {
+
+TEST(JmesPath, RandomInputOnlyFailsCleanly) {
+  const std::vector<std::string> tokens = {"a",   "b-c",  ".", "[", "]", "0", "-1", "\"", "\\",
+                                           "\\u", "d83d", "*", "?", " ", "(", "|",  "x_1"};
+  const auto doc = nlohmann::json::parse(R"({"a":[{"x_1":1}],"b-c":{"a":null}})");
+  uint64_t seed = 5;
+  auto next = [&seed]() {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return seed >> 33;
+  };
+  int parsed = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string text;
+    const int n = 1 + next() % 10;
+    for (int k = 0; k < n; ++k) text += tokens[next() % tokens.size()];
+    try {
+      (void)EvaluateJmesPath(ParseJmesPath(text), doc);
+      ++parsed;
+    } catch (const ConfigError&) {
+    }
+  }
+  EXPECT_GT(parsed, 100);
+}
+
+}  // namespace
+}  // namespace skald::stages

@@ -162,3 +162,35 @@ TEST(LogqlSelector, PipelineStagesOtherThanLineFiltersAreErrors) {
 
 }  // namespace
 }  // namespace skald::stages
+
+namespace skald::stages {
+namespace {
+
+TEST(LogqlSelector, RandomInputOnlyFailsCleanly) {
+  const std::vector<std::string> tokens = {"{",    "}",       "a",  "b_1", "=", "!=",    "=~",
+                                           "!~",   "|=",      "|~", ",",   " ", "\"x\"", "\"(\"",
+                                           "`.*`", "\"\\q\"", "\"", "|",   "or"};
+  uint64_t seed = 3;
+  auto next = [&seed]() {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return seed >> 33;
+  };
+  int parsed = 0;
+  for (int i = 0; i < 20000; ++i) {
+    // Half start as a valid selector, so that line filters get exercised too.
+    std::string text = next() % 2 ? "{a=\"x\"} " : "";
+    const int n = 1 + next() % 12;
+    for (int k = 0; k < n; ++k) text += tokens[next() % tokens.size()];
+    try {
+      const auto s = LogqlSelector::Parse(text);
+      (void)s.MatchesLine("some x line");
+      (void)s.MatchesLabels([](std::string_view) { return std::optional<std::string_view>("x"); });
+      ++parsed;
+    } catch (const ConfigError&) {
+    }
+  }
+  EXPECT_GT(parsed, 10);
+}
+
+}  // namespace
+}  // namespace skald::stages
