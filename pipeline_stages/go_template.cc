@@ -142,9 +142,8 @@ class TemplateParser {
         trim_next_ = false;
       }
       // "{{- " trims blanks before the action.
-      const bool trim_left = open != std::string_view::npos && open + 3 < text_.size() + 1 &&
-                             text_.substr(open + 2, 1) == "-" && open + 3 < text_.size() &&
-                             IsSpace(text_[open + 3]);
+      const bool trim_left = open != std::string_view::npos && open + 3 < text_.size() &&
+                             text_[open + 2] == '-' && IsSpace(text_[open + 3]);
       if (trim_left) {
         while (!text.empty() && IsSpace(text.back())) text.remove_suffix(1);
       }

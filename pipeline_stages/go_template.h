@@ -10,8 +10,13 @@
 // Hash Sha2Hash; sprig's lower upper title trim trimPrefix trimSuffix replace contains hasPrefix
 // hasSuffix default quote squote substr trunc repeat add sub mul div mod b64enc b64dec (with
 // sprig's argument orders, e.g. `replace old new s`, `trunc n s`, `default dflt value`).
-// Not supported (a ConfigError when parsed): other functions, variables `$x :=`, range, with,
-// define, template, block, nil, character constants.
+// Not supported (a ConfigError when parsed): other functions (also Go's builtins print, printf,
+// len, index, ...), variables `$x :=`, range, with, define, template, block, nil, character
+// constants. Mistakes Go only reports at run time are ConfigErrors here when they are visible
+// in the text: wrong argument counts, a literal of the wrong type, a bad literal regex.
+// Run time follows Go: a missing key prints `<no value>`, is false in `if`, is unequal to any
+// value in `eq`/`ne`, is empty for `default`, and fails the execution when given to a function
+// that wants a string. Unicode case mapping covers Latin, Greek, Cyrillic and Armenian letters.
 #pragma once
 
 #include <cstdint>

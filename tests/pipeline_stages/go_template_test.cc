@@ -96,6 +96,13 @@ TEST(GoTemplate, TrimMarkersEatAdjacentWhitespace) {
   EXPECT_EQ(Render("x {{- 3 -}} y {{- 4 }}"), "x3y4");
 }
 
+TEST(GoTemplate, TrimMarkersOnControlActions) {
+  const std::string_view t = "<\n  {{- if .a -}}\n  yes\n  {{- else -}}\n  no\n  {{- end -}}\n>";
+  EXPECT_EQ(Render(t, {{"a", "1"}}), "<yes>");
+  EXPECT_EQ(Render(t, {}), "<no>");
+  EXPECT_EQ(Render("a {{- /* c */ -}} b {{- \"x\" }}"), "abx");
+}
+
 TEST(GoTemplate, DashWithoutSpaceIsANumber) { EXPECT_EQ(Render("a {{-3}} b"), "a -3 b"); }
 
 // --- Pipelines and calls.
