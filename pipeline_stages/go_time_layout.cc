@@ -240,17 +240,32 @@ bool Skip(std::string_view* value, std::string_view prefix) {
   return true;
 }
 
-// Go's parseNanoseconds: value[0] is '.' or ',', then nbytes-1 digits.
+// Go's atoi: an optional sign, then only digits (none at all reads as 0).
+bool GoAtoi(std::string_view s, int64_t* out) {
+  bool negative = false;
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  int64_t x = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9' || x > INT64_MAX / 10 - 10) return false;
+    x = x * 10 + (c - '0');
+  }
+  *out = negative ? -x : x;
+  return true;
+}
+
+// Go's parseNanoseconds: value[0] is '.' or ',', then nbytes-1 digits (Go's atoi, so a sign
+// slips through as long as the result is not negative).
 bool ParseNanoseconds(std::string_view value, size_t nbytes, int* ns) {
   if (value.empty() || (value[0] != '.' && value[0] != ',')) return false;
   if (nbytes > 10) nbytes = 10;  // only nanosecond precision is kept
-  int n = 0;
-  for (size_t i = 1; i < nbytes; ++i) {
-    if (!IsDigitAt(value, i)) return false;
-    n = n * 10 + (value[i] - '0');
-  }
+  if (nbytes > value.size()) return false;
+  int64_t n;
+  if (!GoAtoi(value.substr(1, nbytes - 1), &n) || n < 0) return false;
   for (size_t i = nbytes; i < 10; ++i) n *= 10;
-  *ns = n;
+  *ns = static_cast<int>(n);
   return true;
 }
 
@@ -477,12 +492,13 @@ std::optional<int64_t> GoTimeLayout::ParseLayout(std::string_view value,
     }
     bool ok = true;
     switch (chunk.element) {
-      case kYear:
-        if (value.size() < 2 || !IsDigitAt(value, 0) || !IsDigitAt(value, 1)) return std::nullopt;
-        year = (value[0] - '0') * 10 + (value[1] - '0');
+      case kYear: {
+        // Go reads the two bytes with atoi, so "+3" and "-5" are years too.
+        if (value.size() < 2 || !GoAtoi(value.substr(0, 2), &year)) return std::nullopt;
         year += year >= 69 ? 1900 : 2000;
         value.remove_prefix(2);
         break;
+      }
       case kLongYear:
         if (value.size() < 4) return std::nullopt;
         year = 0;

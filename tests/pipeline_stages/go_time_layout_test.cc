@@ -190,6 +190,17 @@ TEST(GoTimeLayout, TwoDigitYearPivotsAt69) {
   EXPECT_THAT(Parse("RFC822Z", "04 Feb 10 21:00 -0800"), Optional(kGoTest - 57 * kSec));
 }
 
+// Go reads two-digit years and fractions with atoi, which takes a sign; found by comparing
+// against Go's time.Parse on generated input.
+TEST(GoTimeLayout, SignedNumberQuirksMatchGo) {
+  EXPECT_THAT(Parse("06-01-02", "+3-01-01"), Optional(1041379200 * kSec));  // 2003
+  EXPECT_THAT(Parse("06-01-02", "-5-01-01"), Optional(788918400 * kSec));   // 1995
+  EXPECT_THAT(Parse("2006-01-02 15:04:05.000", "2010-02-04 21:00:57.+12"),
+              Optional(kGoTestUtc + 12000000));
+  EXPECT_THAT(Parse("2006-01-02 15:04:05.000", "2010-02-04 21:00:57.-00"), Optional(kGoTestUtc));
+  EXPECT_EQ(Parse("2006-01-02 15:04:05.000", "2010-02-04 21:00:57.-12"), std::nullopt);
+}
+
 TEST(GoTimeLayout, RangeChecks) {
   EXPECT_EQ(Parse("ANSIC", "Thu Feb  4 21:00:60 2010"), std::nullopt);
   EXPECT_EQ(Parse("ANSIC", "Thu Feb  4 21:61:57 2010"), std::nullopt);
