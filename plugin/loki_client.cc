@@ -462,6 +462,7 @@ std::unique_ptr<httplib::Client> LokiClient::Impl::MakeHttpClient() {
     http = std::make_unique<httplib::Client>(base);
   }
   http->set_keep_alive(true);
+  http->set_tcp_nodelay(true);  // headers and body go out in separate writes
   http->set_follow_location(false);
   http->set_connection_timeout(config.timeout);
   http->set_read_timeout(config.timeout);

@@ -69,21 +69,33 @@ FakeLoki::FakeLoki() = default;
 FakeLoki::~FakeLoki() { Stop(); }
 
 bool FakeLoki::Start(int port, const std::string& host) {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = false;
+  }
   server_ = std::make_unique<httplib::Server>();
   server_->set_payload_max_length(512 * 1024 * 1024);
   server_->set_keep_alive_max_count(1'000'000);
-  server_->Post("/loki/api/v1/push", [this](const httplib::Request& req, httplib::Response& res) {
-    std::chrono::milliseconds delay;
-    {
-      std::lock_guard lock(mu_);
-      delay = delay_;
-    }
-    if (delay.count() > 0) std::this_thread::sleep_for(delay);
-    Handled h = HandlePush(req.body, req.get_header_value("X-Scope-OrgID"),
-                           req.get_header_value("Authorization"));
-    res.status = h.status;
-    if (!h.body.empty()) res.set_content(h.body, "text/plain; charset=utf-8");
-  });
+  server_->set_tcp_nodelay(true);
+  // The absolute form (http://host/loki/api/v1/push) is what a client sends to an HTTP proxy:
+  // accepting it lets the sink stand in for a proxy in front of Loki.
+  server_->Post(R"((https?://[^/]+)?/loki/api/v1/push)",
+                [this](const httplib::Request& req, httplib::Response& res) {
+                  std::chrono::milliseconds delay;
+                  {
+                    std::lock_guard lock(mu_);
+                    delay = delay_;
+                    if (req.path.rfind("/", 0) != 0) ++proxied_requests_;
+                  }
+                  if (delay.count() > 0) {
+                    std::unique_lock lock(mu_);
+                    stop_cv_.wait_for(lock, delay, [this] { return stopping_; });
+                  }
+                  Handled h = HandlePush(req.body, req.get_header_value("X-Scope-OrgID"),
+                                         req.get_header_value("Authorization"));
+                  res.status = h.status;
+                  if (!h.body.empty()) res.set_content(h.body, "text/plain; charset=utf-8");
+                });
   server_->Get("/stats", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(StatsJson(), "application/json");
   });
@@ -124,10 +136,18 @@ bool FakeLoki::Start(int port, const std::string& host) {
     port_ = port;
   }
   thread_ = std::thread([this] { server_->listen_after_bind(); });
+  // httplib's stop() is a no-op until the listen loop runs: wait for it, so Stop() right after
+  // Start() cannot hang.
+  while (!server_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return true;
 }
 
 void FakeLoki::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
   if (server_) server_->stop();
   if (thread_.joinable()) thread_.join();
 }
@@ -273,7 +293,7 @@ void FakeLoki::Reset() {
   max_line_bytes_ = 0;
   streams_.clear();
   seen_.clear();
-  total_entries_ = duplicates_ = out_of_order_ = requests_ = 0;
+  total_entries_ = duplicates_ = out_of_order_ = requests_ = proxied_requests_ = 0;
   status_counts_.clear();
   tenants_.clear();
   authorizations_.clear();
@@ -310,6 +330,11 @@ uint64_t FakeLoki::OutOfOrder() const {
   return out_of_order_;
 }
 
+uint64_t FakeLoki::ProxiedRequests() const {
+  std::lock_guard lock(mu_);
+  return proxied_requests_;
+}
+
 uint64_t FakeLoki::Requests() const {
   std::lock_guard lock(mu_);
   return requests_;
@@ -344,6 +369,7 @@ std::string FakeLoki::StatsJson() const {
   std::lock_guard lock(mu_);
   nlohmann::json j;
   j["requests"] = requests_;
+  j["proxied_requests"] = proxied_requests_;
   j["entries"] = total_entries_;
   j["duplicates"] = duplicates_;
   j["out_of_order"] = out_of_order_;

@@ -86,6 +86,8 @@ class FakeLoki {
   uint64_t Duplicates() const;
   uint64_t OutOfOrder() const;  // entries older than their stream's newest at arrival
   uint64_t Requests() const;    // push requests received, whatever the answer
+  // Push requests that came in proxy form (absolute URL in the request line).
+  uint64_t ProxiedRequests() const;
   std::map<int, uint64_t> StatusCounts() const;
   std::vector<std::string> Tenants() const;         // per request, "" when absent
   std::vector<std::string> Authorizations() const;  // per request: decoded "user:pass" or ""
@@ -108,6 +110,8 @@ class FakeLoki {
 
   mutable std::mutex mu_;
   mutable std::condition_variable entries_cv_;
+  std::condition_variable stop_cv_;  // cuts injected delays short on Stop()
+  bool stopping_ = false;
   // Faults.
   int fail_status_ = 0;
   int64_t fail_remaining_ = 0;  // -1 = every request
@@ -124,6 +128,7 @@ class FakeLoki {
   uint64_t duplicates_ = 0;
   uint64_t out_of_order_ = 0;
   uint64_t requests_ = 0;
+  uint64_t proxied_requests_ = 0;
   std::map<int, uint64_t> status_counts_;
   std::vector<std::string> tenants_;
   std::vector<std::string> authorizations_;

@@ -1,0 +1,528 @@
+#include "plugin/loki_client.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "tests/tools/fake_loki.h"
+
+namespace skald {
+namespace {
+
+using skald::testing::FakeLoki;
+using std::chrono::milliseconds;
+
+// Liveness bounds: generous, so a slow CI machine does not fail them.
+constexpr milliseconds kLong{30'000};
+
+LokiClientConfig FastConfig(const FakeLoki& loki) {
+  LokiClientConfig c;
+  c.url = loki.PushUrl();
+  c.timeout = milliseconds(5'000);
+  c.batch_wait = milliseconds(20);
+  c.batch_size_bytes = 64 * 1024;
+  c.min_backoff = milliseconds(1);
+  c.max_backoff = milliseconds(10);
+  c.max_retries = 5;
+  c.lanes = 2;
+  return c;
+}
+
+LokiEntry Entry(std::string labels, int64_t ts, std::string line, std::string tenant = "") {
+  LokiEntry e;
+  e.labels = std::move(labels);
+  e.timestamp_ns = ts;
+  e.line = std::move(line);
+  e.tenant = std::move(tenant);
+  return e;
+}
+
+std::string Labels(int stream) { return "{job=\"s" + std::to_string(stream) + "\"}"; }
+
+// A line that snappy cannot shrink much.
+std::string RandomLine(std::mt19937& rng, std::size_t n) {
+  static constexpr char kChars[] =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/";
+  std::string s(n, ' ');
+  for (char& c : s) c = kChars[rng() % 64];
+  return s;
+}
+
+uint64_t Dropped(MetricsRegistry& m, const std::string& reason) {
+  return m.GetCounter("skald_entries_dropped_total", "", {{"reason", reason}}).Value();
+}
+
+uint64_t Pushes(MetricsRegistry& m, const std::string& status) {
+  return m.GetCounter("skald_pushes_total", "", {{"status_code", status}}).Value();
+}
+
+// Captures spdlog's default logger output for the test's lifetime.
+class LogCapture {
+ public:
+  LogCapture() : previous_(spdlog::default_logger()) {
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out_);
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink));
+  }
+  ~LogCapture() { spdlog::set_default_logger(previous_); }
+  std::string Text() {
+    spdlog::default_logger()->flush();
+    return out_.str();
+  }
+
+ private:
+  std::ostringstream out_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+class LokiClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(loki_.Start()); }
+
+  // Every line of every stream, checking that each stream's lines arrive as "<n>" counting up.
+  void ExpectInOrder(const std::string& labels, int count, const std::string& tenant = "") {
+    const auto entries = loki_.EntriesOf(labels, tenant);
+    ASSERT_EQ(entries.size(), static_cast<std::size_t>(count)) << labels;
+    for (int i = 0; i < count; ++i) {
+      ASSERT_EQ(entries[i].line, std::to_string(i)) << labels << " position " << i;
+    }
+  }
+
+  FakeLoki loki_;
+  MetricsRegistry metrics_;
+};
+
+TEST_F(LokiClientTest, DeliversEveryEntryInOrderPerStream) {
+  LokiClientConfig c = FastConfig(loki_);
+  c.lanes = 4;
+  c.batch_size_bytes = 2'000;  // many small batches in flight at once
+  LokiClient client(c, metrics_);
+  constexpr int kStreams = 8, kPerStream = 1'000;
+  for (int i = 0; i < kPerStream; ++i) {
+    for (int s = 0; s < kStreams; ++s) client.Push(Entry(Labels(s), 1'000 + i, std::to_string(i)));
+  }
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_EQ(client.Pending(), 0u);
+  EXPECT_EQ(loki_.TotalEntries(), uint64_t{kStreams * kPerStream});
+  EXPECT_EQ(loki_.Duplicates(), 0u);
+  for (int s = 0; s < kStreams; ++s) ExpectInOrder(Labels(s), kPerStream);
+  EXPECT_EQ(metrics_.CounterTotal("skald_entries_sent_total"), uint64_t{kStreams * kPerStream});
+  EXPECT_EQ(metrics_.CounterTotal("skald_entries_dropped_total"), 0u);
+  EXPECT_EQ(metrics_.GetGauge("skald_client_pending_entries", "").Value(), 0);
+  EXPECT_GT(metrics_.CounterTotal("skald_encoded_bytes_total"), 0u);
+  EXPECT_GE(Pushes(metrics_, "204"), 1u);
+}
+
+TEST_F(LokiClientTest, LabelsTimestampsAndStructuredMetadataArrive) {
+  LokiClient client(FastConfig(loki_), metrics_);
+  LokiEntry e = Entry(R"({app="web", env="prod \"eu\""})", 1'700'000'000'123'456'789, "hello");
+  e.structured_metadata = {{"trace_id", "0af7651916cd43dd"}, {"user", "ü"}};
+  client.Push(e);
+  ASSERT_TRUE(client.Flush(kLong));
+  const auto entries = loki_.EntriesOf(R"({app="web", env="prod \"eu\""})");
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].timestamp_ns, 1'700'000'000'123'456'789);
+  EXPECT_EQ(entries[0].line, "hello");
+  EXPECT_EQ(entries[0].structured_metadata, e.structured_metadata);
+  EXPECT_EQ(metrics_.CounterTotal("skald_sent_bytes_total"),
+            uint64_t{5 + 8 + 16 + 4 + 2});  // line + metadata names and values
+}
+
+TEST_F(LokiClientTest, TenantsAreBatchedSeparatelyAndSentAsOrgIdHeader) {
+  LokiClientConfig c = FastConfig(loki_);
+  c.tenant_id = "team-a";
+  LokiClient client(c, metrics_);
+  for (int i = 0; i < 50; ++i) {
+    client.Push(Entry(Labels(0), i, std::to_string(i)));            // config tenant
+    client.Push(Entry(Labels(0), i, std::to_string(i), "team-b"));  // per-entry override
+  }
+  ASSERT_TRUE(client.Flush(kLong));
+  ExpectInOrder(Labels(0), 50, "team-a");
+  ExpectInOrder(Labels(0), 50, "team-b");
+  EXPECT_THAT(loki_.Tenants(), ::testing::Each(::testing::AnyOf("team-a", "team-b")));
+}
+
+TEST_F(LokiClientTest, NoTenantMeansNoOrgIdHeader) {
+  LokiClient client(FastConfig(loki_), metrics_);
+  client.Push(Entry(Labels(0), 1, "0"));
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_THAT(loki_.Tenants(), ::testing::ElementsAre(""));
+}
+
+TEST_F(LokiClientTest, SendsAFullBatchWithoutWaiting) {
+  LokiClientConfig c = FastConfig(loki_);
+  c.lanes = 1;
+  c.batch_wait = milliseconds(3'600'000);  // only size can trigger a send
+  c.batch_size_bytes = 1'000;
+  LokiClient client(c, metrics_);
+  for (int i = 0; i < 50; ++i) client.Push(Entry(Labels(0), i, std::string(100, 'a' + i % 26)));
+  ASSERT_TRUE(loki_.WaitForEntries(50, kLong));
+  EXPECT_EQ(loki_.Requests(), 5u);  // 10 entries of 100 bytes per batch
+  client.Stop(milliseconds(0));
+}
+
+TEST_F(LokiClientTest, BatchNeverExceedsBatchSize) {
+  LokiClientConfig c = FastConfig(loki_);
+  c.lanes = 1;
+  c.batch_size_bytes = 1'050;
+  LokiClient client(c, metrics_);
+  for (int i = 0; i < 100; ++i) client.Push(Entry(Labels(0), i, std::string(100, 'x')));
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_EQ(loki_.TotalEntries() + loki_.Duplicates(), 100u);
+  EXPECT_GE(loki_.Requests(), 10u);  // at most 10 lines of 100 bytes fit 1050 bytes
+}
+
+TEST_F(LokiClientTest, SendsAPartialBatchAfterBatchWait) {
+  LokiClientConfig c = FastConfig(loki_);
+  c.batch_wait = milliseconds(50);
+  c.batch_size_bytes = 1024 * 1024;
+  LokiClient client(c, metrics_);
+  for (int i = 0; i < 3; ++i) client.Push(Entry(Labels(0), i, std::to_string(i)));
+  // No Flush: only the wait can trigger the send.
+  ASSERT_TRUE(loki_.WaitForEntries(3, kLong));
+  ExpectInOrder(Labels(0), 3);
+}
+
+TEST_F(LokiClientTest, RetriesServerErrorsThenDeliversWithoutDuplicates) {
+  loki_.FailNext(500, 3);
+  LokiClientConfig c = FastConfig(loki_);
+  c.lanes = 1;
+  LokiClient client(c, metrics_);
+  for (int i = 0; i < 20; ++i) client.Push(Entry(Labels(0), i, std::to_string(i)));
+  ASSERT_TRUE(client.Flush(kLong));
+  ExpectInOrder(Labels(0), 20);
+  EXPECT_EQ(loki_.Duplicates(), 0u);
+  EXPECT_EQ(Pushes(metrics_, "500"), 3u);
+  EXPECT_EQ(metrics_.CounterTotal("skald_batch_retries_total"), 3u);
+  EXPECT_EQ(metrics_.CounterTotal("skald_entries_dropped_total"), 0u);
+}
+
+TEST_F(LokiClientTest, RetriesRateLimiting) {
+  loki_.FailNext(429, 2, "Ingestion rate limit exceeded");
+  LokiClient client(FastConfig(loki_), metrics_);
+  for (int i = 0; i < 10; ++i) client.Push(Entry(Labels(0), i, std::to_string(i)));
+  ASSERT_TRUE(client.Flush(kLong));
+  ExpectInOrder(Labels(0), 10);
+  EXPECT_EQ(Pushes(metrics_, "429"), 2u);
+  EXPECT_EQ(metrics_.CounterTotal("skald_entries_dropped_total"), 0u);
+}
+
+TEST_F(LokiClientTest, RetriesServiceUnavailable) {
+  loki_.FailNext(503, 2);
+  LokiClient client(FastConfig(loki_), metrics_);
+  client.Push(Entry(Labels(0), 1, "0"));
+  ASSERT_TRUE(client.Flush(kLong));
+  ExpectInOrder(Labels(0), 1);
+  EXPECT_EQ(Pushes(metrics_, "503"), 2u);
+}
+
+TEST_F(LokiClientTest, BadRequestIsNotRetriedAndCountedWithReason) {
+  LogCapture logs;
+  loki_.FailNext(400, 1, "error at insert: some validation failed");
+  LokiClientConfig c = FastConfig(loki_);
+  c.lanes = 1;
+  LokiClient client(c, metrics_);
+  for (int i = 0; i < 5; ++i) client.Push(Entry(Labels(0), i, std::to_string(i)));
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_EQ(loki_.Requests(), 1u);
+  EXPECT_EQ(Dropped(metrics_, "bad_request"), 5u);
+  EXPECT_EQ(
+      metrics_.GetCounter("skald_dropped_bytes_total", "", {{"reason", "bad_request"}}).Value(),
+      5u);
+  EXPECT_EQ(metrics_.CounterTotal("skald_batch_retries_total"), 0u);
+  EXPECT_EQ(client.Pending(), 0u);
+  EXPECT_THAT(logs.Text(), ::testing::HasSubstr("some validation failed"));
+}
+
+TEST_F(LokiClientTest, BadRequestReasonsAreClassifiedFromLokisText) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"Max entry size '256000' bytes exceeded for stream '{a=\"b\"}' while adding an entry with "
+       "length '300000' bytes",
+       "line_too_long"},
+      {"entry for stream '{a=\"b\"}' has timestamp too old: 2020-01-01T00:00:00Z, oldest "
+       "acceptable timestamp is: 2024-01-01T00:00:00Z",
+       "too_old"},
+      {"entry for stream '{a=\"b\"}' has timestamp too new: 2030-01-01T00:00:00Z",
+       "too_far_in_future"},
+      {"Maximum active stream limit exceeded, reduce the number of active streams", "stream_limit"},
+  };
+  LokiClientConfig c = FastConfig(loki_);
+  c.lanes = 1;
+  LokiClient client(c, metrics_);
+  for (const auto& [text, reason] : cases) {
+    loki_.FailNext(400, 1, text);
+    client.Push(Entry(Labels(0), 1, "x"));
+    ASSERT_TRUE(client.Flush(kLong));
+    EXPECT_EQ(Dropped(metrics_, reason), 1u) << reason;
+  }
+  EXPECT_EQ(Dropped(metrics_, "bad_request"), 0u);
+}
+
+TEST_F(LokiClientTest, RefusedStructuredMetadataIsExplainedInPlainWords) {
+  LogCapture logs;
+  loki_.SetRejectStructuredMetadata(true);
+  LokiClient client(FastConfig(loki_), metrics_);
+  LokiEntry e = Entry(Labels(0), 1, "x");
+  e.structured_metadata = {{"trace_id", "1"}};
+  client.Push(e);
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_EQ(Dropped(metrics_, "structured_metadata_not_allowed"), 1u);
+  EXPECT_THAT(logs.Text(),
+              ::testing::HasSubstr("Loki refused structured metadata: it needs schema "
+                                   "v13+ and limits_config.allow_structured_metadata"));
+}
+
+TEST_F(LokiClientTest, UnauthorizedIsNotRetried) {
+  loki_.FailNext(401, 1, "no org id");
+  LokiClient client(FastConfig(loki_), metrics_);
+  client.Push(Entry(Labels(0), 1, "x"));
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_EQ(loki_.Requests(), 1u);
+  EXPECT_EQ(Dropped(metrics_, "unauthorized"), 1u);
+}
+
+TEST_F(LokiClientTest, TooLargeBatchIsSplitInHalves) {
+  std::mt19937 rng(1);
+  LokiClientConfig c = FastConfig(loki_);
+  c.lanes = 1;
+  c.batch_size_bytes = 1024 * 1024;
+  LokiClient client(c, metrics_);
+  loki_.SetMaxBodyBytes(4'000);
+  for (int i = 0; i < 64; ++i)
+    client.Push(Entry(Labels(0), i, std::to_string(i) + " " + RandomLine(rng, 200)));
+  ASSERT_TRUE(client.Flush(kLong));
+  const auto entries = loki_.EntriesOf(Labels(0));
+  ASSERT_EQ(entries.size(), 64u);
+  for (int i = 0; i < 64; ++i)
+    EXPECT_EQ(entries[i].line.substr(0, entries[i].line.find(' ')), std::to_string(i));
+  EXPECT_GT(Pushes(metrics_, "413"), 0u);
+  EXPECT_EQ(metrics_.CounterTotal("skald_entries_dropped_total"), 0u);
+  for (std::size_t size : loki_.BodySizes()) EXPECT_GT(size, 0u);
+}
+
+TEST_F(LokiClientTest, SingleEntryTooLargeIsDropped) {
+  std::mt19937 rng(2);
+  LokiClient client(FastConfig(loki_), metrics_);
+  loki_.SetMaxBodyBytes(2'000);
+  client.Push(Entry(Labels(0), 1, RandomLine(rng, 10'000)));
+  client.Push(Entry(Labels(1), 2, "small"));
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_EQ(Dropped(metrics_, "too_large"), 1u);
+  EXPECT_EQ(loki_.EntriesOf(Labels(1)).size(), 1u);
+}
+
+TEST_F(LokiClientTest, ExhaustedRetriesDropTheBatch) {
+  loki_.FailAll(503);
+  LokiClientConfig c = FastConfig(loki_);
+  c.lanes = 1;
+  c.max_retries = 2;
+  LokiClient client(c, metrics_);
+  for (int i = 0; i < 5; ++i) client.Push(Entry(Labels(0), i, std::to_string(i)));
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_EQ(loki_.Requests(), 3u);  // the first attempt and two retries
+  EXPECT_EQ(Dropped(metrics_, "retries_exhausted"), 5u);
+  EXPECT_EQ(metrics_.CounterTotal("skald_batch_retries_total"), 2u);
+  EXPECT_EQ(client.Pending(), 0u);
+}
+
+TEST_F(LokiClientTest, TransportErrorsAreRetriedAndCountedAsError) {
+  FakeLoki closed;
+  ASSERT_TRUE(closed.Start());
+  const std::string url = closed.PushUrl();
+  closed.Stop();  // nothing listens there any more
+  LokiClientConfig c = FastConfig(loki_);
+  c.url = url;
+  c.max_retries = 2;
+  LokiClient client(c, metrics_);
+  client.Push(Entry(Labels(0), 1, "x"));
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_EQ(Pushes(metrics_, "error"), 3u);
+  EXPECT_EQ(Dropped(metrics_, "retries_exhausted"), 1u);
+}
+
+TEST_F(LokiClientTest, FullBufferDropsTheOldestUnsentEntries) {
+  loki_.FailAll(503);
+  LokiClientConfig c = FastConfig(loki_);
+  c.lanes = 1;
+  c.max_retries = -1;  // the first batch stays in flight until Loki recovers
+  c.batch_size_bytes = 100;
+  c.max_buffered_bytes = 2'000;
+  LokiClient client(c, metrics_);
+  constexpr int kPushed = 200;
+  for (int i = 0; i < kPushed; ++i) client.Push(Entry(Labels(0), i, std::to_string(i)));
+  EXPECT_GT(Dropped(metrics_, "buffer_full"), 0u);
+  EXPECT_LT(client.Pending(), uint64_t{kPushed});
+  loki_.ClearFailures();
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_EQ(client.Pending(), 0u);
+  EXPECT_EQ(loki_.TotalEntries() + Dropped(metrics_, "buffer_full"), uint64_t{kPushed});
+  // The newest entries survive, in order.
+  const auto entries = loki_.EntriesOf(Labels(0));
+  ASSERT_FALSE(entries.empty());
+  EXPECT_EQ(entries.back().line, std::to_string(kPushed - 1));
+  for (std::size_t i = 1; i < entries.size(); ++i) {
+    EXPECT_LT(std::stoi(entries[i - 1].line), std::stoi(entries[i].line));
+  }
+}
+
+TEST_F(LokiClientTest, StopCountsUnsentEntriesAsShutdownDrops) {
+  loki_.FailAll(503);
+  LokiClientConfig c = FastConfig(loki_);
+  c.max_retries = -1;
+  LokiClient client(c, metrics_);
+  for (int i = 0; i < 20; ++i) client.Push(Entry(Labels(i % 3), i, std::to_string(i)));
+  const auto start = std::chrono::steady_clock::now();
+  client.Stop(milliseconds(100));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, kLong);
+  EXPECT_EQ(client.Pending(), 0u);
+  EXPECT_EQ(Dropped(metrics_, "shutdown"), 20u);
+  EXPECT_EQ(metrics_.GetGauge("skald_client_pending_entries", "").Value(), 0);
+}
+
+TEST_F(LokiClientTest, StopSendsWhatItCanWithinTheDeadline) {
+  LokiClientConfig c = FastConfig(loki_);
+  c.batch_wait = milliseconds(3'600'000);
+  LokiClient client(c, metrics_);
+  for (int i = 0; i < 10; ++i) client.Push(Entry(Labels(0), i, std::to_string(i)));
+  client.Stop(kLong);
+  ExpectInOrder(Labels(0), 10);
+  EXPECT_EQ(Dropped(metrics_, "shutdown"), 0u);
+}
+
+TEST_F(LokiClientTest, StopDoesNotWaitForAHangingLoki) {
+  loki_.SetDelay(milliseconds(20'000));
+  LokiClientConfig c = FastConfig(loki_);
+  c.timeout = milliseconds(60'000);
+  LokiClient client(c, metrics_);
+  client.Push(Entry(Labels(0), 1, "x"));
+  std::this_thread::sleep_for(milliseconds(200));  // let the request start
+  const auto start = std::chrono::steady_clock::now();
+  client.Stop(milliseconds(50));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(10'000));
+  EXPECT_EQ(client.Pending(), 0u);
+  EXPECT_EQ(Dropped(metrics_, "shutdown"), 1u);
+}
+
+TEST_F(LokiClientTest, PushAfterStopIsCountedAsShutdown) {
+  LokiClient client(FastConfig(loki_), metrics_);
+  client.Stop(milliseconds(0));
+  client.Push(Entry(Labels(0), 1, "x"));
+  EXPECT_EQ(Dropped(metrics_, "shutdown"), 1u);
+  EXPECT_EQ(client.Pending(), 0u);
+}
+
+TEST_F(LokiClientTest, FlushTimesOutWhileLokiIsDown) {
+  loki_.FailAll(500);
+  LokiClientConfig c = FastConfig(loki_);
+  c.max_retries = -1;
+  LokiClient client(c, metrics_);
+  client.Push(Entry(Labels(0), 1, "x"));
+  EXPECT_FALSE(client.Flush(milliseconds(100)));
+  EXPECT_EQ(client.Pending(), 1u);
+  loki_.ClearFailures();
+  EXPECT_TRUE(client.Flush(kLong));
+  EXPECT_EQ(client.Pending(), 0u);
+}
+
+TEST_F(LokiClientTest, BasicAuthIsSentButNeverLogged) {
+  LogCapture logs;
+  LokiClientConfig c = FastConfig(loki_);
+  c.url = loki_.PushUrl("loki-user:s3cr%40t-pass");  // password "s3cr@t-pass"
+  c.max_retries = 1;
+  LokiClient client(c, metrics_);
+  loki_.FailNext(500, 1, "boom");  // logged retry
+  client.Push(Entry(Labels(0), 1, "a"));
+  ASSERT_TRUE(client.Flush(kLong));
+  loki_.FailNext(400, 1, "bad");  // logged rejection
+  client.Push(Entry(Labels(0), 2, "b"));
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_THAT(loki_.Authorizations(), ::testing::Each(std::string("loki-user:s3cr@t-pass")));
+  const std::string text = logs.Text();
+  EXPECT_THAT(text, ::testing::HasSubstr("127.0.0.1"));  // the URL is logged, without user info
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("s3cr")));
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("loki-user")));
+  EXPECT_THAT(metrics_.RenderPrometheus(), ::testing::Not(::testing::HasSubstr("s3cr")));
+  EXPECT_THAT(c.Key(), ::testing::Not(::testing::HasSubstr("s3cr")));
+}
+
+TEST_F(LokiClientTest, SendsThroughAnHttpProxy) {
+  // The fake accepts the proxy form of the request line, so it can stand in for the proxy.
+  LokiClientConfig c = FastConfig(loki_);
+  c.url = "http://loki.invalid:3100/loki/api/v1/push";
+  c.proxy_url = "http://127.0.0.1:" + std::to_string(loki_.port());
+  c.max_retries = 0;
+  LokiClient client(c, metrics_);
+  client.Push(Entry(Labels(0), 1, "0"));
+  ASSERT_TRUE(client.Flush(kLong));
+  ExpectInOrder(Labels(0), 1);
+  EXPECT_EQ(loki_.ProxiedRequests(), 1u);
+}
+
+TEST_F(LokiClientTest, ManyProducersKeepOrderPerStreamAcrossRetries) {
+  LokiClientConfig c = FastConfig(loki_);
+  c.lanes = 3;
+  c.batch_size_bytes = 500;
+  LokiClient client(c, metrics_);
+  loki_.FailNext(500, 10);
+  constexpr int kThreads = 4, kPerThread = 2'000;
+  std::vector<std::thread> producers;
+  for (int t = 0; t < kThreads; ++t) {
+    producers.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) client.Push(Entry(Labels(t), i, std::to_string(i)));
+    });
+  }
+  for (auto& p : producers) p.join();
+  ASSERT_TRUE(client.Flush(kLong));
+  for (int t = 0; t < kThreads; ++t) ExpectInOrder(Labels(t), kPerThread);
+  EXPECT_EQ(loki_.Duplicates(), 0u);
+  EXPECT_EQ(client.Pending(), 0u);
+}
+
+TEST(LokiClientConfigTest, ValidationNamesTheBadOption) {
+  LokiClientConfig c;
+  c.url = "ftp://u:pw@host/x";
+  std::string err = ValidateLokiClientConfig(c);
+  EXPECT_THAT(err, ::testing::HasSubstr("loki-url"));
+  EXPECT_THAT(err, ::testing::HasSubstr("http or https"));
+  EXPECT_THAT(err, ::testing::Not(::testing::HasSubstr("pw")));
+  c.url = "http://host:99999/loki/api/v1/push";
+  EXPECT_THAT(ValidateLokiClientConfig(c), ::testing::HasSubstr("port"));
+  c.url = "localhost:3100";
+  EXPECT_THAT(ValidateLokiClientConfig(c), ::testing::HasSubstr("not a URL"));
+  c.url = "https://[::1]:3100/loki/api/v1/push";
+  EXPECT_EQ(ValidateLokiClientConfig(c), "");
+  c.proxy_url = "https://proxy:8443";
+  EXPECT_THAT(ValidateLokiClientConfig(c), ::testing::HasSubstr("loki-proxy-url"));
+  c.proxy_url = "";
+  c.tls.cert_file = "/c.pem";
+  EXPECT_THAT(ValidateLokiClientConfig(c), ::testing::HasSubstr("loki-tls-key-path"));
+  MetricsRegistry m;
+  EXPECT_THROW(LokiClient(c, m), std::invalid_argument);
+}
+
+TEST(LokiClientConfigTest, RedactUrlRemovesUserInfo) {
+  EXPECT_EQ(RedactUrl("http://u:p@h:3100/loki/api/v1/push"), "http://h:3100/loki/api/v1/push");
+  EXPECT_EQ(RedactUrl("https://user@h/x"), "https://h/x");
+  EXPECT_EQ(RedactUrl("http://h/x?a=b@c"), "http://h/x?a=b@c");
+  EXPECT_EQ(RedactUrl("http://h:1/x"), "http://h:1/x");
+  EXPECT_EQ(RedactUrl("http://a:b@c@h/"), "http://h/");
+}
+
+TEST(LokiClientConfigTest, KeySeparatesCredentialsWithoutShowingThem) {
+  LokiClientConfig a, b;
+  a.url = "http://alice:one@h/loki/api/v1/push";
+  b.url = "http://alice:two@h/loki/api/v1/push";
+  EXPECT_NE(a.Key(), b.Key());
+  EXPECT_THAT(a.Key(), ::testing::Not(::testing::HasSubstr("one")));
+  b.url = a.url;
+  EXPECT_EQ(a.Key(), b.Key());
+  b.tenant_id = "x";
+  EXPECT_NE(a.Key(), b.Key());
+}
+
+}  // namespace
+}  // namespace skald
