@@ -23,6 +23,39 @@ size_t ReadRawString(std::string_view text, std::string* value, std::string* err
   return end + 1;
 }
 
+// strconv.IsPrint for non-ASCII runes, approximated: controls, format characters, separators
+// other than ' ', private use and noncharacters are not printable; everything else is.
+bool IsPrintableRune(char32_t r) {
+  if (r < 0xA0) return false;  // C1 controls (ASCII is handled by the caller)
+  switch (r) {
+    case 0xA0:
+    case 0xAD:
+    case 0x061C:
+    case 0x06DD:
+    case 0x070F:
+    case 0x180E:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000:
+    case 0xFEFF:
+      return false;
+    default:
+      break;
+  }
+  if (r >= 0x0600 && r <= 0x0605) return false;
+  if (r >= 0x2000 && r <= 0x200F) return false;  // spaces, zero-width and direction marks
+  if (r >= 0x202A && r <= 0x202E) return false;
+  if (r >= 0x2060 && r <= 0x206F) return false;
+  if (r >= 0xD800 && r <= 0xF8FF) return false;  // surrogates, private use
+  if (r >= 0xFFF9 && r <= 0xFFFB) return false;
+  if ((r & 0xFFFE) == 0xFFFE) return false;  // noncharacters U+xxFFFE/U+xxFFFF
+  if (r >= 0xF0000) return false;            // supplementary private use
+  return true;
+}
+
 }  // namespace
 
 char32_t DecodeRune(std::string_view s, size_t i, size_t* size) {
@@ -206,9 +239,11 @@ void AppendGoQuoted(std::string_view s, std::string* out) {
           out->append("\\x").push_back(kHex[byte >> 4]);
           out->push_back(kHex[byte & 15]);
       }
-    } else if (r < 0xA0 || r == 0xAD) {  // C1 controls and the soft hyphen are not printable
-      out->append("\\u00").push_back(kHex[(r >> 4) & 15]);
-      out->push_back(kHex[r & 15]);
+    } else if (!IsPrintableRune(r)) {
+      out->append(r < 0x10000 ? "\\u" : "\\U");
+      for (int shift = r < 0x10000 ? 12 : 28; shift >= 0; shift -= 4) {
+        out->push_back(kHex[(r >> shift) & 15]);
+      }
     } else {
       out->append(s.substr(i, n));
     }

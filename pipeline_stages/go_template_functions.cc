@@ -72,7 +72,7 @@ std::string_view KindName(const Value& v) {
     case Value::Kind::kString:
       return "string";
     case Value::Kind::kInt:
-      return "int";
+      return v.int64_typed ? "int64" : "int";
     case Value::Kind::kDouble:
       return "float64";
     case Value::Kind::kBool:
@@ -363,8 +363,9 @@ std::string HexDigest(const EVP_MD* md, std::string_view a, std::string_view b) 
   return out;
 }
 
-// spf13/cast.ToInt64 as sprig's arithmetic uses it: strings parse with Go's base prefixes
-// (0x, 0o, 0b, a leading 0 is octal) after dropping a ".0" tail; anything else is 0.
+// spf13/cast.ToInt64 (v1.10, as Loki 3 vendors it) as sprig's arithmetic uses it: a string
+// with a '.' keeps its integer part when it looks like a decimal number; then Go's ParseInt
+// with base prefixes (0x, 0o, 0b, a leading 0 is octal). Anything unparsable is 0.
 int64_t ToInt64(const Value& v) {
   switch (v.kind) {
     case Value::Kind::kInt:
@@ -381,8 +382,14 @@ int64_t ToInt64(const Value& v) {
   }
   std::string_view s = v.str();
   if (const size_t dot = s.find('.'); dot != std::string_view::npos) {
-    if (s.find_first_not_of('0', dot + 1) != std::string_view::npos) return 0;
-    s = s.substr(0, dot);
+    // ^([-+]?\d*)(\.\d*)?$
+    const size_t sign = (!s.empty() && (s[0] == '+' || s[0] == '-')) ? 1 : 0;
+    const bool digits_before = s.find_first_not_of("0123456789", sign) == dot;
+    const bool digits_after = s.find_first_not_of("0123456789", dot + 1) == std::string_view::npos;
+    if (digits_before && digits_after) {
+      s = s.substr(0, dot);
+      if (s.size() == sign) return 0;  // "", "+", "-": zero
+    }
   }
   bool negative = false;
   if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
@@ -568,8 +575,9 @@ bool CallFunction(const Function& f, std::span<Value> args, const RE2* regex, Va
     const ParamType want = f.TypeOf(k);
     const Value& a = args[k];
     if (want == P::kAny) continue;
-    const bool ok =
-        want == P::kString ? a.kind == Value::Kind::kString : a.kind == Value::Kind::kInt;
+    // Go passes int64 (sprig's arithmetic, int64 data) to an int parameter only by failing.
+    const bool ok = want == P::kString ? a.kind == Value::Kind::kString
+                                       : a.kind == Value::Kind::kInt && !a.int64_typed;
     if (!ok) {
       const std::string_view type = want == P::kString ? "string" : "int";
       *error = a.kind == Value::Kind::kMissing
@@ -770,21 +778,21 @@ bool CallFunction(const Function& f, std::span<Value> args, const RE2* regex, Va
         const uint64_t x = static_cast<uint64_t>(acc), y = static_cast<uint64_t>(ToInt64(a));
         acc = static_cast<int64_t>(f.id == FunctionId::kAdd ? x + y : x * y);
       }
-      *result = Value::Int(acc);
+      *result = Value::Int64(acc);
       return true;
     }
     case FunctionId::kSub:
-      *result = Value::Int(static_cast<int64_t>(static_cast<uint64_t>(ToInt64(args[0])) -
-                                                static_cast<uint64_t>(ToInt64(args[1]))));
+      *result = Value::Int64(static_cast<int64_t>(static_cast<uint64_t>(ToInt64(args[0])) -
+                                                  static_cast<uint64_t>(ToInt64(args[1]))));
       return true;
     case FunctionId::kDiv:
     case FunctionId::kMod: {
       const int64_t a = ToInt64(args[0]), b = ToInt64(args[1]);
       if (b == 0) return fail("integer divide by zero");
       if (a == INT64_MIN && b == -1) {
-        *result = Value::Int(f.id == FunctionId::kDiv ? a : 0);  // Go wraps
+        *result = Value::Int64(f.id == FunctionId::kDiv ? a : 0);  // Go wraps
       } else {
-        *result = Value::Int(f.id == FunctionId::kDiv ? a / b : a % b);
+        *result = Value::Int64(f.id == FunctionId::kDiv ? a / b : a % b);
       }
       return true;
     }

@@ -23,6 +23,7 @@ struct Value {
   int64_t i = 0;
   double d = 0;
   bool b = false;
+  bool int64_typed = false;           // kInt from data or sprig arithmetic: Go's int64, not int
   const TemplateData* map = nullptr;  // kMap: the data itself (`.`)
 
   std::string_view str() const { return borrowed ? view : std::string_view(owned); }
@@ -39,6 +40,11 @@ struct Value {
   static Value Int(int64_t x) {
     Value v;
     v.kind = Kind::kInt, v.i = x;
+    return v;
+  }
+  static Value Int64(int64_t x) {
+    Value v = Int(x);
+    v.int64_typed = true;
     return v;
   }
   static Value Double(double x) {

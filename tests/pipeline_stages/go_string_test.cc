@@ -53,6 +53,9 @@ TEST(GoString, QuoteMatchesGoPercentQ) {
   std::string out;
   AppendGoQuoted("a\"b\\c\n\t\x01\x7f\xff\xc3\xa9\xc2\x85", &out);
   EXPECT_EQ(out, R"("a\"b\\c\n\t\x01\x7f\xffé\u0085")");
+  out.clear();
+  AppendGoQuoted("\xc2\xa0x\xe3\x80\x80\xe2\x80\x8b\xf3\xb0\x80\x80 \xf0\x9f\x98\x80", &out);
+  EXPECT_EQ(out, R"("\u00a0x\u3000\u200b\U000f0000 😀")");
 }
 
 TEST(GoString, DecodeRuneRejectsInvalidSequences) {

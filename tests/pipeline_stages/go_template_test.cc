@@ -314,8 +314,18 @@ TEST(GoTemplate, SprigArithmeticCastsLikeSprig) {
   EXPECT_EQ(Render("{{ add \"0x10\" \"010\" \"2.0\" \"x\" }}"),
             "26");  // hex, octal, ".0"; else 0
   EXPECT_EQ(Render("{{ add 1.9 true .nope }}"), "2");
+  // cast v1.10 keeps the integer part of a decimal string; other text is 0.
+  EXPECT_EQ(Render("{{ add \"2.5\" \"-1.\" \".5\" \"1e3\" }}"), "1");
   EXPECT_EQ(Render("{{ .n | add 1 }}", kData), "8");
   EXPECT_EQ(Render("{{ div -7 2 }} {{ mod -7 3 }}"), "-3 -1");
+}
+
+TEST(GoTemplate, ArithmeticResultsAreInt64AndIntParametersRefuseThem) {
+  // Go: sprig's add returns int64; trunc wants int.
+  EXPECT_EQ(
+      Render("{{ trunc (add 1 1) \"abc\" }}"),
+      "ERROR: error calling trunc: argument 1: wrong type for value; expected int; got int64");
+  EXPECT_EQ(Render("{{ eq (add 1 1) 2 }}"), "true");
 }
 
 TEST(GoTemplate, DivisionByZeroFailsExecution) {
