@@ -542,7 +542,11 @@ LokiQuery& E2eEnv::Loki() {
                    std::chrono::minutes(30));
     loki_started_here_ = true;
     if (!r.ok()) throw std::runtime_error("starting Loki failed: " + r.Describe());
-    url = "http://127.0.0.1:" + std::to_string(http_port);
+    // The script prints the base URL as its last line.
+    auto lines = SplitLines(Trim(r.out));
+    url = !lines.empty() && lines.back().rfind("http", 0) == 0
+              ? lines.back()
+              : "http://127.0.0.1:" + std::to_string(http_port);
   }
   LokiQuery q(url);
   std::string why;
