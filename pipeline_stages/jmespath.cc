@@ -72,6 +72,11 @@ class PathParser {
       case '(':
         hint = "functions are not supported";
         break;
+      case '[':
+        hint =
+            "an index follows a key directly (a[0]); multiselect lists (a.[b, c]) are not "
+            "supported";
+        break;
       case '{':
         hint = "multiselect hashes are not supported";
         break;

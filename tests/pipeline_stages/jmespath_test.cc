@@ -105,6 +105,7 @@ TEST(JmesPath, OtherSyntaxIsError) {
   EXPECT_THAT(ErrorOf("a b"), HasSubstr("expected '.' or '['"));
   EXPECT_THAT(ErrorOf("a."), HasSubstr("ends with '.'"));
   EXPECT_THAT(ErrorOf("1a"), HasSubstr("expected a key"));
+  EXPECT_THAT(ErrorOf("a.[0]"), HasSubstr("an index follows a key directly"));
 }
 
 TEST(JmesPath, MalformedQuotesAndIndexesAreErrors) {
