@@ -38,3 +38,30 @@ loki_pid() {
     tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "-config.file=$1/loki-config.yaml" || return 1
     printf '%s\n' "$pid"
 }
+
+# go_build_cached OUT_BIN PACKAGE: build PACKAGE (from the tools module) into
+# OUT_BIN unless OUT_BIN already exists. Static (CGO_ENABLED=0, as Loki's own
+# Makefile builds it); both binaries use the same flags so the second build
+# reuses the Go build cache of the first. Build output goes to stderr.
+go_build_cached() {
+    local bin="$1" pkg="$2" start tmp
+    if [[ -x "$bin" ]]; then
+        log "already built: $bin"
+        return 0
+    fi
+    require_go
+    mkdir -p "$(dirname "$bin")"
+    log "building $pkg@$LOKI_VERSION into $bin (a first build takes many minutes) ..."
+    start=$(date +%s)
+    tmp="$bin.tmp.$$"
+    (
+        cd "$LOKI_MODULE_DIR"
+        local v=github.com/grafana/loki/v3/pkg/util/build
+        CGO_ENABLED=0 GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod" \
+            go build -trimpath \
+            -ldflags "-s -w -X $v.Version=$LOKI_VERSION -X $v.Branch=$LOKI_VERSION -X $v.Revision=module-proxy" \
+            -o "$tmp" "$pkg"
+    ) >&2 || { rm -f "$tmp"; log "build of $pkg failed"; return 1; }
+    mv -f "$tmp" "$bin"
+    log "built $bin in $(( $(date +%s) - start ))s"
+}
