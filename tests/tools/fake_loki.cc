@@ -69,11 +69,26 @@ FakeLoki::FakeLoki() = default;
 FakeLoki::~FakeLoki() { Stop(); }
 
 bool FakeLoki::Start(int port, const std::string& host) {
+  server_ = std::make_unique<httplib::Server>();
+  tls_ = false;
+  return Listen(port, host);
+}
+
+bool FakeLoki::StartTls(const TlsFiles& files, int port, const std::string& host) {
+  auto server = std::make_unique<httplib::SSLServer>(
+      files.cert_file.c_str(), files.key_file.c_str(),
+      files.client_ca_file.empty() ? nullptr : files.client_ca_file.c_str());
+  if (!server->is_valid()) return false;
+  server_ = std::move(server);
+  tls_ = true;
+  return Listen(port, host);
+}
+
+bool FakeLoki::Listen(int port, const std::string& host) {
   {
     std::lock_guard lock(mu_);
     stopping_ = false;
   }
-  server_ = std::make_unique<httplib::Server>();
   server_->set_payload_max_length(512 * 1024 * 1024);
   server_->set_keep_alive_max_count(1'000'000);
   server_->set_tcp_nodelay(true);
@@ -153,7 +168,7 @@ void FakeLoki::Stop() {
 }
 
 std::string FakeLoki::PushUrl(const std::string& userinfo) const {
-  std::string url = "http://";
+  std::string url = tls_ ? "https://" : "http://";
   if (!userinfo.empty()) url += userinfo + "@";
   return url + "127.0.0.1:" + std::to_string(port_) + "/loki/api/v1/push";
 }

@@ -52,10 +52,17 @@ class FakeLoki {
 
   // Listens on host:port (port 0 = chosen by the OS). Returns false when it cannot bind.
   bool Start(int port = 0, const std::string& host = "127.0.0.1");
+  // The same over TLS; with a client CA, clients must present a certificate it signed.
+  struct TlsFiles {
+    std::string cert_file;
+    std::string key_file;
+    std::string client_ca_file;
+  };
+  bool StartTls(const TlsFiles& files, int port = 0, const std::string& host = "127.0.0.1");
   void Stop();
 
   int port() const { return port_; }
-  // http://127.0.0.1:<port>/loki/api/v1/push, optionally with user info.
+  // http(s)://127.0.0.1:<port>/loki/api/v1/push, optionally with user info.
   std::string PushUrl(const std::string& userinfo = "") const;
 
   // --- fault injection ---
@@ -101,12 +108,14 @@ class FakeLoki {
     int status;
     std::string body;
   };
+  bool Listen(int port, const std::string& host);
   Handled HandlePush(const std::string& body, const std::string& tenant,
                      const std::string& authorization);
 
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   int port_ = 0;
+  bool tls_ = false;
 
   mutable std::mutex mu_;
   mutable std::condition_variable entries_cv_;

@@ -2,7 +2,7 @@
 //
 //   fake-loki [--host H] [--port P] [--fail-status S --fail-count K] [--delay-ms D]
 //             [--max-body-bytes N] [--reject-structured-metadata] [--max-line-bytes N]
-//             [--no-retain]
+//             [--no-retain] [--tls-cert F --tls-key F [--tls-client-ca F]]
 // Prints "port <P>" on its first line of stdout, then serves until SIGINT or SIGTERM and
 // prints the /stats JSON on exit. --fail-count -1 fails every request until
 // POST /control/clear.
@@ -21,7 +21,8 @@ namespace {
 void Usage() {
   std::cerr << "usage: fake-loki [--host H] [--port P] [--fail-status S --fail-count K]\n"
                "                 [--delay-ms D] [--max-body-bytes N] [--max-line-bytes N]\n"
-               "                 [--reject-structured-metadata] [--no-retain]\n";
+               "                 [--reject-structured-metadata] [--no-retain]\n"
+               "                 [--tls-cert F --tls-key F [--tls-client-ca F]]\n";
 }
 
 bool ParseInt(const char* s, long long& out) {
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
   std::string host = "127.0.0.1";
   long long port = 0, fail_status = 0, fail_count = 0, delay_ms = 0, max_body = 0, max_line = 0;
   bool reject_metadata = false, retain = true;
+  skald::testing::FakeLoki::TlsFiles tls;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     auto int_flag = [&](std::string_view name, long long& out) {
@@ -49,6 +51,12 @@ int main(int argc, char** argv) {
     };
     if (arg == "--host" && i + 1 < argc) {
       host = argv[++i];
+    } else if (arg == "--tls-cert" && i + 1 < argc) {
+      tls.cert_file = argv[++i];
+    } else if (arg == "--tls-key" && i + 1 < argc) {
+      tls.key_file = argv[++i];
+    } else if (arg == "--tls-client-ca" && i + 1 < argc) {
+      tls.client_ca_file = argv[++i];
     } else if (int_flag("--port", port) || int_flag("--fail-status", fail_status) ||
                int_flag("--fail-count", fail_count) || int_flag("--delay-ms", delay_ms) ||
                int_flag("--max-body-bytes", max_body) || int_flag("--max-line-bytes", max_line)) {
@@ -86,7 +94,9 @@ int main(int argc, char** argv) {
   loki.SetMaxBodyBytes(static_cast<std::size_t>(max_body));
   loki.SetMaxLineBytes(static_cast<std::size_t>(max_line));
   loki.SetRejectStructuredMetadata(reject_metadata);
-  if (!loki.Start(static_cast<int>(port), host)) {
+  const bool started = tls.cert_file.empty() ? loki.Start(static_cast<int>(port), host)
+                                             : loki.StartTls(tls, static_cast<int>(port), host);
+  if (!started) {
     std::cerr << "fake-loki: cannot listen on " << host << ":" << port << "\n";
     return 1;
   }
