@@ -160,17 +160,22 @@ class TemplateParser {
         return ListEnd::kEof;
       }
       const size_t action_pos = open;
-      pos_ = open + (trim_left ? 3 : 2);
-      bool had_space = SkipSpace();
+      pos_ = open + (trim_left ? 4 : 2);  // past "{{" or "{{- "
+      // As in Go, a comment sits right inside the delimiters: {{/* c */}} or {{- /* c */ -}}.
       if (LookingAt("/*")) {
         const size_t close = text_.find("*/", pos_);
         if (close == std::string_view::npos) Fail("unclosed comment", "close it with */");
         pos_ = close + 2;
-        had_space = SkipSpace();
-        if (!AtClose(had_space)) Fail("comment must be followed by }}", "");
-        ExpectClose(had_space);
+        const bool trim_right =
+            pos_ + 1 < text_.size() && IsSpace(text_[pos_]) && text_.substr(pos_ + 1, 3) == "-}}";
+        if (trim_right) ++pos_;
+        if (!trim_right && !LookingAt("}}")) {
+          Fail("comment must be followed directly by }} or \" -}}\"", "write {{/* comment */}}");
+        }
+        ExpectClose(trim_right);
         continue;
       }
+      bool had_space = SkipSpace();
       const std::string_view word = PeekWord();
       if (word == "if") {
         pos_ += 2;

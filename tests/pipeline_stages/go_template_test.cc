@@ -423,8 +423,11 @@ TEST(GoTemplate, StructureErrors) {
   EXPECT_THAT(ErrorOf("{{ .Value | }}"), HasSubstr("missing command after |"));
   EXPECT_THAT(ErrorOf("{{ (.Value }}"), HasSubstr("unclosed"));
   EXPECT_THAT(ErrorOf("{{ .Value) }}"), HasSubstr("unexpected \")\""));
-  EXPECT_THAT(ErrorOf("{{ /* x }}"), HasSubstr("unclosed comment"));
-  EXPECT_THAT(ErrorOf("{{ /* x */ .a }}"), HasSubstr("comment must be followed by }}"));
+  EXPECT_THAT(ErrorOf("{{/* x }}"), HasSubstr("unclosed comment"));
+  EXPECT_THAT(ErrorOf("{{/* x */ .a }}"), HasSubstr("comment must be followed directly by }}"));
+  EXPECT_THAT(ErrorOf("{{/* x */ }}"), HasSubstr("comment must be followed directly by }}"));
+  EXPECT_THAT(ErrorOf("{{ /* x */}}"), HasSubstr("unexpected \"/\" in action"));
+  EXPECT_THAT(ErrorOf("{{/* x */-}}"), HasSubstr("comment must be followed directly"));
   EXPECT_THAT(ErrorOf("{{ .Value-}}"), HasSubstr("unexpected \"-\" after an operand"));
 }
 
