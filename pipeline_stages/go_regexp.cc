@@ -109,9 +109,10 @@ std::string GoRegexpToRe2Syntax(std::string_view pattern) {
   return out;
 }
 
-std::unique_ptr<RE2> CompileGoRegexp(std::string_view pattern, std::string* error) {
+std::unique_ptr<RE2> CompileGoRegexp(std::string_view pattern, std::string* error, bool dot_nl) {
   RE2::Options options;
   options.set_log_errors(false);
+  options.set_dot_nl(dot_nl);
   const std::string re2_pattern = GoRegexpToRe2Syntax(pattern);
   auto re = std::make_unique<RE2>(re2_pattern, options);
   if (!re->ok()) {

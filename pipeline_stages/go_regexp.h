@@ -17,8 +17,10 @@ namespace skald::stages {
 std::string GoRegexpToRe2Syntax(std::string_view pattern);
 
 // Compiles a Go regular expression (UTF-8, RE2 semantics, errors not logged). On a bad pattern
-// returns nullptr and sets `*error` to RE2's reason (e.g. "missing ): (abc").
-std::unique_ptr<RE2> CompileGoRegexp(std::string_view pattern, std::string* error);
+// returns nullptr and sets `*error` to RE2's reason (e.g. "missing ): (abc"). `dot_nl` lets `.`
+// match a newline, as Prometheus label matchers do (they compile `^(?s:re)$`).
+std::unique_ptr<RE2> CompileGoRegexp(std::string_view pattern, std::string* error,
+                                     bool dot_nl = false);
 
 // Appends to `*out` the text `src` with every match of `re` replaced, as Go's
 // Regexp.ReplaceAllString (literal = false: `$1`, `${1}`, `$name`, `${name}` expand to groups,

@@ -75,9 +75,9 @@ class SelectorParser {
     return value;
   }
 
-  std::shared_ptr<RE2> CompileRegex(const std::string& pattern, size_t at) {
+  std::shared_ptr<RE2> CompileRegex(const std::string& pattern, size_t at, bool dot_nl) {
     std::string error;
-    std::shared_ptr<RE2> re = CompileGoRegexp(pattern, &error);
+    std::shared_ptr<RE2> re = CompileGoRegexp(pattern, &error, dot_nl);
     if (!re) {
       pos_ = at;
       Fail("invalid regex \"" + pattern + "\" (" + error + ")", "an RE2 regular expression");
@@ -114,7 +114,7 @@ class SelectorParser {
     const size_t value_at = pos_;
     m.value = ParseString("the value of label " + m.name);
     if (m.op == LogqlSelector::Op::kRegexMatch || m.op == LogqlSelector::Op::kRegexNoMatch) {
-      m.regex = CompileRegex(m.value, value_at);
+      m.regex = CompileRegex(m.value, value_at, /*dot_nl=*/true);
     }
     return m;
   }
@@ -143,7 +143,7 @@ class SelectorParser {
     const size_t value_at = pos_;
     f.value = ParseString("a line filter's argument");
     if (f.op == LogqlSelector::Op::kRegexMatch || f.op == LogqlSelector::Op::kRegexNoMatch) {
-      f.regex = CompileRegex(f.value, value_at);
+      f.regex = CompileRegex(f.value, value_at, /*dot_nl=*/false);
     }
     SkipSpace();
     if (text_.substr(pos_, 3) == "or ") {

@@ -2,10 +2,12 @@
 //
 //   {app="api", env!="dev", level=~"warn|error", pod!~"canary-.*"} |= "timeout" != "retry"
 //
-// Label regexes are fully anchored (RE2 FullMatch, like Prometheus); a label the entry lacks
-// compares as "". Line filters: `|=` contains, `!=` does not contain, `|~` regex matches
-// somewhere, `!~` regex matches nowhere. Strings are Go literals: "double-quoted" with escapes
-// or `raw`. Everything is compiled by Parse; matching never fails.
+// Label regexes are fully anchored and their `.` matches newlines (Prometheus compiles
+// `^(?s:re)$`); a label the entry lacks compares as "". Line filters: `|=` contains, `!=` does
+// not contain, `|~` regex matches somewhere, `!~` regex matches nowhere (`.` stops at newlines,
+// as in Go). Strings are Go literals: "double-quoted" with escapes, or `raw` (which Promtail's
+// parser rejects; accepting them is a superset). Everything is compiled by Parse; matching
+// never fails. Checked against Promtail's own logql package on generated selectors.
 #pragma once
 
 #include <re2/re2.h>

@@ -61,6 +61,12 @@ TEST(LogqlSelector, RegexMatchersAreFullyAnchored) {
   EXPECT_TRUE(Matches(R"({pod!~"canary"})", {{"pod", "canary-1"}}));
 }
 
+TEST(LogqlSelector, LabelRegexDotMatchesNewlineButLineRegexDotDoesNot) {
+  EXPECT_TRUE(Matches(R"({msg=~"a.b"})", {{"msg", "a\nb"}}));
+  EXPECT_FALSE(LineMatches(R"({a=~".*"} |~ "a.b")", "a\nb"));
+  EXPECT_TRUE(LineMatches(R"({a=~".*"} |~ "(?s)a.b")", "a\nb"));
+}
+
 TEST(LogqlSelector, MissingLabelComparesAsEmpty) {
   EXPECT_TRUE(Matches(R"({app=""})", {}));
   EXPECT_FALSE(Matches(R"({app="api"})", {}));
