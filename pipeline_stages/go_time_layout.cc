@@ -4,6 +4,7 @@
 
 #include <array>
 #include <chrono>
+#include <cmath>
 
 #include "pipeline_stages/config_error.h"
 
@@ -435,23 +436,26 @@ std::optional<int64_t> GoTimeLayout::Parse(std::string_view text, int64_t now_un
     case Kind::kUnix:
       break;
   }
-  // Promtail: seconds, optionally with one '.' and up to 9 fractional digits.
+  // Promtail (Loki 3): seconds, optionally with one '.' and a fraction that strconv.ParseInt
+  // reads (so a sign is allowed) and scales in floating point to nanoseconds.
   const size_t dot = text.find('.');
   if (dot == std::string_view::npos) {
     return ParseInt64(text, &v) ? ToUnixNanos(v, 0) : std::nullopt;
   }
   const std::string_view frac = text.substr(dot + 1);
   int64_t f;
-  if (frac.size() > 9 || frac.find('.') != std::string_view::npos ||
-      !ParseInt64(text.substr(0, dot), &v) || !ParseInt64(frac, &f) || frac[0] == '+' ||
-      frac[0] == '-') {
+  if (frac.find('.') != std::string_view::npos || !ParseInt64(text.substr(0, dot), &v) ||
+      !ParseInt64(frac, &f)) {
     return std::nullopt;
   }
-  for (size_t i = frac.size(); i < 9; ++i) f *= 10;
+  const double scaled =
+      static_cast<double>(f) * std::pow(10.0, 9.0 - static_cast<double>(frac.size()));
+  if (!(std::fabs(scaled) < 9e18)) return std::nullopt;
   const std::optional<int64_t> seconds = ToUnixNanos(v, 0);
-  if (!seconds) return std::nullopt;
   int64_t out;
-  if (__builtin_add_overflow(*seconds, f, &out)) return std::nullopt;
+  if (!seconds || __builtin_add_overflow(*seconds, static_cast<int64_t>(scaled), &out)) {
+    return std::nullopt;
+  }
   return out;
 }
 

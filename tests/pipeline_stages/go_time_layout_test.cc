@@ -270,7 +270,13 @@ TEST(GoTimeLayout, UnixSecondsWithOptionalFraction) {
   EXPECT_THAT(Parse("Unix", "1562708916.414123"), Optional(1562708916414123000));
   EXPECT_THAT(Parse("Unix", "1562708916.000000123"), Optional(1562708916000000123));
   EXPECT_THAT(Parse("Unix", "-1"), Optional(-kSec));
-  EXPECT_EQ(Parse("Unix", "1562708916.0000001234"), std::nullopt);  // > 9 fractional digits
+  // Loki 3 scales any fraction in floating point; ParseInt lets a sign through.
+  EXPECT_THAT(Parse("Unix", "1562708916.0000001234"), Optional(1562708916000000123));
+  // Values from running Promtail's code: the sign counts as a digit when scaling.
+  EXPECT_THAT(Parse("Unix", "1562708916.-5"), Optional(1562708915950000000));
+  EXPECT_THAT(Parse("Unix", "1.+5"), Optional(1050000000));
+  EXPECT_THAT(Parse("Unix", "-1.5"), Optional(-500000000));
+  EXPECT_THAT(Parse("Unix", "1.123456789123456789"), Optional(1123456789));
   EXPECT_EQ(Parse("Unix", "1562708916."), std::nullopt);
   EXPECT_EQ(Parse("Unix", "1.2.3"), std::nullopt);
   EXPECT_EQ(Parse("Unix", "abc"), std::nullopt);
