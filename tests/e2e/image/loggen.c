@@ -16,7 +16,7 @@
  *   --prefix P        a marker put in every line (default "loggen")
  *   --rate LPS        at most LPS lines per second (default: as fast as possible)
  *   --line-bytes B    instead of numbered lines, write ONE line of exactly B bytes
- *                     ("P" then 'x' padding, no newline inside), then a newline
+ *                     (P, then byte i is 'a' + i % 26), then a newline
  *   --sleep SECONDS   sleep this long after writing (e.g. to keep the container up)
  *   --last-marker M   after the N lines, write one extra line "M" to stdout
  *
@@ -152,7 +152,9 @@ int main(int argc, char** argv) {
     size_t plen = strlen(prefix);
     char* line = malloc((size_t)line_bytes + 1);
     if (line == NULL) return 1;
-    memset(line, 'x', (size_t)line_bytes);
+    /* 'a'..'z' by position: pieces of a wrongly split line never look alike (Loki would
+     * silently merge identical entries with the same timestamp). */
+    for (long i = 0; i < line_bytes; i++) line[i] = (char)('a' + i % 26);
     memcpy(line, prefix, plen < (size_t)line_bytes ? plen : (size_t)line_bytes);
     line[line_bytes] = '\n';
     write_all(1, line, (size_t)line_bytes + 1);
