@@ -51,6 +51,16 @@ go_build_cached() {
     fi
     require_go
     mkdir -p "$(dirname "$bin")"
+    # One build at a time per binary (e.g. two test processes starting at once).
+    exec 9>"$bin.lock"
+    if ! flock -n 9; then
+        log "another build of $bin is running; waiting for it"
+        flock 9
+    fi
+    if [[ -x "$bin" ]]; then
+        log "built meanwhile: $bin"
+        return 0
+    fi
     log "building $pkg@$LOKI_VERSION into $bin (a first build takes many minutes) ..."
     start=$(date +%s)
     tmp="$bin.tmp.$$"

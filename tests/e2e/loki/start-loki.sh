@@ -19,10 +19,16 @@ if [[ $# -lt 1 || $# -gt 3 ]]; then
     echo "usage: $0 DATA_DIR [HTTP_PORT] [GRPC_PORT]" >&2
     exit 2
 fi
-mkdir -p "$1"
-data_dir="$(cd "$1" && pwd)"
 http_port="${2:-3100}"
 grpc_port="${3:-9096}"
+for p in "$http_port" "$grpc_port"; do
+    if ! [[ "$p" =~ ^[0-9]+$ ]] || (( p < 1 || p > 65535 )); then
+        echo "$0: bad port '$p'" >&2
+        exit 2
+    fi
+done
+mkdir -p "$1"
+data_dir="$(cd "$1" && pwd)"
 timeout="${LOKI_START_TIMEOUT:-60}"
 url="http://127.0.0.1:$http_port"
 pid_file="$data_dir/loki.pid"
