@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 namespace skald::stages {
 
@@ -40,15 +41,16 @@ const Label* LabelSet::FindBase(std::string_view name) const {
   return nullptr;
 }
 
-size_t LabelSet::EditLowerBound(std::string_view name) const {
-  size_t i = 0;
-  while (i < edits_.size() && edits_[i].name < name) ++i;
-  return i;
+size_t LabelSet::EditOf(std::string_view name) const {
+  for (size_t i = 0; i < edits_.size(); ++i) {
+    if (edits_[i].name == name) return i;
+  }
+  return std::string::npos;
 }
 
 std::optional<std::string_view> LabelSet::Get(std::string_view name) const {
-  size_t i = EditLowerBound(name);
-  if (i < edits_.size() && edits_[i].name == name) {
+  const size_t i = EditOf(name);
+  if (i != std::string::npos) {
     if (edits_[i].erased) return std::nullopt;
     return std::string_view(edits_[i].value);
   }
@@ -57,19 +59,19 @@ std::optional<std::string_view> LabelSet::Get(std::string_view name) const {
 }
 
 void LabelSet::Set(std::string_view name, std::string_view value) {
-  size_t i = EditLowerBound(name);
-  if (i < edits_.size() && edits_[i].name == name) {
+  const size_t i = EditOf(name);
+  if (i != std::string::npos) {
     edits_[i].value.assign(value.data(), value.size());
     edits_[i].erased = false;
     return;
   }
-  edits_.insert(edits_.begin() + i, Edit{std::string(name), std::string(value), false});
+  edits_.emplace_back(name, value, false);
 }
 
 void LabelSet::Erase(std::string_view name) {
-  size_t i = EditLowerBound(name);
+  const size_t i = EditOf(name);
   const bool in_base = FindBase(name) != nullptr;
-  if (i < edits_.size() && edits_[i].name == name) {
+  if (i != std::string::npos) {
     if (in_base) {
       edits_[i].erased = true;
       edits_[i].value.clear();
@@ -78,7 +80,7 @@ void LabelSet::Erase(std::string_view name) {
     }
     return;
   }
-  if (in_base) edits_.insert(edits_.begin() + i, Edit{std::string(name), std::string(), true});
+  if (in_base) edits_.emplace_back(name, std::string_view(), true);
 }
 
 void LabelSet::Clear() {
@@ -226,50 +228,130 @@ bool operator==(const Value& a, const Value& b) {
   return false;
 }
 
-Value* Extracted::Find(std::string_view key) {
-  for (size_t i = 0; i < size_; ++i) {
-    if (slots_[i].key == key) return &slots_[i].value;
+namespace {
+// Called when heads are equal (so are the lengths).
+inline bool TailEqual(std::string_view a, std::string_view b) {
+  return a.size() <= 1 || std::memcmp(a.data() + 1, b.data() + 1, a.size() - 1) == 0;
+}
+}  // namespace
+
+namespace {
+inline size_t IndexBucket(uint64_t head) { return (head * 0x9E3779B97F4A7C15ull) >> 58; }
+}  // namespace
+
+size_t Extracted::SlotOf(std::string_view key, uint64_t head) const {
+  if (size_ > kIndexedSlots) {
+    for (size_t i = 0; i < size_; ++i) {
+      if (slots_[i].head == head && TailEqual(slots_[i].key, key)) return i;
+    }
+    return std::string::npos;
+  }
+  if (index_.empty()) return std::string::npos;
+  for (size_t b = IndexBucket(head);; b = (b + 1) & (kIndexSize - 1)) {
+    const IndexEntry& e = index_[b];
+    if (e.generation != generation_) return std::string::npos;
+    const Slot& s = slots_[e.slot];
+    if (s.head == head && TailEqual(s.key, key)) return e.slot;
+  }
+}
+
+const Label* Extracted::InitialLabel(std::string_view key, uint64_t head) const {
+  if (!labels_) return nullptr;
+  if (label_heads_for_ != labels_) {
+    auto* self = const_cast<Extracted*>(this);
+    self->label_heads_for_ = labels_;
+    self->label_heads_.clear();
+    for (const Label& l : *labels_) self->label_heads_.push_back(KeyHead(l.name));
+  }
+  for (size_t i = 0; i < label_heads_.size(); ++i) {
+    if (label_heads_[i] == head && TailEqual((*labels_)[i].name, key)) return &(*labels_)[i];
   }
   return nullptr;
 }
 
-const Value* Extracted::Find(std::string_view key) const {
-  return const_cast<Extracted*>(this)->Find(key);
-}
-
-Value& Extracted::Upsert(std::string_view key) {
-  if (Value* v = Find(key)) return *v;
-  return AppendNew(key);
-}
-
-Value& Extracted::UpsertHinted(std::string_view key, size_t& hint) {
-  if (hint < size_ && slots_[hint].key == key) return slots_[hint].value;
-  for (size_t i = 0; i < size_; ++i) {
-    if (slots_[i].key == key) {
-      hint = i;
-      return slots_[i].value;
-    }
-  }
-  hint = size_;
-  return AppendNew(key);
-}
-
-Value& Extracted::AppendNew(std::string_view key) {
+Value& Extracted::AppendNew(std::string_view key, uint64_t head) {
   if (size_ == slots_.size()) slots_.emplace_back();
+  if (size_ < kIndexedSlots) {
+    if (index_.empty()) index_.resize(kIndexSize);
+    size_t b = IndexBucket(head);
+    while (index_[b].generation == generation_) b = (b + 1) & (kIndexSize - 1);
+    index_[b] = IndexEntry{generation_, static_cast<uint32_t>(size_)};
+  }
   Slot& s = slots_[size_++];
-  s.key.assign(key.data(), key.size());
+  // A spare slot often held this very key on the previous line.
+  if (s.head != head || !TailEqual(s.key, key)) {
+    s.key.assign(key.data(), key.size());
+    s.head = head;
+  }
+  s.erased = false;
   s.value.SetNull();
   return s.value;
 }
 
-void Extracted::Erase(std::string_view key) {
-  for (size_t i = 0; i < size_; ++i) {
-    if (slots_[i].key == key) {
-      // Keep insertion order: rotate the erased slot (and its buffers) behind the live ones.
-      std::rotate(slots_.begin() + i, slots_.begin() + i + 1, slots_.begin() + size_);
-      --size_;
-      return;
+Value* Extracted::Find(std::string_view key) {
+  const uint64_t head = KeyHead(key);
+  const size_t i = SlotOf(key, head);
+  if (i != std::string::npos) return slots_[i].erased ? nullptr : &slots_[i].value;
+  if (const Label* l = InitialLabel(key, head)) {
+    Value& v = AppendNew(key, head);
+    v.SetString(l->value);
+    return &v;
+  }
+  return nullptr;
+}
+
+Value& Extracted::UpsertWithHead(std::string_view key, uint64_t head, size_t& index) {
+  const size_t i = SlotOf(key, head);
+  if (i != std::string::npos) {
+    index = i;
+    Slot& s = slots_[i];
+    if (s.erased) {
+      s.erased = false;
+      s.value.SetNull();
     }
+    return s.value;
+  }
+  index = size_;
+  if (const Label* l = InitialLabel(key, head)) {
+    Value& v = AppendNew(key, head);
+    v.SetString(l->value);
+    return v;
+  }
+  return AppendNew(key, head);
+}
+
+Value& Extracted::Upsert(std::string_view key) {
+  size_t index;
+  return UpsertWithHead(key, KeyHead(key), index);
+}
+
+Value& Extracted::UpsertHinted(std::string_view key, size_t& hint) {
+  const uint64_t head = KeyHead(key);
+  if (hint < size_ && slots_[hint].head == head && !slots_[hint].erased &&
+      TailEqual(slots_[hint].key, key)) {
+    return slots_[hint].value;
+  }
+  return UpsertWithHead(key, head, hint);
+}
+
+void Extracted::Erase(std::string_view key) {
+  const uint64_t head = KeyHead(key);
+  const size_t i = SlotOf(key, head);
+  if (i != std::string::npos) {
+    slots_[i].erased = true;
+    return;
+  }
+  if (InitialLabel(key, head)) {
+    AppendNew(key, head);
+    slots_[size_ - 1].erased = true;
+  }
+}
+
+void Extracted::MaterializeAll() {
+  if (!labels_) return;
+  for (const Label& l : *labels_) {
+    const uint64_t head = KeyHead(l.name);
+    if (SlotOf(l.name, head) == std::string::npos) AppendNew(l.name, head).SetString(l.value);
   }
 }
 

@@ -52,61 +52,42 @@ JsonStage::JsonStage(const YAML::Node& config, const StageContext& ctx) : ctx_(c
       deep_.push_back(i);
     }
   }
+  for (size_t i = 0; i < top_fields_.size(); ++i) {
+    const size_t len = top_fields_[i].name.size();
+    if (by_length_.size() <= len) by_length_.resize(len + 1);
+    by_length_[len].push_back(static_cast<uint16_t>(i));
+  }
   source_ = c.OptString("source");
   drop_malformed_ = c.Bool("drop_malformed", false);
   found_.resize(expressions_.size());
-}
-
-Value& JsonStage::Target(Extracted& out, size_t expression) {
-  Expression& e = expressions_[expression];
-  Value& v = out.UpsertHinted(e.key, e.hint);
-  if (e.hint < mark_) {
-    // An existing key: keep its old value in case the input turns out malformed.
-    bool saved = false;
-    for (const auto& o : overwritten_) saved |= o.first == e.hint;
-    if (!saved) overwritten_.emplace_back(e.hint, v);
-  }
-  return v;
+  values_.resize(expressions_.size());
 }
 
 bool JsonStage::Store(od::value v, Value& dst) {
-  od::json_type type;
-  if (v.type().get(type)) return false;
-  switch (type) {
-    case od::json_type::string: {
+  const std::string_view token = v.raw_json_token();
+  if (token.empty()) return false;
+  switch (token[0]) {
+    case '"': {
       std::string_view s;
       if (v.get_string().get(s)) return false;
       dst.SetString(s);
       return true;
     }
-    case od::json_type::number: {
-      od::number_type nt;
-      if (v.get_number_type().get(nt)) return false;
-      if (nt == od::number_type::signed_integer) {
-        int64_t i;
-        if (v.get_int64().get(i)) return false;
-        dst.SetInt(i);
-        return true;
-      }
-      double d;
-      if (v.get_double().get(d)) return false;
-      dst.SetDouble(d);
-      return true;
-    }
-    case od::json_type::boolean: {
+    case 't':
+    case 'f': {
       bool b;
       if (v.get_bool().get(b)) return false;
       dst.SetBool(b);
       return true;
     }
-    case od::json_type::null: {
+    case 'n': {
       bool is_null;
       if (v.is_null().get(is_null) || !is_null) return false;
       dst.SetNull();
       return true;
     }
-    case od::json_type::object:
-    case od::json_type::array: {
+    case '{':
+    case '[': {
       std::string_view raw;
       if (simdjson::to_json_string(v).get(raw)) return false;
       std::string& s = dst.MutableString();
@@ -118,11 +99,22 @@ bool JsonStage::Store(od::value v, Value& dst) {
       s.resize(len);
       return true;
     }
+    default: {
+      // Integers stay exact; anything else (fractions, exponents, huge) is a double.
+      int64_t i;
+      if (v.get_int64().get(i) == simdjson::SUCCESS) {
+        dst.SetInt(i);
+        return true;
+      }
+      double d;
+      if (v.get_double().get(d)) return false;
+      dst.SetDouble(d);
+      return true;
+    }
   }
-  return false;
 }
 
-bool JsonStage::Extract(std::string_view text, Extracted& out) {
+bool JsonStage::Extract(std::string_view text) {
   const size_t need = text.size() + simdjson::SIMDJSON_PADDING;
   if (padded_.size() < need) padded_.resize(need);
   std::memcpy(padded_.data(), text.data(), text.size());
@@ -133,21 +125,27 @@ bool JsonStage::Extract(std::string_view text, Extracted& out) {
   if (parser_.iterate(input).get(doc)) return false;
   od::object obj;
   if (doc.get_object().get(obj)) return false;
-  std::fill(found_.begin(), found_.end(), false);
+  std::fill(found_.begin(), found_.end(), 0);
   for (auto field_result : obj) {
     od::field field;
     if (std::move(field_result).get(field)) return false;
-    std::string_view key;
-    if (field.unescaped_key().get(key)) return false;
-    for (const TopField& tf : top_fields_) {
-      if (tf.name.size() != key.size() || tf.name != key) continue;
+    // The raw key (the input is padded and every string is closed), unescaped only if needed.
+    const char* raw = field.key().raw();
+    size_t len = 0;
+    while (raw[len] != '"' && raw[len] != '\\') ++len;
+    std::string_view key(raw, len);
+    if (raw[len] == '\\' && field.unescaped_key().get(key)) return false;
+    if (key.size() >= by_length_.size()) continue;
+    for (uint16_t t : by_length_[key.size()]) {
+      const TopField& tf = top_fields_[t];
+      if (std::memcmp(tf.name.data(), key.data(), key.size()) != 0) continue;
       const size_t first = tf.expressions[0];
-      if (!Store(field.value(), Target(out, first))) return false;
-      found_[first] = true;
+      if (!Store(field.value(), values_[first])) return false;
+      found_[first] = 1;
       for (size_t k = 1; k < tf.expressions.size(); ++k) {
         const size_t idx = tf.expressions[k];
-        Target(out, idx) = out.at(expressions_[first].hint);
-        found_[idx] = true;
+        values_[idx] = values_[first];
+        found_[idx] = 1;
       }
       break;
     }
@@ -189,10 +187,10 @@ bool JsonStage::Extract(std::string_view text, Extracted& out) {
         }
       }
     }
-    if (ok && Store(cur, Target(out, idx))) found_[idx] = true;
+    if (ok && Store(cur, values_[idx])) found_[idx] = 1;
   }
   for (size_t i = 0; i < expressions_.size(); ++i) {
-    if (!found_[i]) Target(out, i).SetNull();
+    if (!found_[i]) values_[i].SetNull();
   }
   return true;
 }
@@ -208,11 +206,12 @@ Verdict JsonStage::Process(Entry& entry, Downstream&) {
     copy.assign(s->data(), s->size());  // the extracted map changes while we read
     text = copy;
   }
-  mark_ = entry.extracted.size();
-  overwritten_.clear();
-  if (Extract(text, entry.extracted)) return Verdict::kPass;
-  for (auto& [idx, old] : overwritten_) entry.extracted.at(idx) = std::move(old);
-  entry.extracted.TruncateTo(mark_);
+  if (Extract(text)) {
+    for (size_t i = 0; i < expressions_.size(); ++i) {
+      swap(entry.extracted.UpsertHinted(expressions_[i].key, expressions_[i].hint), values_[i]);
+    }
+    return Verdict::kPass;
+  }
   if (!drop_malformed_) return Verdict::kPass;
   ctx_.ReportDrop("drop_malformed");
   return Verdict::kDrop;

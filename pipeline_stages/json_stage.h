@@ -37,9 +37,8 @@ class JsonStage final : public Stage {
     std::vector<size_t> expressions;
   };
 
-  // Runs the expressions on text; false when it is not a well-formed JSON object.
-  bool Extract(std::string_view text, Extracted& out);
-  Value& Target(Extracted& out, size_t expression);
+  // Runs the expressions on text into values_; false when it is not a well-formed JSON object.
+  bool Extract(std::string_view text);
   bool Store(simdjson::ondemand::value v, Value& dst);
 
   StageContext ctx_;
@@ -51,7 +50,9 @@ class JsonStage final : public Stage {
 
   simdjson::ondemand::parser parser_;
   std::string padded_;
-  std::vector<bool> found_;
+  std::vector<uint8_t> found_;
+  std::vector<Value> values_;  // per expression; swapped into extracted when all went well
+  std::vector<std::vector<uint16_t>> by_length_;       // key length -> top_fields_ indexes
   size_t mark_ = 0;                                    // extracted size before this entry
   std::vector<std::pair<size_t, Value>> overwritten_;  // restored when the input is malformed
 };

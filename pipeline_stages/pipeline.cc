@@ -84,10 +84,7 @@ void Pipeline::Process(Entry entry, std::vector<Entry>& out) {
     return;
   }
   if (spare_.has_storage()) entry.extracted = std::move(spare_);
-  entry.extracted.Clear();
-  entry.labels.ForEach([&](std::string_view name, std::string_view value) {
-    entry.extracted.AppendNew(name).SetString(value);
-  });
+  entry.extracted.Reset(entry.labels.SharedBase());
   output_.out = &out;
   chain_.Run(entry, output_);
   if (entry.extracted.has_storage() && !spare_.has_storage()) {

@@ -29,6 +29,7 @@ Verdict ReplaceStage::Process(Entry& entry, Downstream&) {
   } else {
     input_ = entry.line;
   }
+  entry.extracted.MaterializeAll();  // templates hold views of several values
   const re2::StringPiece text(input_);
   result_.clear();
   captured_.clear();

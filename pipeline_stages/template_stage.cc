@@ -20,6 +20,7 @@ TemplateStage::TemplateStage(const YAML::Node& config, const StageContext& ctx) 
 }
 
 Verdict TemplateStage::Process(Entry& entry, Downstream&) {
+  entry.extracted.MaterializeAll();  // the template holds views of several values
   std::optional<std::string_view> value;
   if (const Value* v = entry.extracted.Find(source_)) value = v->AsString();
   ExtractedTemplateData data(entry.extracted, value, std::string_view(entry.line));
