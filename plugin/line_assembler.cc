@@ -44,13 +44,14 @@ void LineAssembler::Emit(LogSource source, int64_t time_nano, std::string_view t
     return;
   }
   ++counts_.split_lines;
-  bool first = true;
+  // Each piece is 1 ns later than the one before: Loki drops an entry whose timestamp and line
+  // equal another's of the same stream, and the pieces of a repetitive line can be equal.
+  int64_t piece = 0;
   while (!text.empty()) {
     std::size_t cut = Utf8SafeCut(text, max_line_bytes_);
     if (cut == 0) cut = std::min(max_line_bytes_, text.size());
-    if (!first) ++counts_.extra_pieces;
-    first = false;
-    out.push_back(LogLine{source, time_nano, std::string(text.substr(0, cut))});
+    if (piece > 0) ++counts_.extra_pieces;
+    out.push_back(LogLine{source, time_nano + piece++, std::string(text.substr(0, cut))});
     text.remove_prefix(cut);
   }
 }

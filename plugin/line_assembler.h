@@ -4,7 +4,8 @@
 // the first chunk's timestamp; the assembler joins them per (source, id) and emits the line
 // when the chunk marked `last` arrives, or at Finish() (end of the stream). Lines longer than
 // `max_line_bytes` are emitted as consecutive pieces of at most that many bytes, cut on UTF-8
-// character boundaries, so that Loki accepts every piece and nothing is silently truncated.
+// character boundaries and 1 ns apart, so that Loki accepts (and keeps) every piece and nothing
+// is silently truncated.
 // Whitespace-only lines are skipped, as the Go driver does; the caller counts them.
 #pragma once
 

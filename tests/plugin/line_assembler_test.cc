@@ -102,6 +102,9 @@ TEST(LineAssembler, SplitsLongLinesIntoPiecesOfAtMostMax) {
   EXPECT_EQ(out[0].line.size(), 10u);
   EXPECT_EQ(out[1].line.size(), 10u);
   EXPECT_EQ(out[2].line.size(), 5u);
+  EXPECT_EQ(out[0].time_nano, 1);  // pieces 1 ns apart, so Loki keeps equal pieces
+  EXPECT_EQ(out[1].time_nano, 2);
+  EXPECT_EQ(out[2].time_nano, 3);
   EXPECT_EQ(a.counts().split_lines, 1u);
   EXPECT_EQ(a.counts().extra_pieces, 2u);
 }

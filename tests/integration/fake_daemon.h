@@ -1,0 +1,75 @@
+// FakeDaemon: plays dockerd towards the real skald binary, without Docker.
+//
+// It starts the plugin process with its API on a unix socket in a temporary directory, creates
+// FIFOs the way the daemon does (held open read-write by the daemon side), calls
+// StartLogging / StopLogging over HTTP, and writes length-prefixed LogEntry frames.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace skald::testing {
+
+class FakeDaemon {
+ public:
+  // Starts `binary` with the given extra environment (NAME=VALUE). Waits for the socket.
+  FakeDaemon(const std::string& binary, const std::vector<std::string>& env);
+  ~FakeDaemon();  // kills the plugin if still running, removes the temp dir
+
+  bool running() const;
+  int metrics_port() const { return metrics_port_; }
+  const std::string& dir() const { return dir_; }
+
+  // POSTs /LogDriver.<method>; returns the parsed JSON reply (or {"Err": <transport error>}).
+  nlohmann::json Call(const std::string& method, const nlohmann::json& body);
+
+  // A container: creates its FIFO, opens it read-write, sends StartLogging. Returns the Err
+  // string ("" on success).
+  struct Container {
+    std::string id;
+    std::string name;
+    std::string fifo;
+    int write_fd = -1;
+  };
+  std::string StartContainer(Container& c, const std::map<std::string, std::string>& config,
+                             const std::map<std::string, std::string>& labels = {});
+  // Writes one frame (blocking until the pipe takes it).
+  void WriteLine(Container& c, const std::string& line, const std::string& source = "stdout",
+                 int64_t time_nano = 0);
+  void WriteRaw(Container& c, const std::string& bytes);
+  // Writes a line as dockerd does past 16 KiB: partial chunks with a shared id.
+  void WritePartialLine(Container& c, const std::string& line, std::size_t chunk,
+                        const std::string& source = "stdout");
+  // StopLogging while the FIFO is still open, then closes the write end (as the daemon does).
+  std::string StopContainer(Container& c);
+
+  // GET /metrics; the value of one series (sum over label sets when `labels` is empty and the
+  // family has several), -1 when absent.
+  double Metric(const std::string& name, const std::string& labels = "") const;
+  std::string MetricsText() const;
+
+  // SIGTERM (or SIGKILL) and wait for exit; returns the exit status or -1 after `timeout`.
+  int Signal(int sig, std::chrono::milliseconds timeout);
+
+  std::string Log() const;  // the plugin's stderr so far
+
+ private:
+  std::string dir_;
+  std::string socket_;
+  pid_t pid_ = -1;
+  int metrics_port_ = 0;
+  int next_container_ = 0;
+  std::vector<std::string> fifos_;
+};
+
+// A TCP port nobody listens on right now.
+int FreePort();
+
+}  // namespace skald::testing

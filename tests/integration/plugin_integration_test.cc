@@ -1,0 +1,228 @@
+// The real skald binary, driven over its socket and FIFOs by a fake daemon, pushing to a fake
+// Loki that decodes and counts. No Docker here: tests/e2e has the real daemon and Loki.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <thread>
+
+#include "tests/integration/fake_daemon.h"
+#include "tests/tools/fake_loki.h"
+
+namespace skald::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+class PluginIntegration : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(loki_.Start());
+    daemon_ = std::make_unique<FakeDaemon>(SKALD_BINARY, extra_env_);
+  }
+  void TearDown() override {
+    if (HasFailure() && daemon_) std::cerr << "plugin log:\n" << daemon_->Log();
+  }
+  std::map<std::string, std::string> Opts(std::map<std::string, std::string> extra = {}) {
+    extra["loki-url"] = loki_.PushUrl();
+    extra.emplace("loki-batch-wait", "100ms");
+    extra.emplace("loki-min-backoff", "50ms");
+    extra.emplace("loki-max-backoff", "200ms");
+    return extra;
+  }
+  // Waits for read == sent + dropped + pending with pending == 0.
+  bool WaitSettled(std::chrono::milliseconds timeout) {
+    auto until = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < until) {
+      if (daemon_->Metric("skald_entries_pending") == 0) return true;
+      std::this_thread::sleep_for(20ms);
+    }
+    return false;
+  }
+
+  FakeLoki loki_;
+  std::vector<std::string> extra_env_;
+  std::unique_ptr<FakeDaemon> daemon_;
+};
+
+TEST_F(PluginIntegration, EveryLineArrivesInOrderWithLabels) {
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(c, Opts(), {{"com.docker.compose.service", "web"}}), "");
+  const int kLines = 20000;
+  for (int i = 0; i < kLines; ++i) daemon_->WriteLine(c, "line " + std::to_string(i));
+  daemon_->WriteLine(c, "to stderr", "stderr");
+  ASSERT_EQ(daemon_->StopContainer(c), "");
+  ASSERT_TRUE(loki_.WaitForEntries(kLines + 1, 20s)) << loki_.StatsJson();
+  EXPECT_EQ(loki_.Duplicates(), 0u);
+  EXPECT_EQ(loki_.OutOfOrder(), 0u);
+
+  auto streams = loki_.Streams();
+  ASSERT_EQ(streams.size(), 2u);
+  for (const auto& s : streams) {
+    EXPECT_THAT(s.labels, HasSubstr("container_name=\"" + c.name + "\""));
+    EXPECT_THAT(s.labels, HasSubstr("compose_service=\"web\""));
+    EXPECT_THAT(s.labels, HasSubstr("host=\""));
+    if (s.labels.find("source=\"stdout\"") != std::string::npos) {
+      ASSERT_EQ(s.entries.size(), static_cast<std::size_t>(kLines));
+      for (int i = 0; i < kLines; ++i) ASSERT_EQ(s.entries[i].line, "line " + std::to_string(i));
+    } else {
+      EXPECT_THAT(s.labels, HasSubstr("source=\"stderr\""));
+      ASSERT_EQ(s.entries.size(), 1u);
+      EXPECT_EQ(s.entries[0].line, "to stderr");
+    }
+  }
+}
+
+TEST_F(PluginIntegration, TheLastLinesArriveWhenStopLoggingPrecedesEof) {
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(c, Opts()), "");
+  for (int i = 0; i < 4000; ++i) daemon_->WriteLine(c, "short job " + std::to_string(i));
+  // StopLogging while the FIFO is open, then more lines still in the pipe, then EOF.
+  auto reply = daemon_->Call("StopLogging", {{"File", c.fifo}});
+  EXPECT_EQ(reply.value("Err", "?"), "");
+  daemon_->WriteLine(c, "the very last line");
+  daemon_->StopContainer(c);
+  ASSERT_TRUE(loki_.WaitForEntries(4001, 20s)) << loki_.StatsJson();
+  auto streams = loki_.Streams();
+  ASSERT_EQ(streams.size(), 1u);
+  EXPECT_EQ(streams[0].entries.back().line, "the very last line");
+}
+
+TEST_F(PluginIntegration, PartialChunksArriveAsOneEntry) {
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(c, Opts()), "");
+  std::string big(100 * 1000, 'x');
+  for (std::size_t i = 0; i < big.size(); i += 997) big[i] = static_cast<char>('a' + i % 26);
+  daemon_->WritePartialLine(c, big, 16 * 1024);
+  daemon_->StopContainer(c);
+  ASSERT_TRUE(loki_.WaitForEntries(1, 10s));
+  std::this_thread::sleep_for(300ms);
+  auto streams = loki_.Streams();
+  ASSERT_EQ(streams.size(), 1u);
+  ASSERT_EQ(streams[0].entries.size(), 1u);
+  EXPECT_EQ(streams[0].entries[0].line, big);
+}
+
+TEST_F(PluginIntegration, LinesOverMaxLineSizeArriveAsPieces) {
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(c, Opts({{"loki-max-line-size", "1000"}})), "");
+  daemon_->WriteLine(c, std::string(2500, 'q'));
+  daemon_->StopContainer(c);
+  ASSERT_TRUE(loki_.WaitForEntries(3, 10s));
+  auto streams = loki_.Streams();
+  ASSERT_EQ(streams.size(), 1u);
+  ASSERT_EQ(streams[0].entries.size(), 3u);
+  EXPECT_EQ(streams[0].entries[0].line.size() + streams[0].entries[1].line.size() +
+                streams[0].entries[2].line.size(),
+            2500u);
+  EXPECT_EQ(daemon_->Metric("skald_lines_split_total"), 1);
+}
+
+TEST_F(PluginIntegration, BadOptionsAreRefusedWithTheirNames) {
+  FakeDaemon::Container a, b, d;
+  EXPECT_THAT(daemon_->StartContainer(a, {{"loki-urll", loki_.PushUrl()}}),
+              HasSubstr("unknown log-opt 'loki-urll' (did you mean 'loki-url'?)"));
+  EXPECT_THAT(daemon_->StartContainer(b, Opts({{"loki-batch-wait", "fast"}})),
+              AllOf(HasSubstr("loki-batch-wait"), HasSubstr("'fast'")));
+  EXPECT_THAT(daemon_->StartContainer(d, {}), HasSubstr("loki-url is required"));
+  EXPECT_TRUE(daemon_->running());
+}
+
+TEST_F(PluginIntegration, CapabilitiesAndActivateAnswerAsTheDaemonExpects) {
+  auto caps = daemon_->Call("Capabilities", nlohmann::json::object());
+  EXPECT_EQ(caps["Cap"]["ReadLogs"], false);
+  EXPECT_EQ(daemon_->Call("StopLogging", {{"File", "/nowhere"}}).value("Err", "?"), "");
+}
+
+TEST_F(PluginIntegration, RetriesThroughServerErrorsWithoutDuplicates) {
+  loki_.FailNext(500, 3);
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(c, Opts()), "");
+  for (int i = 0; i < 3000; ++i) daemon_->WriteLine(c, "retry " + std::to_string(i));
+  daemon_->StopContainer(c);
+  ASSERT_TRUE(loki_.WaitForEntries(3000, 30s)) << loki_.StatsJson();
+  EXPECT_EQ(loki_.Duplicates(), 0u);
+  ASSERT_TRUE(WaitSettled(10s));
+  EXPECT_EQ(daemon_->Metric("skald_pushes_total", "status_code=\"500\""), 3);
+  EXPECT_EQ(daemon_->Metric("skald_entries_sent_total"), 3000);
+}
+
+TEST_F(PluginIntegration, WritersNeverBlockWhileLokiIsDown) {
+  FakeDaemon::Container c;
+  auto opts = Opts();
+  opts["loki-url"] = "http://127.0.0.1:" + std::to_string(FreePort()) + "/loki/api/v1/push";
+  ASSERT_EQ(daemon_->StartContainer(c, opts), "");
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 50000; ++i) daemon_->WriteLine(c, "nobody listens " + std::to_string(i));
+  auto took = std::chrono::steady_clock::now() - start;
+  // Normally well under a second; a blocked reader would stall the writer forever.
+  EXPECT_LT(took, 10s);
+  auto stop_start = std::chrono::steady_clock::now();
+  EXPECT_EQ(daemon_->StopContainer(c), "");
+  EXPECT_LT(std::chrono::steady_clock::now() - stop_start, 3s);
+}
+
+TEST_F(PluginIntegration, ReadEqualsSentPlusDroppedPlusPending) {
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(c, Opts()), "");
+  for (int i = 0; i < 5000; ++i)
+    daemon_->WriteLine(c, i % 10 == 0 ? "   " : "m " + std::to_string(i));
+  daemon_->StopContainer(c);
+  ASSERT_TRUE(loki_.WaitForEntries(4500, 20s));
+  ASSERT_TRUE(WaitSettled(10s));
+  double read = daemon_->Metric("skald_lines_read_total");
+  double sent = daemon_->Metric("skald_entries_sent_total");
+  double dropped = daemon_->Metric("skald_entries_dropped_total");
+  double pending = daemon_->Metric("skald_entries_pending");
+  EXPECT_EQ(read, 5000);
+  EXPECT_EQ(sent, 4500);
+  EXPECT_EQ(daemon_->Metric("skald_entries_dropped_total", "reason=\"blank_line\""), 500);
+  EXPECT_EQ(read, sent + dropped + pending);
+}
+
+TEST_F(PluginIntegration, CorruptFrameClosesOnlyThatStream) {
+  FakeDaemon::Container bad, good;
+  ASSERT_EQ(daemon_->StartContainer(bad, Opts()), "");
+  ASSERT_EQ(daemon_->StartContainer(good, Opts()), "");
+  daemon_->WriteRaw(bad, std::string("\x7f\xff\xff\xff", 4));  // a 2 GiB frame
+  daemon_->WriteLine(good, "still fine");
+  daemon_->StopContainer(good);
+  ASSERT_TRUE(loki_.WaitForEntries(1, 10s));
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(daemon_->Metric("skald_streams_corrupt_total"), 1);
+  EXPECT_TRUE(daemon_->running());
+  daemon_->StopContainer(bad);
+}
+
+TEST_F(PluginIntegration, SigtermFlushesAndExits) {
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(c, Opts({{"loki-batch-wait", "5s"}})), "");
+  for (int i = 0; i < 100; ++i) daemon_->WriteLine(c, "before term " + std::to_string(i));
+  std::this_thread::sleep_for(200ms);  // read, but waiting in a 5 s batch
+  int status = daemon_->Signal(SIGTERM, 10s);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(loki_.TotalEntries(), 100u);
+}
+
+class PluginWideDefaults : public PluginIntegration {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(loki_.Start());
+    extra_env_ = {"LOKI_URL=" + loki_.PushUrl(), "LOKI_BATCH_WAIT=100ms"};
+    daemon_ = std::make_unique<FakeDaemon>(SKALD_BINARY, extra_env_);
+  }
+};
+
+TEST_F(PluginWideDefaults, ServeAContainerThatGivesNoUrl) {
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(c, {}), "");
+  daemon_->WriteLine(c, "configured once for the fleet");
+  daemon_->StopContainer(c);
+  ASSERT_TRUE(loki_.WaitForEntries(1, 10s));
+}
+
+}  // namespace
+}  // namespace skald::testing
