@@ -1,0 +1,141 @@
+#include "pipeline_stages/entry.h"
+
+#include <gtest/gtest.h>
+
+namespace skald::stages {
+namespace {
+
+TEST(LabelSet, IteratesInNameOrderAcrossBaseAndEdits) {
+  LabelSet l{{"b", "2"}, {"d", "4"}};
+  l.Set("c", "3");
+  l.Set("a", "1");
+  l.Set("e", "5");
+  std::string seen;
+  l.ForEach([&](std::string_view n, std::string_view v) {
+    seen += std::string(n) + "=" + std::string(v) + " ";
+  });
+  EXPECT_EQ(seen, "a=1 b=2 c=3 d=4 e=5 ");
+}
+
+TEST(LabelSet, SetOverridesAndEraseHidesBaseLabels) {
+  LabelSet base{{"a", "1"}, {"b", "2"}};
+  LabelSet l = base;
+  l.Set("a", "x");
+  l.Erase("b");
+  EXPECT_EQ(l.ToString(), "{a=\"x\"}");
+  EXPECT_EQ(base.ToString(), "{a=\"1\", b=\"2\"}");  // the copy did not change the shared base
+  l.Set("b", "again");
+  EXPECT_EQ(l.Get("b"), "again");
+  EXPECT_EQ(l.size(), 2u);
+}
+
+TEST(LabelSet, EraseOfAnAddedLabelRemovesIt) {
+  LabelSet l;
+  l.Set("a", "1");
+  l.Erase("a");
+  EXPECT_TRUE(l.empty());
+  EXPECT_FALSE(l.Get("a"));
+}
+
+TEST(LabelSet, FromVectorKeepsLastOfRepeatedNames) {
+  auto l = LabelSet::FromVector({{"a", "1"}, {"a", "2"}});
+  EXPECT_EQ(l.Get("a"), "2");
+}
+
+TEST(LabelSet, CompactKeepsContent) {
+  LabelSet l{{"a", "1"}};
+  l.Set("b", "2");
+  l.Compact();
+  EXPECT_EQ(l.ToString(), "{a=\"1\", b=\"2\"}");
+}
+
+TEST(LabelSet, ToStringEscapesValues) {
+  LabelSet l{{"a", "q\"\\\n"}};
+  EXPECT_EQ(l.ToString(), "{a=\"q\\\"\\\\\\n\"}");
+}
+
+TEST(Value, NumbersPrintShortestWithoutExponent) {
+  Value v;
+  v.SetDouble(12.34);
+  EXPECT_EQ(v.AsString(), "12.34");
+  v.SetDouble(1e21);
+  EXPECT_EQ(v.AsString(), "1000000000000000000000");
+  v.SetDouble(1562723913000);
+  EXPECT_EQ(v.AsString(), "1562723913000");
+  v.SetInt(-5);
+  EXPECT_EQ(v.AsString(), "-5");
+  v.SetDouble(0.000001);
+  EXPECT_EQ(v.AsString(), "0.000001");
+}
+
+TEST(Value, BoolsAndNull) {
+  Value v;
+  EXPECT_FALSE(v.AsString());
+  v.SetBool(true);
+  EXPECT_EQ(v.AsString(), "true");
+  v.SetBool(false);
+  EXPECT_EQ(v.AsString(), "false");
+}
+
+TEST(Extracted, InitialLabelsAreVisibleAsStrings) {
+  Extracted x;
+  LabelSet l{{"app", "web"}};
+  x.Reset(l.SharedBase());
+  ASSERT_NE(x.Find("app"), nullptr);
+  EXPECT_EQ(x.Find("app")->AsString(), "web");
+  EXPECT_EQ(x.Find("other"), nullptr);
+}
+
+TEST(Extracted, EraseHidesAnInitialLabel) {
+  Extracted x;
+  LabelSet l{{"app", "web"}};
+  x.Reset(l.SharedBase());
+  x.Erase("app");
+  EXPECT_EQ(x.Find("app"), nullptr);
+  x.SetString("app", "again");
+  EXPECT_EQ(x.Find("app")->AsString(), "again");
+}
+
+TEST(Extracted, ResetForgetsPreviousKeys) {
+  Extracted x;
+  x.SetString("a", "1");
+  x.Reset(nullptr);
+  EXPECT_EQ(x.Find("a"), nullptr);
+  x.SetString("b", "2");
+  EXPECT_EQ(x.Find("b")->AsString(), "2");
+}
+
+TEST(Extracted, ManyKeysBeyondTheIndexStillFound) {
+  Extracted x;
+  for (int i = 0; i < 100; ++i) x.SetString("key" + std::to_string(i), std::to_string(i));
+  for (int i = 0; i < 100; ++i) {
+    const Value* v = x.Find("key" + std::to_string(i));
+    ASSERT_NE(v, nullptr) << i;
+    EXPECT_EQ(v->AsString(), std::to_string(i));
+  }
+}
+
+TEST(Extracted, KeysWithSameHeadAreDistinct) {
+  Extracted x;
+  x.SetString("abXcd", "1");
+  x.SetString("abYcd", "2");
+  EXPECT_EQ(x.Find("abXcd")->AsString(), "1");
+  EXPECT_EQ(x.Find("abYcd")->AsString(), "2");
+}
+
+TEST(LabelNames, Validation) {
+  EXPECT_TRUE(IsValidLabelName("_a1"));
+  EXPECT_FALSE(IsValidLabelName("1a"));
+  EXPECT_FALSE(IsValidLabelName("a-b"));
+  EXPECT_FALSE(IsValidLabelName(""));
+}
+
+TEST(Utf8, Validation) {
+  EXPECT_TRUE(IsValidUtf8("héllo ✓"));
+  EXPECT_FALSE(IsValidUtf8("\xff"));
+  EXPECT_FALSE(IsValidUtf8("\xc3"));
+  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));  // surrogate
+}
+
+}  // namespace
+}  // namespace skald::stages
