@@ -1,0 +1,99 @@
+#include "tests/pipeline_stages/stage_test_util.h"
+
+namespace skald::stages {
+namespace {
+
+using testing::BuildError;
+using ::testing::HasSubstr;
+using testing::MakeEntry;
+using testing::OnlyLine;
+using testing::RunOne;
+
+constexpr char kPino[] =
+    R"({"level":30,"time":1700000000000,"pid":7,"hostname":"web-1","context":"HttpService",)"
+    R"("traceID":"4bf92f3577b34da6a3ce929d0e0e4736","msg":"request completed","reqId":"r1"})";
+
+TEST(JsonStage, MissingFieldSetsNull) {
+  // null has no string form: the template renders it as a missing key.
+  EXPECT_EQ(OnlyLine(R"(
+- json: {expressions: {user: user}}
+- template: {source: out, template: '{{ .user }}'}
+- output: {source: out}
+)",
+                     R"({"a":1})"),
+            "<no value>");
+}
+
+TEST(JsonStage, MissingFieldOverridesTheLabelCopy) {
+  auto out = RunOne(R"(
+- json: {expressions: {app: app}}
+- labels: {copy: app}
+)",
+                    MakeEntry(R"({"x":1})", LabelSet{{"app", "web"}}));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_FALSE(out[0].labels.Contains("copy"));
+}
+
+TEST(JsonStage, ExtractsEveryTypeOfThePinoLine) {
+  auto out = RunOne(R"(
+- json:
+    expressions: {level: level, time: time, host: hostname, trace: traceID, msg: msg}
+- labels: {level: , host: }
+- structured_metadata: {trace: }
+- template: {source: o, template: '{{ .time }} {{ .msg }}'}
+- output: {source: o}
+)",
+                    MakeEntry(kPino));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].line, "1700000000000 request completed");
+  EXPECT_EQ(out[0].labels.ToString(), "{host=\"web-1\", level=\"30\"}");
+  ASSERT_EQ(out[0].structured_metadata.size(), 1u);
+  EXPECT_EQ(out[0].structured_metadata[0].value, "4bf92f3577b34da6a3ce929d0e0e4736");
+}
+
+TEST(JsonStage, SameStageServesManyLines) {
+  // The parser, padded buffer and extracted slots are reused between lines.
+  testing::FakeClock clock;
+  auto p =
+      Pipeline::FromYaml("- json: {expressions: {m: msg}}\n- output: {source: m}", nullptr, &clock);
+  std::vector<Entry> out;
+  for (int i = 0; i < 100; ++i) {
+    p->Process(MakeEntry(R"({"msg":")" + std::string(i * 10, 'x') + R"("})"), out);
+  }
+  ASSERT_EQ(out.size(), 100u);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(out[i].line.size(), static_cast<size_t>(i * 10));
+}
+
+TEST(JsonStage, MalformedInputDoesNotChangeExtracted) {
+  auto out = RunOne(R"(
+- json: {expressions: {app: app}}
+- labels: {copy: app}
+)",
+                    MakeEntry(R"({"app":"new" "oops"})", LabelSet{{"app", "orig"}}));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].labels.Get("copy"), "orig");
+}
+
+TEST(JsonStage, DropMalformedReportsReason) {
+  testing::RecordingObserver obs;
+  auto out = RunOne("- json: {expressions: {a: a}, drop_malformed: true}", MakeEntry("{"), &obs);
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(obs.drops, std::vector<std::string>{"drop_malformed"});
+}
+
+TEST(JsonStage, ErrorNamesStageKeyAndExpression) {
+  const std::string e = BuildError(R"(
+- static_labels: {a: b}
+- json: {expressions: {ua: user-agent}}
+)");
+  EXPECT_THAT(e, HasSubstr("pipeline stage 2 (json): expression \"user-agent\" for key \"ua\""));
+  EXPECT_THAT(e, HasSubstr("'\"user-agent\"'"));  // how to quote it
+}
+
+TEST(JsonStage, ErrorForNonMapExpressions) {
+  EXPECT_THAT(BuildError("- json: {expressions: [a, b]}"),
+              HasSubstr("field \"expressions\": is required: a map"));
+}
+
+}  // namespace
+}  // namespace skald::stages

@@ -1,0 +1,115 @@
+#include "tests/pipeline_stages/stage_test_util.h"
+
+namespace skald::stages {
+namespace {
+
+using testing::BuildError;
+using ::testing::HasSubstr;
+using testing::RecordingObserver;
+using testing::RunLines;
+
+TEST(MetricsStage, CounterIncCountsEntriesWithTheSource) {
+  RecordingObserver obs;
+  RunLines(R"(
+- regex: {expression: 'level=(?P<level>\w+)'}
+- metrics:
+    lines:
+      type: Counter
+      description: lines with a level
+      source: level
+      config: {action: inc}
+)",
+           {"level=info", "no level", "level=warn"}, LabelSet{{"app", "a"}}, &obs);
+  EXPECT_EQ(obs.values["promtail_custom_lines{app=\"a\"}"], 2);
+  ASSERT_EQ(obs.declared.size(), 1u);
+  EXPECT_EQ(obs.declared[0].description, "lines with a level");
+}
+
+TEST(MetricsStage, CounterValueFiltersOnEquality) {
+  RecordingObserver obs;
+  RunLines(R"(
+- regex: {expression: 'level=(?P<level>\w+)'}
+- metrics:
+    errors: {type: Counter, source: level, prefix: app_, config: {value: error, action: inc}}
+)",
+           {"level=error", "level=info", "level=error"}, {}, &obs);
+  EXPECT_EQ(obs.values["app_errors{}"], 2);
+}
+
+TEST(MetricsStage, CounterAddUsesNumericValueAndSkipsNonNumbers) {
+  RecordingObserver obs;
+  RunLines(R"(
+- regex: {expression: 'bytes=(?P<bytes>\S+)'}
+- metrics:
+    bytes_total: {type: Counter, source: bytes, config: {action: add}}
+)",
+           {"bytes=10", "bytes=x", "bytes=2.5"}, {}, &obs);
+  EXPECT_DOUBLE_EQ(obs.values["promtail_custom_bytes_total{}"], 12.5);
+}
+
+TEST(MetricsStage, CounterMatchAllWithEntryBytes) {
+  RecordingObserver obs;
+  RunLines(R"(
+- metrics:
+    bytes: {type: Counter, config: {match_all: true, count_entry_bytes: true, action: add}}
+    lines: {type: Counter, config: {match_all: true, action: inc}}
+)",
+           {"abc", "de"}, {}, &obs);
+  EXPECT_EQ(obs.values["promtail_custom_bytes{}"], 5);
+  EXPECT_EQ(obs.values["promtail_custom_lines{}"], 2);
+}
+
+TEST(MetricsStage, GaugeActions) {
+  RecordingObserver obs;
+  RunLines(R"(
+- regex: {expression: 'q=(?P<q>\S+)'}
+- metrics:
+    queue_set: {type: Gauge, source: q, config: {action: set}}
+    queue_add: {type: Gauge, source: q, config: {action: add}}
+    queue_inc: {type: Gauge, source: q, config: {action: inc}}
+    queue_sub: {type: Gauge, source: q, config: {action: sub}}
+)",
+           {"q=5", "q=3"}, {}, &obs);
+  EXPECT_EQ(obs.values["promtail_custom_queue_set{}"], 3);
+  EXPECT_EQ(obs.values["promtail_custom_queue_add{}"], 8);
+  EXPECT_EQ(obs.values["promtail_custom_queue_inc{}"], 2);
+  EXPECT_EQ(obs.values["promtail_custom_queue_sub{}"], -8);
+}
+
+TEST(MetricsStage, HistogramObservesWithBuckets) {
+  RecordingObserver obs;
+  RunLines(R"(
+- regex: {expression: 't=(?P<t>\S+)'}
+- metrics:
+    latency: {type: Histogram, source: t, config: {buckets: [0.1, 1, 10]}}
+)",
+           {"t=0.5", "t=2"}, {}, &obs);
+  EXPECT_EQ(obs.observations["promtail_custom_latency{}"], (std::vector<double>{0.5, 2}));
+  ASSERT_EQ(obs.declared.size(), 1u);
+  EXPECT_EQ(obs.declared[0].buckets, (std::vector<double>{0.1, 1, 10}));
+}
+
+TEST(MetricsStage, WithoutObserverEntriesStillFlow) {
+  auto out = RunLines("- metrics: {c: {type: Counter, config: {action: inc}}}", {"x"});
+  EXPECT_EQ(out.size(), 1u);
+}
+
+TEST(MetricsStage, ErrorsNameMetricAndField) {
+  EXPECT_THAT(BuildError("- metrics: {m: {type: Summary, config: {action: inc}}}"),
+              HasSubstr("pipeline stage 1 (metrics): metric \"m\": field \"type\": \"Summary\" is "
+                        "not a metric type"));
+  EXPECT_THAT(BuildError("- metrics: {m: {type: Counter, config: {action: set}}}"),
+              HasSubstr("\"set\" is not a counter action; expected inc or add"));
+  EXPECT_THAT(BuildError("- metrics: {m: {type: Gauge, config: {action: bump}}}"),
+              HasSubstr("expected set, inc, dec, add or sub"));
+  EXPECT_THAT(BuildError("- metrics: {m: {type: Histogram, config: {buckets: [2, 1]}}}"),
+              HasSubstr("field \"buckets\": must be in increasing order"));
+  EXPECT_THAT(BuildError("- metrics: {m-x: {type: Counter, config: {action: inc}}}"),
+              HasSubstr("metric name \"promtail_custom_m-x\" is invalid"));
+  EXPECT_THAT(BuildError("- metrics: {m: {type: Counter, config: {match_all: true, "
+                         "value: x, action: inc}}}"),
+              HasSubstr("field \"match_all\": cannot be combined with value"));
+}
+
+}  // namespace
+}  // namespace skald::stages

@@ -1,0 +1,136 @@
+#include "pipeline_stages/pipeline.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include "tests/pipeline_stages/stage_test_util.h"
+
+namespace skald::stages {
+namespace {
+
+using testing::BuildError;
+using testing::FakeClock;
+using ::testing::HasSubstr;
+using testing::MakeEntry;
+
+TEST(Pipeline, EmptyPipelinePassesEntriesThrough) {
+  auto p = Pipeline::FromYaml("");
+  EXPECT_TRUE(p->empty());
+  std::vector<Entry> out;
+  p->Process(MakeEntry("x", LabelSet{{"a", "b"}}), out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].line, "x");
+}
+
+TEST(Pipeline, FromFileReadsTopLevelPipelineStages) {
+  const std::string path = ::testing::TempDir() + "/stages.yaml";
+  {
+    std::ofstream f(path);
+    f << "pipeline_stages:\n  - static_labels: {env: prod}\n";
+  }
+  auto p = Pipeline::FromFile(path);
+  std::vector<Entry> out;
+  p->Process(MakeEntry("x"), out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].labels.Get("env"), "prod");
+  std::remove(path.c_str());
+}
+
+TEST(Pipeline, FromFileNeedsPipelineStagesKey) {
+  const std::string path = ::testing::TempDir() + "/stages_bad.yaml";
+  {
+    std::ofstream f(path);
+    f << "- static_labels: {env: prod}\n";
+  }
+  try {
+    Pipeline::FromFile(path);
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("expected a top-level pipeline_stages: list"));
+    EXPECT_THAT(e.what(), HasSubstr(path));
+  }
+  std::remove(path.c_str());
+}
+
+TEST(Pipeline, FromFileMissingFileIsAConfigError) {
+  EXPECT_THROW(Pipeline::FromFile("/nonexistent/stages.yaml"), ConfigError);
+}
+
+TEST(Pipeline, ExtractedDoesNotLeakIntoOutputOrNextEntry) {
+  FakeClock clock;
+  auto p = Pipeline::FromYaml(R"(
+- regex: {expression: 'k=(?P<k>\w+)'}
+- labels: {k: }
+)",
+                              nullptr, &clock);
+  std::vector<Entry> out;
+  p->Process(MakeEntry("k=1"), out);
+  p->Process(MakeEntry("nothing"), out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].labels.Get("k"), "1");
+  EXPECT_FALSE(out[1].labels.Contains("k"));
+  EXPECT_EQ(out[0].extracted.Find("k"), nullptr);
+}
+
+TEST(Pipeline, FlushReleasesHeldEntriesWhenTheirTimeComes) {
+  FakeClock clock;
+  auto p = Pipeline::FromYaml("- multiline: {firstline: '^S', max_wait_time: 2s}", nullptr, &clock);
+  std::vector<Entry> out;
+  p->Process(MakeEntry("S1"), out);
+  p->Process(MakeEntry("cont"), out);
+  EXPECT_TRUE(out.empty());
+  clock.Advance(1'000'000'000);
+  p->Flush(clock.NowNs(), false, out);
+  EXPECT_TRUE(out.empty());
+  clock.Advance(1'000'000'000);
+  p->Flush(clock.NowNs(), false, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].line, "S1\ncont");
+}
+
+TEST(Pipeline, FinalFlushEmitsEverything) {
+  FakeClock clock;
+  auto p = Pipeline::FromYaml(R"(
+- multiline: {firstline: '^S'}
+- limit: {rate: 1, burst: 1}
+)",
+                              nullptr, &clock);
+  std::vector<Entry> out;
+  for (const char* l : {"S1", "S2", "S3", "S4"}) p->Process(MakeEntry(l), out);
+  p->Flush(clock.NowNs(), true, out);
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[3].line, "S4");
+}
+
+TEST(Pipeline, ErrorsNameUnknownStagesWithSuggestion) {
+  EXPECT_THAT(BuildError("- labes: {a: }"),
+              HasSubstr("pipeline stage 1: unknown stage \"labes\" (did you mean labels?)"));
+  EXPECT_THAT(BuildError("- timestmp: {}"), HasSubstr("did you mean timestamp?"));
+}
+
+TEST(Pipeline, ErrorForScalarItem) {
+  EXPECT_THAT(BuildError("- docker\n"),
+              HasSubstr("\"docker\" is a plain string; a stage is a map with one key"));
+}
+
+TEST(Pipeline, ErrorForTwoKeys) {
+  EXPECT_THAT(BuildError("- docker: {}\n  cri: {}\n"), HasSubstr("has 2 keys (docker, cri)"));
+}
+
+TEST(Pipeline, GeoipAndEventlogmessageAreRefused) {
+  EXPECT_THAT(BuildError("- geoip: {source: ip}"),
+              HasSubstr("the geoip stage is not supported by skald"));
+  EXPECT_THAT(BuildError("- eventlogmessage: {}"),
+              HasSubstr("the eventlogmessage stage is not supported by skald"));
+}
+
+TEST(Pipeline, NonIndexedLabelsIsTheOldNameOfStructuredMetadata) {
+  auto out =
+      testing::RunOne("- non_indexed_labels: {pod: }", MakeEntry("x", LabelSet{{"pod", "p"}}));
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].structured_metadata.size(), 1u);
+  EXPECT_EQ(out[0].structured_metadata[0].name, "pod");
+}
+
+}  // namespace
+}  // namespace skald::stages
