@@ -43,7 +43,10 @@ LimitStage::Bucket* LimitStage::BucketFor(const Entry& entry, int64_t now_ns) {
 
 bool LimitStage::TryTake(Bucket& b, int64_t now_ns) {
   if (now_ns > b.last_ns) {
-    b.tokens = std::min(burst_, b.tokens + rate_ * static_cast<double>(now_ns - b.last_ns) / 1e9);
+    // Held entries have been waiting for their tokens: time accrued while they waited serves
+    // them all (like reservations of Go's rate.Limiter.Wait), beyond the burst.
+    const double cap = burst_ + static_cast<double>(held_.size());
+    b.tokens = std::min(cap, b.tokens + rate_ * static_cast<double>(now_ns - b.last_ns) / 1e9);
     b.last_ns = now_ns;
   }
   if (b.tokens >= 1) {

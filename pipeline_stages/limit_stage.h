@@ -5,7 +5,8 @@
 // drop: true drops what exceeds the limit (reason "ratelimit", or drop_counter_reason).
 // drop: false (default) delays only this stream without sleeping: an entry over the limit is
 // held, and so is every later one (order is kept); Process and Flush release held entries as
-// tokens accrue, and a final Flush releases them all. The host must call Flush periodically.
+// tokens accrue (at `rate` on average, the time waited counts in full), and a final Flush
+// releases them all. The host must call Flush periodically.
 #pragma once
 
 #include <cstdint>

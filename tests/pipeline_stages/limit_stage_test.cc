@@ -1,0 +1,65 @@
+#include "tests/pipeline_stages/stage_test_util.h"
+
+namespace skald::stages {
+namespace {
+
+using testing::FakeClock;
+using testing::MakeEntry;
+using testing::RecordingObserver;
+
+TEST(LimitStage, DropTrueDropsBeyondBurstAndCountsReason) {
+  FakeClock clock;
+  RecordingObserver obs;
+  auto p = Pipeline::FromYaml("- limit: {rate: 10, burst: 3, drop: true}", &obs, &clock);
+  std::vector<Entry> out;
+  for (int i = 0; i < 5; ++i) p->Process(MakeEntry(std::to_string(i)), out);
+  EXPECT_EQ(out.size(), 3u);
+  EXPECT_EQ(obs.drops, (std::vector<std::string>{"ratelimit", "ratelimit"}));
+  clock.Advance(100'000'000);  // one token at 10/s
+  p->Process(MakeEntry("later"), out);
+  EXPECT_EQ(out.size(), 4u);
+}
+
+TEST(LimitStage, DropFalseDelaysInOrderWithoutBlocking) {
+  FakeClock clock;
+  auto p = Pipeline::FromYaml("- limit: {rate: 2, burst: 1}", nullptr, &clock);
+  std::vector<Entry> out;
+  for (int i = 0; i < 4; ++i) p->Process(MakeEntry(std::to_string(i)), out);
+  ASSERT_EQ(out.size(), 1u);  // the others are held, Process returned at once
+  clock.Advance(500'000'000);
+  p->Flush(clock.NowNs(), false, out);
+  ASSERT_EQ(out.size(), 2u);
+  clock.Advance(1'000'000'000);
+  p->Flush(clock.NowNs(), false, out);
+  ASSERT_EQ(out.size(), 4u);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(out[i].line, std::to_string(i));
+}
+
+TEST(LimitStage, NewEntriesQueueBehindHeldOnes) {
+  FakeClock clock;
+  auto p = Pipeline::FromYaml("- limit: {rate: 1, burst: 1}", nullptr, &clock);
+  std::vector<Entry> out;
+  p->Process(MakeEntry("a"), out);
+  p->Process(MakeEntry("b"), out);
+  clock.Advance(1'000'000'000);
+  p->Process(MakeEntry("c"), out);  // b gets the token first
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].line, "b");
+  p->Flush(clock.NowNs(), true, out);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[2].line, "c");
+}
+
+TEST(LimitStage, ByLabelNameLimitsEachValueSeparately) {
+  FakeClock clock;
+  auto p = Pipeline::FromYaml("- limit: {rate: 1, burst: 1, drop: true, by_label_name: lvl}",
+                              nullptr, &clock);
+  std::vector<Entry> out;
+  for (const char* v : {"a", "b", "a", "b", "c"}) {
+    p->Process(MakeEntry("x", LabelSet{{"lvl", v}}), out);
+  }
+  EXPECT_EQ(out.size(), 3u);
+}
+
+}  // namespace
+}  // namespace skald::stages

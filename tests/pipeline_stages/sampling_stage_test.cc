@@ -1,0 +1,32 @@
+#include "tests/pipeline_stages/stage_test_util.h"
+
+namespace skald::stages {
+namespace {
+
+using testing::RecordingObserver;
+
+TEST(SamplingStage, KeepsAboutRateOfEntries) {
+  Pipeline::SetSamplingSeedForTesting(7);
+  RecordingObserver obs;
+  std::vector<std::string> lines(10000, "x");
+  auto out = testing::RunLines("- sampling: {rate: 0.25}", lines, {}, &obs);
+  Pipeline::SetSamplingSeedForTesting(0);
+  EXPECT_GT(out.size(), 2200u);
+  EXPECT_LT(out.size(), 2800u);
+  EXPECT_EQ(out.size() + obs.drops.size(), 10000u);
+  EXPECT_EQ(obs.drops[0], "sampling_stage");
+}
+
+TEST(SamplingStage, CustomDropReason) {
+  RecordingObserver obs;
+  testing::RunLines("- sampling: {rate: 0, drop_counter_reason: sampled_out}", {"x"}, {}, &obs);
+  EXPECT_EQ(obs.drops, std::vector<std::string>{"sampled_out"});
+}
+
+TEST(SamplingStage, RateOutsideRangeIsAConfigError) {
+  EXPECT_THAT(testing::BuildError("- sampling: {rate: -0.1}"),
+              ::testing::HasSubstr("pipeline stage 1 (sampling): field \"rate\""));
+}
+
+}  // namespace
+}  // namespace skald::stages
