@@ -22,6 +22,7 @@ TEST_F(LokiDown, AContainerWritesFiftyThousandLinesWithinTenSeconds) {
   const std::string name = NewContainer();
   auto run = Docker(RunArgs(name, {}, {"loggen", "--lines", "50000", "--json"}, ClosedUrl()), 60s);
   ASSERT_TRUE(run.ok()) << run.Describe();
+  RecordProperty("docker_run_ms", static_cast<int>(run.duration.count()));
   // `docker run` includes creating, starting and removing the container's streams.
   EXPECT_LT(run.duration, 10s) << "the container was slowed down by the unreachable Loki";
 }
@@ -39,6 +40,7 @@ TEST_F(LokiDown, DockerStopOfASleepingContainerReturnsWithinThreeSeconds) {
 
   auto stop = Docker({"stop", "-t", "1", name}, 30s);
   ASSERT_TRUE(stop.ok()) << stop.Describe();
+  RecordProperty("docker_stop_ms", static_cast<int>(stop.duration.count()));
   EXPECT_LT(stop.duration, 3s) << "docker stop hung on the unreachable Loki";
   EXPECT_EQ(DockerInspect(name, "{{.State.Running}}"), "false");
 }

@@ -60,6 +60,8 @@ std::optional<Accounting> Scrape() {
   return a;
 }
 
+std::string Whole(double v) { return std::to_string(static_cast<long long>(v)); }
+
 class Metrics : public SkaldTest {};
 
 TEST_F(Metrics, LinesReadEqualSentPlusDroppedPlusPendingAfterARunSettles) {
@@ -85,6 +87,10 @@ TEST_F(Metrics, LinesReadEqualSentPlusDroppedPlusPendingAfterARunSettles) {
   EXPECT_TRUE(balanced) << "read " << after->read << " != sent " << after->sent << " + dropped "
                         << after->dropped << " + pending " << after->pending << "\n--- /metrics:\n"
                         << after->text;
+  RecordProperty("lines_read", Whole(after->read));
+  RecordProperty("entries_sent", Whole(after->sent));
+  RecordProperty("entries_dropped", Whole(after->dropped));
+  RecordProperty("entries_pending", Whole(after->pending));
   EXPECT_GE(after->read - before->read, 2000);
   EXPECT_GE(after->sent - before->sent, 2000);
 }
