@@ -229,9 +229,28 @@ bool operator==(const Value& a, const Value& b) {
 }
 
 namespace {
-// Called when heads are equal (so are the lengths).
+// Called when heads are equal (so are the lengths, and bytes 0, n/4, n/2 and n-1: a key of up
+// to 4 bytes is then equal). Short keys compare with two overlapping loads, not a call.
 inline bool TailEqual(std::string_view a, std::string_view b) {
-  return a.size() <= 1 || std::memcmp(a.data() + 1, b.data() + 1, a.size() - 1) == 0;
+  const size_t n = a.size();
+  if (n <= 4) return true;
+  if (n <= 8) {
+    uint32_t x0, y0, x1, y1;
+    std::memcpy(&x0, a.data(), 4);
+    std::memcpy(&y0, b.data(), 4);
+    std::memcpy(&x1, a.data() + n - 4, 4);
+    std::memcpy(&y1, b.data() + n - 4, 4);
+    return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+  }
+  if (n <= 16) {
+    uint64_t x0, y0, x1, y1;
+    std::memcpy(&x0, a.data(), 8);
+    std::memcpy(&y0, b.data(), 8);
+    std::memcpy(&x1, a.data() + n - 8, 8);
+    std::memcpy(&y1, b.data() + n - 8, 8);
+    return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+  }
+  return std::memcmp(a.data(), b.data(), n) == 0;
 }
 }  // namespace
 
@@ -261,8 +280,13 @@ const Label* Extracted::InitialLabel(std::string_view key, uint64_t head) const 
     auto* self = const_cast<Extracted*>(this);
     self->label_heads_for_ = labels_;
     self->label_heads_.clear();
-    for (const Label& l : *labels_) self->label_heads_.push_back(KeyHead(l.name));
+    self->label_filter_ = 0;
+    for (const Label& l : *labels_) {
+      self->label_heads_.push_back(KeyHead(l.name));
+      self->label_filter_ |= uint64_t{1} << (KeyHead(l.name) * 0x9E3779B97F4A7C15ull >> 58);
+    }
   }
+  if (!(label_filter_ & (uint64_t{1} << (head * 0x9E3779B97F4A7C15ull >> 58)))) return nullptr;
   for (size_t i = 0; i < label_heads_.size(); ++i) {
     if (label_heads_[i] == head && TailEqual((*labels_)[i].name, key)) return &(*labels_)[i];
   }
@@ -368,6 +392,12 @@ bool IsValidLabelName(std::string_view name) {
 bool IsValidUtf8(std::string_view s) {
   size_t i = 0;
   const size_t n = s.size();
+  while (i + 8 <= n) {  // ASCII fast path
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    if (w & 0x8080808080808080ull) break;
+    i += 8;
+  }
   while (i < n) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {

@@ -202,6 +202,7 @@ class Extracted {
     labels_ = std::move(o.labels_);
     label_heads_for_ = std::move(o.label_heads_for_);
     label_heads_ = std::move(o.label_heads_);
+    label_filter_ = o.label_filter_;
     index_ = std::move(o.index_);
     generation_ = o.generation_;
     o.slots_.clear();
@@ -271,6 +272,7 @@ class Extracted {
   // KeyHead of each label name of labels_heads_for_ (held, so its address is not reused).
   std::shared_ptr<const std::vector<Label>> label_heads_for_;
   std::vector<uint64_t> label_heads_;
+  uint64_t label_filter_ = 0;  // bit (head % 64) set for every label head: a quick "not a label"
   // Open-addressing index head -> slot for the first kIndexedSlots slots; an entry counts only
   // when its generation is the current one, so Reset() clears it in O(1).
   struct IndexEntry {

@@ -123,6 +123,20 @@ TEST(Extracted, KeysWithSameHeadAreDistinct) {
   EXPECT_EQ(x.Find("abYcd")->AsString(), "2");
 }
 
+TEST(Extracted, KeysDifferingOnlyInBytesTheHeadSkipsAreDistinct) {
+  // Lengths 7, 12 and 20 take the 4-byte, 8-byte and memcmp comparisons.
+  for (auto [a, b] : {std::pair<std::string, std::string>{"abXdefg", "abYdefg"},
+                      {"abcdefghXjkl", "abcdefghYjkl"},
+                      {"abcdefghijXlmnopqrst", "abcdefghijYlmnopqrst"}}) {
+    Extracted x;
+    x.SetString(a, "1");
+    EXPECT_EQ(x.Find(b), nullptr) << b;
+    x.SetString(b, "2");
+    EXPECT_EQ(x.Find(a)->AsString(), "1");
+    EXPECT_EQ(x.Find(b)->AsString(), "2");
+  }
+}
+
 TEST(LabelNames, Validation) {
   EXPECT_TRUE(IsValidLabelName("_a1"));
   EXPECT_FALSE(IsValidLabelName("1a"));
