@@ -1,10 +1,12 @@
 #include "pipeline_stages/regex_stage.h"
 
+#include "pipeline_stages/go_regexp.h"
+
 namespace skald::stages {
 
 std::unique_ptr<RE2> CompileUserRegex(const StageConfig& c, std::string_view field,
                                       std::string_view pattern, bool anchored_fully) {
-  std::string re = RewriteGoRegex(pattern);
+  std::string re = GoRegexpToRe2Syntax(pattern);
   if (anchored_fully) re = "^(?:" + re + ")$";
   RE2::Options opts;
   opts.set_log_errors(false);

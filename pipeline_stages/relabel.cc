@@ -8,6 +8,7 @@
 #include <map>
 
 #include "pipeline_stages/config_error.h"
+#include "pipeline_stages/go_regexp.h"
 #include "pipeline_stages/stage_config.h"
 
 namespace skald::stages {
@@ -158,7 +159,8 @@ RelabelConfig RelabelConfig::FromNode(const YAML::Node& rules) {
     if (c.Has("regex")) rule.regex_source = c.String("regex");
     RE2::Options opts;
     opts.set_log_errors(false);
-    rule.regex = std::make_shared<RE2>("^(?:" + RewriteGoRegex(rule.regex_source) + ")$", opts);
+    rule.regex =
+        std::make_shared<RE2>("^(?:" + GoRegexpToRe2Syntax(rule.regex_source) + ")$", opts);
     if (!rule.regex->ok()) {
       c.Fail("regex",
              "invalid regular expression " + Quote(rule.regex_source) + ": " + rule.regex->error());

@@ -261,41 +261,6 @@ std::optional<uint64_t> ParseByteSize(std::string_view s) {
   return static_cast<uint64_t>(v * mult);
 }
 
-std::string RewriteGoRegex(std::string_view re) {
-  std::string out;
-  out.reserve(re.size() + 4);
-  bool in_class = false;
-  for (size_t i = 0; i < re.size(); ++i) {
-    const char c = re[i];
-    if (c == '\\' && i + 1 < re.size()) {
-      out.push_back(c);
-      out.push_back(re[++i]);
-      continue;
-    }
-    if (in_class) {
-      if (c == ']') in_class = false;
-      out.push_back(c);
-      continue;
-    }
-    if (c == '[') {
-      in_class = true;
-      out.push_back(c);
-      // A leading ']' (or '^]') is a literal inside the class.
-      if (i + 1 < re.size() && re[i + 1] == '^') out.push_back(re[++i]);
-      if (i + 1 < re.size() && re[i + 1] == ']') out.push_back(re[++i]);
-      continue;
-    }
-    if (c == '(' && re.substr(i, 3) == "(?<" && i + 3 < re.size() && re[i + 3] != '=' &&
-        re[i + 3] != '!') {
-      out += "(?P<";
-      i += 2;
-      continue;
-    }
-    out.push_back(c);
-  }
-  return out;
-}
-
 namespace {
 class SystemClock final : public Clock {
  public:

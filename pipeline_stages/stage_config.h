@@ -69,8 +69,6 @@ std::string DidYouMean(std::string_view word, const std::vector<std::string_view
 std::optional<int64_t> ParseGoDuration(std::string_view s);
 // Byte sizes as "8kb", "1MiB", "512" (kb = 1000, kib = 1024). nullopt when invalid.
 std::optional<uint64_t> ParseByteSize(std::string_view s);
-// Rewrites Go's named groups (?<name>...) to RE2's (?P<name>...).
-std::string RewriteGoRegex(std::string_view re);
 // The YAML node as a compact flow string for messages.
 std::string DescribeNode(const YAML::Node& node);
 
