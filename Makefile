@@ -47,7 +47,7 @@ plugin: build
 	cp -a rootfs $(BUNDLE)/rootfs
 	install -D -m 0755 $(BUILD)/plugin/skald $(BUNDLE)/rootfs/usr/bin/skald
 	for lib in $$(ldd $(BUILD)/plugin/skald | grep -o '/[^ ]*'); do \
-	  install -D -m 0644 "$$(readlink -f $$lib)" "$(BUNDLE)/rootfs$$lib"; done
+	  install -D -m 0755 "$$(readlink -f $$lib)" "$(BUNDLE)/rootfs$$lib"; done
 	install -D -m 0644 /etc/ssl/certs/ca-certificates.crt \
 	  $(BUNDLE)/rootfs/etc/ssl/certs/ca-certificates.crt
 	mkdir -p $(BUNDLE)/rootfs/usr/share && cp -a /usr/share/zoneinfo $(BUNDLE)/rootfs/usr/share/

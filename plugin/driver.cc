@@ -7,6 +7,9 @@
 #include <cctype>
 #include <sstream>
 
+#include "pipeline_stages/config_error.h"
+#include "pipeline_stages/pipeline.h"
+#include "pipeline_stages/relabel.h"
 #include "plugin/docker_template.h"
 
 namespace skald {
@@ -31,6 +34,8 @@ std::vector<std::string> SplitComma(const std::string& list) {
   }
   return out;
 }
+
+constexpr std::chrono::milliseconds kPipelineFlushInterval{200};
 
 std::size_t LinesBytes(const std::vector<LogLine>& lines) {
   std::size_t bytes = 0;
@@ -101,19 +106,55 @@ struct Driver::Stream {
   std::shared_ptr<LokiClient> client;
   std::string rendered_labels[2];  // stdout, stderr
   bool stop_requested = false;
+  bool dropped_by_relabel = false;  // a relabel rule dropped the stream: count, never send
+  // With a pipeline (shipping thread only):
+  std::unique_ptr<stages::Pipeline> pipeline;
+  stages::LabelSet labels[2];  // container labels + source, the pipeline's input
+  std::vector<stages::Entry> out;
+  StreamLabelSet last_labels;  // the label set rendered last, and its rendering
+  std::string last_rendered;
 };
+
+namespace {
+
+std::unique_ptr<stages::Pipeline> BuildPipeline(const LogOptions& options,
+                                                stages::PipelineObserver* observer) {
+  try {
+    if (!options.pipeline_stages.empty()) {
+      return stages::Pipeline::FromYaml(options.pipeline_stages, observer);
+    }
+    if (!options.pipeline_stage_file.empty()) {
+      return stages::Pipeline::FromFile(options.pipeline_stage_file, observer);
+    }
+  } catch (const stages::ConfigError& e) {
+    throw OptionError(
+        std::string("skald: invalid log-opt ") +
+        (options.pipeline_stages.empty() ? "loki-pipeline-stage-file" : "loki-pipeline-stages") +
+        ": " + e.what());
+  }
+  return nullptr;
+}
+
+}  // namespace
 
 Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
     : config_(std::move(config)),
       metrics_(metrics),
+      observer_(metrics),
       dropped_queue_full_(metrics.GetCounter("skald_entries_dropped_total",
                                              "Entries not delivered, by reason.",
                                              {{"reason", "queue_full"}})),
+      dropped_relabel_(metrics.GetCounter("skald_entries_dropped_total",
+                                          "Entries not delivered, by reason.",
+                                          {{"reason", "relabel_drop"}})),
       streams_started_(
           metrics.GetCounter("skald_streams_started_total", "StartLogging calls accepted.")),
       pending_gauge_(metrics.GetGauge("skald_entries_pending",
                                       "Lines read and neither delivered nor dropped yet.")),
       live_streams_gauge_(metrics.GetGauge("skald_streams_live", "Containers being logged.")) {
+  // Series that Loki clients fill in: present (at 0) before the first container, so that a
+  // scrape always shows read, sent, dropped and pending together.
+  metrics.GetCounter("skald_entries_sent_total", "Entries delivered to Loki.");
   reader_ = std::make_unique<FifoReader>(*this, metrics);
   shipper_ = std::thread([this] { ShipLoop(); });
 }
@@ -136,15 +177,35 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
   stream->file = file;
   stream->info = info;
   stream->options = options;
+  if (!options.relabel_config.empty()) {
+    stages::RelabelConfig relabel;
+    try {
+      relabel = stages::RelabelConfig::FromYaml(options.relabel_config);
+    } catch (const stages::ConfigError& e) {
+      throw OptionError(std::string("skald: invalid log-opt loki-relabel-config: ") + e.what());
+    }
+    std::vector<stages::Label> as_stage_labels;
+    for (const auto& [k, v] : labels) as_stage_labels.push_back({k, v});
+    stages::LabelSet relabeled = stages::LabelSet::FromVector(std::move(as_stage_labels));
+    stream->dropped_by_relabel = !relabel.Apply(relabeled);
+    labels.clear();
+    relabeled.ForEach([&](std::string_view k, std::string_view v) { labels.emplace_back(k, v); });
+  }
+  stream->pipeline = BuildPipeline(options, &observer_);
   for (LogSource source : {LogSource::kStdout, LogSource::kStderr}) {
     StreamLabelSet with_source = labels;
     with_source.emplace_back("source", std::string(LogSourceName(source)));
     std::sort(with_source.begin(), with_source.end());
     std::string error;
-    if (!RenderStreamLabels(with_source, stream->rendered_labels[static_cast<int>(source)],
+    if (!stream->dropped_by_relabel &&
+        !RenderStreamLabels(with_source, stream->rendered_labels[static_cast<int>(source)],
                             &error)) {
       throw OptionError("skald: the container's labels are not valid for Loki: " + error);
     }
+    std::vector<stages::Label> as_stage_labels;
+    for (const auto& [k, v] : with_source) as_stage_labels.push_back({k, v});
+    stream->labels[static_cast<int>(source)] =
+        stages::LabelSet::FromVector(std::move(as_stage_labels));
   }
   stream->client = ClientFor(options.client);
   {
@@ -211,12 +272,69 @@ void Driver::OnEnd(uint64_t stream_id, bool /*corrupt*/) {
 }
 
 void Driver::Ship(Stream& stream, std::vector<LogLine>& lines) {
+  if (stream.dropped_by_relabel) {
+    dropped_relabel_.Add(lines.size());
+    return;
+  }
+  if (!stream.pipeline) {
+    for (LogLine& l : lines) {
+      LokiEntry e;
+      e.labels = stream.rendered_labels[static_cast<int>(l.source)];
+      e.timestamp_ns = l.time_nano;
+      e.line = std::move(l.line);
+      stream.client->Push(std::move(e));
+    }
+    return;
+  }
   for (LogLine& l : lines) {
-    LokiEntry e;
-    e.labels = stream.rendered_labels[static_cast<int>(l.source)];
+    stages::Entry e;
+    e.labels = stream.labels[static_cast<int>(l.source)];
     e.timestamp_ns = l.time_nano;
     e.line = std::move(l.line);
-    stream.client->Push(std::move(e));
+    stream.pipeline->Process(std::move(e), stream.out);
+  }
+  PushPipelineOutput(stream, stream.out);
+}
+
+void Driver::PushPipelineOutput(Stream& stream, std::vector<stages::Entry>& entries) {
+  StreamLabelSet labels;
+  for (stages::Entry& e : entries) {
+    labels.clear();
+    e.labels.ForEach([&](std::string_view k, std::string_view v) { labels.emplace_back(k, v); });
+    if (labels != stream.last_labels) {
+      std::string error;
+      if (!RenderStreamLabels(labels, stream.last_rendered, &error)) {
+        observer_.EntryDropped("invalid_labels");
+        stream.last_labels.clear();
+        continue;
+      }
+      stream.last_labels = labels;
+    }
+    LokiEntry out;
+    out.labels = stream.last_rendered;
+    out.timestamp_ns = e.timestamp_ns;
+    out.line = std::move(e.line);
+    out.tenant = std::move(e.tenant);
+    for (auto& m : e.structured_metadata) {
+      out.structured_metadata.emplace_back(std::move(m.name), std::move(m.value));
+    }
+    stream.client->Push(std::move(out));
+  }
+  entries.clear();
+}
+
+void Driver::FlushPipelines(bool final_for_all) {
+  std::vector<std::shared_ptr<Stream>> with_pipeline;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, s] : streams_) {
+      if (s->pipeline) with_pipeline.push_back(s);
+    }
+  }
+  int64_t now = stages::Clock::System().NowNs();
+  for (const auto& s : with_pipeline) {
+    s->pipeline->Flush(now, final_for_all, s->out);
+    PushPipelineOutput(*s, s->out);
   }
 }
 
@@ -227,7 +345,14 @@ void Driver::FinishStream(uint64_t stream_id) {
     auto it = streams_.find(stream_id);
     if (it == streams_.end()) return;
     stream = it->second;
-    streams_.erase(it);
+  }
+  if (stream->pipeline) {  // the end of the stream releases what stages hold
+    stream->pipeline->Flush(stages::Clock::System().NowNs(), true, stream->out);
+    PushPipelineOutput(*stream, stream->out);
+  }
+  {
+    std::lock_guard lock(mu_);
+    streams_.erase(stream_id);
     stream_by_file_.erase(stream->file);
     live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
   }
@@ -237,13 +362,26 @@ void Driver::FinishStream(uint64_t stream_id) {
 }
 
 void Driver::ShipLoop() {
+  auto last_flush = std::chrono::steady_clock::now();
   for (;;) {
     Batch batch;
     std::shared_ptr<Stream> stream;
     {
       std::unique_lock lock(mu_);
-      queue_cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
-      if (queue_.empty()) return;  // stopping and drained
+      bool ready = queue_cv_.wait_for(lock, kPipelineFlushInterval,
+                                      [&] { return !queue_.empty() || stopping_; });
+      if (!ready || std::chrono::steady_clock::now() - last_flush >= kPipelineFlushInterval) {
+        // Release what stages hold past their wait (multiline max_wait_time, limit).
+        lock.unlock();
+        FlushPipelines(false);
+        last_flush = std::chrono::steady_clock::now();
+        continue;
+      }
+      if (queue_.empty()) {  // stopping and drained
+        lock.unlock();
+        FlushPipelines(true);
+        return;
+      }
       batch = std::move(queue_.front());
       queue_.pop_front();
       queued_bytes_ -= batch.bytes;

@@ -6,7 +6,8 @@
 // been handed to the Loki client. Between the reader and the shipping thread sits a bounded
 // in-memory queue; when it is full the oldest lines are dropped and counted (`queue_full`),
 // so the FIFOs are always drained and a container never waits for Loki. Loki clients are
-// shared by streams whose client options are equal.
+// shared by streams whose client options are equal. Pipelines (loki-pipeline-stages) and relabel
+// rules run on the shipping thread, never on the reader's.
 #pragma once
 
 #include <chrono>
@@ -25,6 +26,7 @@
 #include "plugin/log_options.h"
 #include "plugin/loki_client.h"
 #include "plugin/metrics.h"
+#include "plugin/pipeline_metrics_observer.h"
 #include "plugin/stream_labels.h"
 
 namespace skald {
@@ -80,11 +82,17 @@ class Driver : public LineSink {
   std::shared_ptr<LokiClient> ClientFor(const LokiClientConfig& config);
   void ShipLoop();
   void Ship(Stream& stream, std::vector<LogLine>& lines);
+  // Pushes what a pipeline let out; labels are rendered once per distinct label set.
+  void PushPipelineOutput(Stream& stream, std::vector<stages::Entry>& entries);
+  // Releases entries held by pipelines (multiline, limit) whose time has come.
+  void FlushPipelines(bool final_for_all);
   void FinishStream(uint64_t stream_id);
 
   DriverConfig config_;
   MetricsRegistry& metrics_;
+  PipelineMetricsObserver observer_;
   Counter& dropped_queue_full_;
+  Counter& dropped_relabel_;
   Counter& streams_started_;
   Gauge& pending_gauge_;
   Gauge& live_streams_gauge_;

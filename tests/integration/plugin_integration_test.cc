@@ -207,6 +207,101 @@ TEST_F(PluginIntegration, SigtermFlushesAndExits) {
   EXPECT_EQ(loki_.TotalEntries(), 100u);
 }
 
+TEST_F(PluginIntegration, PipelineStagesSetLabelsLineAndStructuredMetadata) {
+  const std::string stages = R"(
+- json:
+    expressions: {level: level, context: context, traceID: traceID, msg: msg}
+- labels: {level: , context: }
+- structured_metadata: {traceID: }
+- output: {source: msg}
+)";
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(c, Opts({{"loki-pipeline-stages", stages}})), "");
+  daemon_->WriteLine(
+      c, R"({"level":"info","context":"HttpService","traceID":"abc123","msg":"GET /"})");
+  daemon_->WriteLine(c, R"({"level":"error","context":"Db","traceID":"def456","msg":"timeout"})");
+  daemon_->StopContainer(c);
+  ASSERT_TRUE(loki_.WaitForEntries(2, 10s));
+  auto streams = loki_.Streams();
+  ASSERT_EQ(streams.size(), 2u);
+  for (const auto& st : streams) {
+    ASSERT_EQ(st.entries.size(), 1u);
+    const auto& e = st.entries[0];
+    if (st.labels.find("level=\"info\"") != std::string::npos) {
+      EXPECT_THAT(st.labels, HasSubstr("context=\"HttpService\""));
+      EXPECT_EQ(e.line, "GET /");
+      ASSERT_EQ(e.structured_metadata.size(), 1u);
+      EXPECT_EQ(e.structured_metadata[0].first, "traceID");
+      EXPECT_EQ(e.structured_metadata[0].second, "abc123");
+    } else {
+      EXPECT_THAT(st.labels, HasSubstr("level=\"error\""));
+      EXPECT_EQ(e.line, "timeout");
+    }
+    EXPECT_THAT(st.labels, ::testing::Not(HasSubstr("traceID")));
+  }
+}
+
+TEST_F(PluginIntegration, DropStageCountsWhatItDrops) {
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(c, Opts({{"loki-pipeline-stages",
+                                              "- drop:\n    expression: debug\n"
+                                              "    drop_counter_reason: noisy\n"}})),
+            "");
+  for (int i = 0; i < 10; ++i)
+    daemon_->WriteLine(c, (i % 2 ? "debug " : "info ") + std::to_string(i));
+  daemon_->StopContainer(c);
+  ASSERT_TRUE(loki_.WaitForEntries(5, 10s));
+  ASSERT_TRUE(WaitSettled(10s));
+  EXPECT_EQ(daemon_->Metric("skald_entries_dropped_total", "reason=\"noisy\""), 5);
+  EXPECT_EQ(
+      daemon_->Metric("skald_lines_read_total"),
+      daemon_->Metric("skald_entries_sent_total") + daemon_->Metric("skald_entries_dropped_total"));
+}
+
+TEST_F(PluginIntegration, MultilineBlocksAreJoinedAndReleasedAtTheEnd) {
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(
+                c, Opts({{"loki-pipeline-stages",
+                          "- multiline:\n    firstline: '^\\d{4}'\n    max_wait_time: 60s\n"}})),
+            "");
+  daemon_->WriteLine(c, "2026 first");
+  daemon_->WriteLine(c, "  at frame 1");
+  daemon_->WriteLine(c, "2026 second");
+  daemon_->WriteLine(c, "  at frame 2");
+  daemon_->StopContainer(c);  // EOF releases the last block
+  ASSERT_TRUE(loki_.WaitForEntries(2, 10s)) << loki_.StatsJson();
+  auto streams = loki_.Streams();
+  ASSERT_EQ(streams.size(), 1u);
+  ASSERT_EQ(streams[0].entries.size(), 2u);
+  EXPECT_EQ(streams[0].entries[0].line, "2026 first\n  at frame 1");
+  EXPECT_EQ(streams[0].entries[1].line, "2026 second\n  at frame 2");
+}
+
+TEST_F(PluginIntegration, BadPipelineIsRefusedNamingTheStage) {
+  FakeDaemon::Container c;
+  std::string err =
+      daemon_->StartContainer(c, Opts({{"loki-pipeline-stages", "- jsn:\n    expressions: {}\n"}}));
+  EXPECT_THAT(err, HasSubstr("loki-pipeline-stages"));
+  EXPECT_THAT(err, HasSubstr("jsn"));
+}
+
+TEST_F(PluginIntegration, RelabelRulesRewriteTheContainerLabels) {
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(c, Opts({{"loki-relabel-config",
+                                              "- source_labels: [container_name]\n"
+                                              "  target_label: app\n"
+                                              "- action: labeldrop\n"
+                                              "  regex: host\n"}})),
+            "");
+  daemon_->WriteLine(c, "relabelled");
+  daemon_->StopContainer(c);
+  ASSERT_TRUE(loki_.WaitForEntries(1, 10s));
+  auto streams = loki_.Streams();
+  ASSERT_EQ(streams.size(), 1u);
+  EXPECT_THAT(streams[0].labels, HasSubstr("app=\"" + c.name + "\""));
+  EXPECT_THAT(streams[0].labels, ::testing::Not(HasSubstr("host=")));
+}
+
 class PluginWideDefaults : public PluginIntegration {
  protected:
   void SetUp() override {
