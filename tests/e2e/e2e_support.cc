@@ -509,7 +509,53 @@ std::optional<std::string> FetchMetrics(int port) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// E2eEnv
+// E2eEnv, ScopedLoki
+
+namespace {
+
+std::string MakeLokiDataDir() {
+  char dir[] = "/tmp/skald-e2e-loki.XXXXXX";
+  if (mkdtemp(dir) == nullptr) throw std::runtime_error("mkdtemp failed");
+  return dir;
+}
+
+// Starts a Loki for `data_dir` via start-loki.sh; returns its base URL.
+std::string StartLoki(const std::string& data_dir, int http_port) {
+  const std::string script = SourceDir() + "/tests/e2e/loki/start-loki.sh";
+  if (!std::filesystem::exists(script)) {
+    throw std::runtime_error(script +
+                             " is missing; set SKALD_E2E_LOKI_URL=http://127.0.0.1:PORT to "
+                             "use a Loki that is already running");
+  }
+  int grpc_port = FreeTcpPort();
+  while (grpc_port == http_port) grpc_port = FreeTcpPort();
+  // The first start may build Loki: be patient.
+  auto r = RunCommand({script, data_dir, std::to_string(http_port), std::to_string(grpc_port)},
+                      std::chrono::minutes(30));
+  if (!r.ok()) throw std::runtime_error("starting Loki failed: " + r.Describe());
+  // The script prints the base URL as its last line.
+  auto lines = SplitLines(Trim(r.out));
+  return !lines.empty() && lines.back().rfind("http", 0) == 0
+             ? lines.back()
+             : "http://127.0.0.1:" + std::to_string(http_port);
+}
+
+void WaitLokiReady(const LokiQuery& q) {
+  std::string why;
+  if (!WaitUntil([&] { return q.Ready(&why); }, 120s, 500ms)) {
+    throw std::runtime_error("Loki at " + q.base_url() + " is not ready after 120 s: " + why);
+  }
+}
+
+void StopLoki(const std::string& data_dir) {
+  RunCommand({SourceDir() + "/tests/e2e/loki/stop-loki.sh", data_dir}, 60s);
+  if (EnvOr("SKALD_E2E_KEEP_LOKI", "") != "1") {
+    std::error_code ec;
+    std::filesystem::remove_all(data_dir, ec);
+  }
+}
+
+}  // namespace
 
 E2eEnv& E2eEnv::Get() {
   static E2eEnv* env = [] {
@@ -524,35 +570,12 @@ LokiQuery& E2eEnv::Loki() {
   if (loki_) return *loki_;
   std::string url = EnvOr("SKALD_E2E_LOKI_URL", "");
   if (url.empty()) {
-    const std::string script = SourceDir() + "/tests/e2e/loki/start-loki.sh";
-    if (!std::filesystem::exists(script)) {
-      throw std::runtime_error(script +
-                               " is missing; set SKALD_E2E_LOKI_URL=http://127.0.0.1:PORT to "
-                               "use a Loki that is already running");
-    }
-    char dir[] = "/tmp/skald-e2e-loki.XXXXXX";
-    if (mkdtemp(dir) == nullptr) throw std::runtime_error("mkdtemp failed");
-    loki_data_dir_ = dir;
-    const int http_port = TcpPortOpen(3100) ? FreeTcpPort() : 3100;
-    int grpc_port = FreeTcpPort();
-    while (grpc_port == http_port) grpc_port = FreeTcpPort();
-    // The first start may build Loki: be patient.
-    auto r =
-        RunCommand({script, loki_data_dir_, std::to_string(http_port), std::to_string(grpc_port)},
-                   std::chrono::minutes(30));
+    loki_data_dir_ = MakeLokiDataDir();
     loki_started_here_ = true;
-    if (!r.ok()) throw std::runtime_error("starting Loki failed: " + r.Describe());
-    // The script prints the base URL as its last line.
-    auto lines = SplitLines(Trim(r.out));
-    url = !lines.empty() && lines.back().rfind("http", 0) == 0
-              ? lines.back()
-              : "http://127.0.0.1:" + std::to_string(http_port);
+    url = StartLoki(loki_data_dir_, TcpPortOpen(3100) ? FreeTcpPort() : 3100);
   }
   LokiQuery q(url);
-  std::string why;
-  if (!WaitUntil([&] { return q.Ready(&why); }, 120s, 500ms)) {
-    throw std::runtime_error("Loki at " + url + " is not ready after 120 s: " + why);
-  }
+  WaitLokiReady(q);
   loki_.emplace(std::move(q));
   return *loki_;
 }
@@ -590,13 +613,15 @@ void E2eEnv::Shutdown() {
   if (!loki_started_here_) return;
   loki_started_here_ = false;
   loki_.reset();
-  const std::string script = SourceDir() + "/tests/e2e/loki/stop-loki.sh";
-  RunCommand({script, loki_data_dir_}, 60s);
-  if (EnvOr("SKALD_E2E_KEEP_LOKI", "") != "1") {
-    std::error_code ec;
-    std::filesystem::remove_all(loki_data_dir_, ec);
-  }
+  StopLoki(loki_data_dir_);
 }
+
+ScopedLoki::ScopedLoki(int http_port)
+    : data_dir_(MakeLokiDataDir()), query_(StartLoki(data_dir_, http_port)) {
+  WaitLokiReady(query_);
+}
+
+ScopedLoki::~ScopedLoki() { StopLoki(data_dir_); }
 
 }  // namespace skald::e2e
 

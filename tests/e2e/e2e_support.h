@@ -172,6 +172,23 @@ std::map<std::string, double> ParsePrometheusTotals(std::string_view text);
 // GET http://127.0.0.1:PORT/metrics body, or nullopt when it cannot be fetched.
 std::optional<std::string> FetchMetrics(int port = 9555);
 
+// A Loki of its own (tests/e2e/loki/start-loki.sh in a temp dir), stopped and removed when it
+// goes out of scope. For scenarios that start and stop Loki; most tests share E2eEnv's.
+class ScopedLoki {
+ public:
+  // Starts Loki on 127.0.0.1:http_port and waits until it is ready; throws on failure.
+  explicit ScopedLoki(int http_port);
+  ~ScopedLoki();
+  ScopedLoki(const ScopedLoki&) = delete;
+  ScopedLoki& operator=(const ScopedLoki&) = delete;
+
+  LokiQuery& query() { return query_; }
+
+ private:
+  std::string data_dir_;
+  LokiQuery query_;
+};
+
 // ---------------------------------------------------------------------------------------------
 // Process-wide environment
 
