@@ -105,7 +105,7 @@ struct Driver::Stream {
   LogOptions options;
   std::shared_ptr<LokiClient> client;
   std::string rendered_labels[2];  // stdout, stderr
-  bool stop_requested = false;
+  std::atomic<bool> stop_requested{false};
   bool dropped_by_relabel = false;  // a relabel rule dropped the stream: count, never send
   // With a pipeline (shipping thread only):
   std::unique_ptr<stages::Pipeline> pipeline;

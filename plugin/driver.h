@@ -10,6 +10,7 @@
 // rules run on the shipping thread, never on the reader's.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
