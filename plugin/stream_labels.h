@@ -18,10 +18,8 @@ using StreamLabelSet = std::vector<std::pair<std::string, std::string>>;
 // True when `name` is a valid Loki/Prometheus label name.
 bool IsValidLabelName(std::string_view name);
 
-// Appends `value` to `out` as a Go strconv.Quote string, with its surrounding quotes.
-// Invalid UTF-8 bytes become \xNN; control and non-printable runes become \a \b \f \n \r \t
-// \v or \xNN / \uNNNN (Go's unicode.IsPrint, for the Latin-1, general-punctuation and BOM
-// ranges a log label meets in practice).
+// Appends `value` to `out` as a Go strconv.Quote string, with its surrounding quotes (the
+// stage library's Go quoting, checked against Go's own).
 void AppendGoQuoted(std::string& out, std::string_view value);
 
 // Renders `labels` into `out` (replacing its content). Returns false and sets `error` to a
