@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "pipeline_stages/go_string.h"
+
 namespace skald::stages {
 
 LabelSet::LabelSet(std::initializer_list<std::pair<std::string_view, std::string_view>> labels) {
@@ -102,40 +104,6 @@ std::vector<Label> LabelSet::ToVector() const {
   return v;
 }
 
-namespace {
-void AppendQuoted(std::string_view s, std::string& out) {
-  out.push_back('"');
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\x%02x", c);
-          out += buf;
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
-    }
-  }
-  out.push_back('"');
-}
-}  // namespace
-
 std::string LabelSet::ToString() const {
   std::string s = "{";
   bool first = true;
@@ -144,7 +112,7 @@ std::string LabelSet::ToString() const {
     first = false;
     s.append(n);
     s.push_back('=');
-    AppendQuoted(v, s);
+    AppendGoQuoted(v, &s);
   });
   s.push_back('}');
   return s;
