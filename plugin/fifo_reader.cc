@@ -31,6 +31,7 @@ struct FifoReader::Stream {
 
 FifoReader::FifoReader(LineSink& sink, MetricsRegistry& metrics)
     : sink_(sink),
+      chunk_(std::make_unique<char[]>(kReadChunk)),
       lines_read_(metrics.GetCounter("skald_lines_read_total",
                                      "Log lines read from containers (after partial-line "
                                      "assembly; a line cut at loki-max-line-size counts once "
@@ -101,25 +102,24 @@ void FifoReader::Close(int fd) {
 bool FifoReader::Drain(Stream& s) {
   bool eof = false, corrupt = false;
   for (;;) {
-    std::size_t old = s.buffer.size();
-    s.buffer.resize(old + kReadChunk);
-    ssize_t n = read(s.fd, s.buffer.data() + old, kReadChunk);
+    ssize_t n = read(s.fd, chunk_.get(), kReadChunk);
     if (n < 0) {
-      s.buffer.resize(old);
       if (errno == EINTR) continue;
       if (errno == EAGAIN) break;
       spdlog::error("reading {} failed: {}", s.path, std::strerror(errno));
       eof = true;
       break;
     }
-    s.buffer.resize(old + static_cast<std::size_t>(n));
     if (n == 0) {
       eof = true;
       break;
     }
     bytes_read_.Add(static_cast<uint64_t>(n));
-    // Decode every complete frame now, so the buffer holds at most one partial frame.
-    std::string_view rest(s.buffer);
+    // Decode straight from the chunk; only a frame cut by the read waits in s.buffer.
+    const bool buffered = !s.buffer.empty();
+    if (buffered) s.buffer.append(chunk_.get(), static_cast<std::size_t>(n));
+    std::string_view rest = buffered ? std::string_view(s.buffer)
+                                     : std::string_view(chunk_.get(), static_cast<std::size_t>(n));
     std::string_view body;
     std::size_t used;
     for (;;) {
@@ -136,7 +136,11 @@ bool FifoReader::Drain(Stream& s) {
       rest.remove_prefix(used);
     }
     if (corrupt) break;
-    s.buffer.erase(0, s.buffer.size() - rest.size());
+    if (buffered) {
+      s.buffer.erase(0, s.buffer.size() - rest.size());
+    } else {
+      s.buffer.assign(rest.data(), rest.size());
+    }
     if (static_cast<std::size_t>(n) < kReadChunk) break;  // drained for now
   }
   if (eof || corrupt) s.assembler.Finish(s.lines);
@@ -152,8 +156,10 @@ bool FifoReader::Drain(Stream& s) {
   }
   if (corrupt) corrupt_streams_.Add();
   if (eof || corrupt) {
-    if (!eof && !s.buffer.empty())
-      spdlog::warn("{}: {} bytes of a frame left", s.path, s.buffer.size());
+    if (eof && !s.buffer.empty()) {
+      spdlog::warn("{}: the stream ended inside a frame; {} bytes of it dropped", s.path,
+                   s.buffer.size());
+    }
     sink_.OnEnd(s.id, corrupt);
     return false;
   }

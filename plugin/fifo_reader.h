@@ -52,6 +52,7 @@ class FifoReader {
   void Close(int fd);
 
   LineSink& sink_;
+  std::unique_ptr<char[]> chunk_;  // read buffer, used by the loop thread only
   Counter& lines_read_;
   Counter& bytes_read_;
   Counter& blank_lines_;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <thread>
 
+#include "plugin/frame_codec.h"
 #include "tests/integration/fake_daemon.h"
 #include "tests/tools/fake_loki.h"
 
@@ -103,6 +104,36 @@ TEST_F(PluginIntegration, PartialChunksArriveAsOneEntry) {
   ASSERT_EQ(streams.size(), 1u);
   ASSERT_EQ(streams[0].entries.size(), 1u);
   EXPECT_EQ(streams[0].entries[0].line, big);
+}
+
+TEST_F(PluginIntegration, AFrameCutAcrossReadsIsJoined) {
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(c, Opts()), "");
+  LogEntryView e;
+  e.source = "stdout";
+  e.time_nano = 1;
+  std::string frames;
+  std::size_t second = 0;  // where the second frame starts
+  for (const char* text : {"first whole", "cut in three pieces", "after the cut"}) {
+    if (e.line == "first whole") second = frames.size();
+    e.line = text;
+    EncodeFrame(e, frames);
+  }
+  // The reader sees the second frame in three reads: inside its length prefix, inside its
+  // body, then the rest.
+  daemon_->WriteRaw(c, frames.substr(0, second + 2));
+  std::this_thread::sleep_for(100ms);
+  daemon_->WriteRaw(c, frames.substr(second + 2, 10));
+  std::this_thread::sleep_for(100ms);
+  daemon_->WriteRaw(c, frames.substr(second + 12));
+  daemon_->StopContainer(c);
+  ASSERT_TRUE(loki_.WaitForEntries(3, 10s)) << loki_.StatsJson();
+  auto streams = loki_.Streams();
+  ASSERT_EQ(streams.size(), 1u);
+  ASSERT_EQ(streams[0].entries.size(), 3u);
+  EXPECT_EQ(streams[0].entries[0].line, "first whole");
+  EXPECT_EQ(streams[0].entries[1].line, "cut in three pieces");
+  EXPECT_EQ(streams[0].entries[2].line, "after the cut");
 }
 
 TEST_F(PluginIntegration, LinesOverMaxLineSizeArriveAsPieces) {
