@@ -69,9 +69,12 @@ e2e: install
 
 test: unit integration e2e
 
-bench: build
-	@echo "benchmarks: see tests/bench (make bench prints the table)"
-	$(BUILD)/tests/bench/pipeline_bench --benchmark_counters_tabular=true
+# Benchmarks (tests/bench/run-bench.sh): micro, the plugin alone, real Docker side by side with
+# Grafana's Go driver. Own build dir; prints markdown tables, writes $(BENCH_OUT)/results.json.
+BENCH_BUILD ?= build-bench
+BENCH_OUT ?= build/bench
+bench:
+	BENCH_BUILD=$(BENCH_BUILD) BENCH_OUT=$(BENCH_OUT) BENCH_JOBS=$(JOBS) tests/bench/run-bench.sh
 
 FORMAT_FILES = $(shell git ls-files '*.cc' '*.h')
 format:

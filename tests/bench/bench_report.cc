@@ -1,0 +1,392 @@
+// bench_report: turns the JSON of the three benchmark parts into markdown tables, checks the
+// issue's targets (PASS / MISS / n/a when a part did not run) and writes one results.json.
+//
+//   bench_report [--micro FILE]... [--load FILE] [--docker FILE] [--out FILE]
+// --micro takes Google Benchmark JSON (--benchmark_format=json); with repetitions, the median
+// is shown. Exit status 1 when a part reports lost or duplicated lines, else 0 (a missed
+// performance target is reported, not an error).
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string Fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string Mb(double bytes) { return bytes < 0 ? "-" : Fmt("%.1f", bytes / 1048576.0); }
+
+std::string Thousands(double v) {
+  if (v >= 1e6) return Fmt("%.2fM", v / 1e6);
+  if (v >= 1e3) return Fmt("%.0fk", v / 1e3);
+  return Fmt("%.0f", v);
+}
+
+std::optional<json> ReadJson(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  json j = json::parse(in, nullptr, false);
+  if (j.is_discarded()) return std::nullopt;
+  return j;
+}
+
+// --- micro ---------------------------------------------------------------------------------
+
+json MicroRows(const std::vector<std::string>& files) {
+  json rows = json::array();
+  for (const auto& f : files) {
+    auto j = ReadJson(f);
+    if (!j) {
+      std::cerr << "bench_report: cannot read " << f << "\n";
+      continue;
+    }
+    // With repetitions, keep the medians; otherwise every plain run.
+    bool has_median = false;
+    for (const auto& b : (*j)["benchmarks"]) {
+      if (b.value("aggregate_name", "") == "median") has_median = true;
+    }
+    for (const auto& b : (*j)["benchmarks"]) {
+      const bool median = b.value("aggregate_name", "") == "median";
+      if (has_median != median) continue;
+      if (!b.contains("items_per_second")) continue;
+      const double items = b["items_per_second"].get<double>();
+      json row = {{"name", b.value("run_name", b.value("name", ""))},
+                  {"items_per_second", items},
+                  {"ns_per_item", items > 0 ? 1e9 / items : 0}};
+      if (b.contains("bytes_per_second")) row["bytes_per_second"] = b["bytes_per_second"];
+      if (b.contains("ratio")) row["compression_ratio"] = b["ratio"];
+      rows.push_back(row);
+    }
+  }
+  return rows;
+}
+
+void PrintMicro(const json& rows) {
+  std::cout << "### Micro benchmarks (CPU time per item; median of the repetitions)\n\n"
+               "| benchmark | ns per item | items per CPU-s | MB per CPU-s | note |\n"
+               "|---|---:|---:|---:|---|\n";
+  for (const auto& r : rows) {
+    std::string note;
+    if (r.contains("compression_ratio")) {
+      note = "snappy ratio " + Fmt("%.2f", r["compression_ratio"].get<double>());
+    }
+    std::cout << "| " << r["name"].get<std::string>() << " | "
+              << Fmt("%.1f", r["ns_per_item"].get<double>()) << " | "
+              << Thousands(r["items_per_second"].get<double>()) << " | "
+              << (r.contains("bytes_per_second")
+                      ? Fmt("%.0f", r["bytes_per_second"].get<double>() / 1048576.0)
+                      : "-")
+              << " | " << note << " |\n";
+  }
+  std::cout << "\n";
+}
+
+// --- plugin alone --------------------------------------------------------------------------
+
+void PrintLoad(const json& load) {
+  std::cout << "### Plugin alone (fake daemon -> skald -> fake Loki sink; "
+            << load.value("lines_per_run", 0) << " lines per run, split over K containers)\n\n"
+            << "| pipeline | K | lines/s | CPU-s per M lines | lines per CPU-s | peak RSS MB | "
+               "idle VmHWM MB | delivered / sent |\n"
+               "|---|---:|---:|---:|---:|---:|---:|---|\n";
+  for (const auto& r : load["runs"]) {
+    std::cout << "| " << r.value("pipeline", "") << " | " << r.value("containers", 0) << " | "
+              << Thousands(r.value("lines_per_s", 0.0)) << " | "
+              << Fmt("%.3f", r.value("cpu_s_per_million", 0.0)) << " | "
+              << Thousands(r.value("lines_per_cpu_s", 0.0)) << " | "
+              << Mb(r.value("peak_rss_bytes", -1.0)) << " | " << Mb(r.value("idle_hwm_bytes", -1.0))
+              << " | " << r.value("delivered", 0ULL) << " / " << r.value("lines", 0ULL)
+              << (r.value("ok", false) ? "" : " **FAIL**") << " |\n";
+    if (r.contains("error")) std::cout << "\nerror: " << r["error"].get<std::string>() << "\n\n";
+  }
+  std::cout << "\n";
+}
+
+// --- docker --------------------------------------------------------------------------------
+
+const json* DockerResult(const json& docker, const std::string& driver,
+                         const std::string& pipeline) {
+  for (const auto& r : docker["results"]) {
+    if (r.value("driver", "") == driver && r.value("pipeline", "") == pipeline) return &r;
+  }
+  return nullptr;
+}
+
+double Median(const json& r, const std::string& key) {
+  if (!r.contains("median") || !r["median"].contains(key)) return -1;
+  return r["median"][key].get<double>();
+}
+
+void PrintDocker(const json& docker) {
+  std::cout << "### Real Docker, side by side (" << docker.value("lines", 0)
+            << " pino JSON lines from one container; median of " << docker.value("repeat", 0)
+            << " runs; Go driver " << docker.value("go_driver_version", "?") << ")\n\n"
+            << "| driver | pipeline | run->exit s | container s | plugin CPU-s | lines per "
+               "plugin CPU-s | dockerd CPU-s | peak RSS MB | delivered | wall / json-file | "
+               "CPU / Go |\n"
+               "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|\n";
+  const json* json_file = DockerResult(docker, "json-file", "none");
+  const double jf_wall = json_file ? Median(*json_file, "run_s") : -1;
+  for (const auto& r : docker["results"]) {
+    const std::string driver = r.value("driver", "");
+    const std::string pipeline = r.value("pipeline", "");
+    const bool plugin = r.value("plugin", false);
+    const double wall = Median(r, "run_s");
+    const double cpu = Median(r, "plugin_cpu_s");
+    std::string vs_go = "-";
+    if (driver == "skald") {
+      const json* go = DockerResult(docker, "go", pipeline);
+      if (go && Median(*go, "plugin_cpu_s") > 0 && cpu >= 0) {
+        vs_go = Fmt("%.3f", cpu / Median(*go, "plugin_cpu_s"));
+      }
+    }
+    std::string delivered = "-";
+    if (plugin) {
+      delivered = std::to_string(static_cast<long long>(Median(r, "delivered"))) + " / " +
+                  std::to_string(docker.value("lines", 0)) +
+                  (r.value("all_delivered", false) ? "" : " **FAIL**");
+    }
+    std::cout << "| " << driver << " | " << pipeline << " | " << Fmt("%.2f", wall) << " | "
+              << Fmt("%.2f", Median(r, "container_s")) << " | " << (plugin ? Fmt("%.2f", cpu) : "-")
+              << " | " << (plugin && cpu > 0 ? Thousands(docker.value("lines", 0) / cpu) : "-")
+              << " | " << Fmt("%.2f", Median(r, "dockerd_cpu_s")) << " | "
+              << (plugin ? Mb(Median(r, "peak_rss_bytes")) : "-") << " | " << delivered << " | "
+              << (jf_wall > 0 ? Fmt("%.2f", wall / jf_wall) : "-") << " | " << vs_go << " |\n";
+  }
+  std::cout << "\n";
+}
+
+// --- targets -------------------------------------------------------------------------------
+
+struct Target {
+  std::string name;
+  std::string measured;
+  std::string status;  // PASS, MISS, n/a
+};
+
+std::string Status(std::optional<bool> pass) {
+  if (!pass) return "n/a";
+  return *pass ? "PASS" : "MISS";
+}
+
+std::vector<Target> Targets(const std::optional<json>& load, const std::optional<json>& docker,
+                            bool* lost_lines) {
+  std::vector<Target> t;
+  *lost_lines = false;
+  const json* skald_seed = docker ? DockerResult(*docker, "skald", "seed") : nullptr;
+  const json* go_seed = docker ? DockerResult(*docker, "go", "seed") : nullptr;
+  const json* json_file = docker ? DockerResult(*docker, "json-file", "none") : nullptr;
+
+  {
+    Target x{"Docker: skald plugin CPU per line, seed pipeline <= 1/10 of the Go driver's", "-",
+             "n/a"};
+    if (skald_seed && go_seed && Median(*go_seed, "plugin_cpu_s") > 0) {
+      const double ratio = Median(*skald_seed, "plugin_cpu_s") / Median(*go_seed, "plugin_cpu_s");
+      x.measured = Fmt("%.3f", ratio) + " (" + Fmt("%.2f", Median(*skald_seed, "plugin_cpu_s")) +
+                   " vs " + Fmt("%.2f", Median(*go_seed, "plugin_cpu_s")) + " CPU-s)";
+      x.status = Status(ratio <= 0.10);
+    }
+    t.push_back(x);
+  }
+  {
+    Target x{"Docker: skald lines per plugin CPU-second, seed pipeline >= 450k (stretch 1M)", "-",
+             "n/a"};
+    if (skald_seed && Median(*skald_seed, "plugin_cpu_s") > 0) {
+      const double v = docker->value("lines", 0) / Median(*skald_seed, "plugin_cpu_s");
+      x.measured = Thousands(v);
+      x.status = Status(v >= 450e3);
+    }
+    t.push_back(x);
+  }
+  {
+    Target x{"Plugin alone, K=1: lines per CPU-second, seed pipeline >= 450k (stretch 1M)", "-",
+             "n/a"};
+    if (load) {
+      for (const auto& r : (*load)["runs"]) {
+        if (r.value("pipeline", "") == "seed" && r.value("containers", 0) == 1 &&
+            r.contains("lines_per_cpu_s")) {
+          const double v = r["lines_per_cpu_s"].get<double>();
+          x.measured = Thousands(v);
+          x.status = Status(v >= 450e3);
+        }
+      }
+    }
+    t.push_back(x);
+  }
+  {
+    Target x{"Docker: container wall time with skald (seed pipeline) <= 1.3x json-file", "-",
+             "n/a"};
+    if (skald_seed && json_file && Median(*json_file, "run_s") > 0) {
+      const double ratio = Median(*skald_seed, "run_s") / Median(*json_file, "run_s");
+      x.measured = Fmt("%.2fx", ratio) + " (" + Fmt("%.2f", Median(*skald_seed, "run_s")) +
+                   " s vs " + Fmt("%.2f", Median(*json_file, "run_s")) + " s)";
+      x.status = Status(ratio <= 1.3);
+    }
+    t.push_back(x);
+  }
+  {
+    Target x{"Idle VmHWM (started, no containers) <= 8 MB", "-", "n/a"};
+    double worst = -1;
+    if (load) {
+      for (const auto& r : (*load)["runs"])
+        worst = std::max(worst, r.value("idle_hwm_bytes", -1.0));
+    }
+    if (worst > 0) {
+      x.measured = Mb(worst) + " MB (largest of the runs)";
+      x.status = Status(worst <= 8.0 * 1048576);
+    }
+    t.push_back(x);
+  }
+  {
+    Target x{"50 containers logging: peak RSS <= 40 MB", "-", "n/a"};
+    double worst = -1;
+    if (load) {
+      for (const auto& r : (*load)["runs"]) {
+        if (r.value("containers", 0) == 50) {
+          worst = std::max(worst, r.value("peak_rss_bytes", -1.0));
+        }
+      }
+    }
+    if (worst > 0) {
+      x.measured = Mb(worst) + " MB (larger of none/seed)";
+      x.status = Status(worst <= 40.0 * 1048576);
+    }
+    t.push_back(x);
+  }
+  {
+    Target x{"CPU per line from 1 to 100 containers grows <= 1.5x", "-", "n/a"};
+    if (load) {
+      std::map<std::string, std::map<int, double>> cost;
+      for (const auto& r : (*load)["runs"]) {
+        if (r.contains("cpu_s_per_million")) {
+          cost[r.value("pipeline", "")][r.value("containers", 0)] =
+              r["cpu_s_per_million"].get<double>();
+        }
+      }
+      std::string measured;
+      double worst = -1;
+      for (const auto& [pipeline, by_k] : cost) {
+        if (!by_k.count(1) || !by_k.count(100) || by_k.at(1) <= 0) continue;
+        const double g = by_k.at(100) / by_k.at(1);
+        worst = std::max(worst, g);
+        if (!measured.empty()) measured += ", ";
+        measured += pipeline + " " + Fmt("%.2fx", g);
+      }
+      if (worst > 0) {
+        x.measured = measured;
+        x.status = Status(worst <= 1.5);
+      }
+    }
+    t.push_back(x);
+  }
+  {
+    Target x{"Delivered == sent in every run", "-", "n/a"};
+    int runs = 0, bad = 0;
+    if (load) {
+      for (const auto& r : (*load)["runs"]) {
+        ++runs;
+        if (!r.value("ok", false)) ++bad;
+      }
+    }
+    if (docker) {
+      for (const auto& r : (*docker)["results"]) {
+        if (!r.value("plugin", false)) continue;
+        for (const auto& run : r["runs"]) {
+          ++runs;
+          if (run.value("delivered", -1LL) != docker->value("lines", 0LL)) ++bad;
+        }
+      }
+    }
+    if (runs > 0) {
+      x.measured = std::to_string(runs - bad) + " of " + std::to_string(runs) + " runs";
+      x.status = Status(bad == 0);
+      *lost_lines = bad > 0;
+    }
+    t.push_back(x);
+  }
+  return t;
+}
+
+void PrintTargets(const std::vector<Target>& targets) {
+  std::cout << "### Targets (issue 5)\n\n| target | measured | |\n|---|---|---|\n";
+  for (const auto& t : targets) {
+    std::cout << "| " << t.name << " | " << t.measured << " | " << t.status << " |\n";
+  }
+  std::cout << "\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> micro_files;
+  std::string load_file, docker_file, out_file;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--micro") {
+      micro_files.push_back(argv[i + 1]);
+    } else if (a == "--load") {
+      load_file = argv[i + 1];
+    } else if (a == "--docker") {
+      docker_file = argv[i + 1];
+    } else if (a == "--out") {
+      out_file = argv[i + 1];
+    } else {
+      std::cerr << "bench_report: unknown argument '" << a << "'\n";
+      return 2;
+    }
+  }
+  json results = json::object();
+  const json micro = MicroRows(micro_files);
+  results["micro"] = micro;
+  if (!micro.empty()) PrintMicro(micro);
+
+  std::optional<json> load, docker;
+  if (!load_file.empty()) {
+    load = ReadJson(load_file);
+    if (!load) std::cerr << "bench_report: cannot read " << load_file << "\n";
+  }
+  if (!docker_file.empty()) {
+    docker = ReadJson(docker_file);
+    if (!docker) std::cerr << "bench_report: cannot read " << docker_file << "\n";
+  }
+  if (load) {
+    results["plugin_alone"] = *load;
+    PrintLoad(*load);
+  } else {
+    std::cout << "### Plugin alone\n\nnot run\n\n";
+  }
+  if (docker && docker->contains("results")) {
+    results["docker"] = *docker;
+    PrintDocker(*docker);
+  } else {
+    std::cout << "### Real Docker, side by side\n\nnot run"
+              << (docker && docker->contains("skipped")
+                      ? ": " + (*docker)["skipped"].get<std::string>()
+                      : std::string())
+              << "\n\n";
+    if (docker) results["docker"] = *docker;
+  }
+  bool lost = false;
+  const auto targets =
+      Targets(load, docker && docker->contains("results") ? docker : std::nullopt, &lost);
+  PrintTargets(targets);
+  json jt = json::array();
+  for (const auto& t : targets) {
+    jt.push_back({{"target", t.name}, {"measured", t.measured}, {"status", t.status}});
+  }
+  results["targets"] = jt;
+  if (!out_file.empty()) std::ofstream(out_file) << results.dump(2) << "\n";
+  if (lost) std::cerr << "bench_report: some run lost or duplicated lines (see the tables)\n";
+  return lost ? 1 : 0;
+}

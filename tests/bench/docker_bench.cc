@@ -1,0 +1,358 @@
+// docker_bench: the real dockerd, one container writing pino-style JSON lines (`loggen --json`
+// in the e2e test image) through `none`, `json-file`, the installed skald plugin and Grafana's
+// Go driver, the two plugins pushing to the same real Loki, with and without the seed pipeline.
+//
+// The Go driver (tests/e2e/loki/build-go-driver.sh) is installed for the run as the managed
+// plugin `skald-bench-go-driver`, from a rootfs holding just its static binary and Grafana's
+// config.json (tests/bench/go-driver/); it is disabled and removed at the end. Loki is started
+// with tests/e2e/loki/start-loki.sh in --loki-dir on --loki-port and stopped at the end.
+//
+// Per run: wall time from `docker run -d` until `docker wait` returns (run_s), the container's
+// own StartedAt..FinishedAt (container_s), the plugin process's CPU-seconds (utime + stime from
+// /proc, until Loki has received every line), dockerd's CPU-seconds over the same span, the
+// plugin's peak RSS (VmHWM, reset before each run), and the lines Loki holds for the container
+// (count_over_time). Variants run interleaved, --repeat times; the report shows medians.
+//
+//   docker_bench --go-driver PATH --loki-dir DIR [--loki-port P] [--skald-plugin NAME]
+//                [--lines N] [--repeat R] [--json FILE]
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/bench/bench_lines.h"
+#include "tests/bench/proc_stats.h"
+#include "tests/e2e/e2e_support.h"
+
+namespace skald::bench {
+namespace {
+
+using json = nlohmann::json;
+using e2e::Docker;
+using namespace std::chrono_literals;
+
+constexpr const char* kGoPlugin = "skald-bench-go-driver";
+
+struct Options {
+  std::string go_driver;
+  std::string loki_dir;
+  int loki_port = 0;
+  std::string skald_plugin = "skald";
+  int lines = 200'000;
+  int repeat = 3;
+  std::string json_path;
+};
+
+std::string Trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  std::size_t i = 0;
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  return s.substr(i);
+}
+
+double Seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+// RFC 3339 with nanoseconds, UTC ("2026-11-30T14:50:01.123456789Z"), as seconds since epoch.
+double ParseDockerTime(const std::string& s) {
+  std::tm tm{};
+  if (strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) == nullptr) return -1;
+  double t = static_cast<double>(timegm(&tm));
+  const auto dot = s.find('.');
+  if (dot != std::string::npos) {
+    std::size_t end = dot + 1;
+    while (end < s.size() && std::isdigit(static_cast<unsigned char>(s[end]))) ++end;
+    t += std::stod("0" + s.substr(dot, end - dot));
+  }
+  return t;
+}
+
+void Must(const e2e::CommandResult& r) {
+  if (!r.ok()) throw std::runtime_error(r.Describe());
+}
+
+// The process of a managed plugin: the one whose cgroup names the plugin's id.
+pid_t PluginPid(const std::string& plugin) {
+  auto id = Docker({"plugin", "inspect", "--format", "{{.Id}}", plugin}, 30s);
+  if (!id.ok()) return -1;
+  const std::string plugin_id = Trim(id.out);
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    const std::string cgroup = ReadFileOr(entry.path().string() + "/cgroup");
+    const std::string comm = Trim(ReadFileOr(entry.path().string() + "/comm"));
+    if (cgroup.find(plugin_id) != std::string::npos && comm.rfind("containerd", 0) != 0) {
+      return static_cast<pid_t>(std::stoi(name));
+    }
+  }
+  return -1;
+}
+
+// Loki's own count of lines its distributor accepted (all tenants).
+double LokiLinesReceived(int port) {
+  auto text = e2e::FetchMetrics(port);
+  if (!text) return -1;
+  auto totals = e2e::ParsePrometheusTotals(*text);
+  auto it = totals.find("loki_distributor_lines_received_total");
+  return it == totals.end() ? 0 : it->second;
+}
+
+class LokiProcess {
+ public:
+  LokiProcess(std::string dir, int port) : dir_(std::move(dir)), port_(port) {
+    const std::string src = e2e::SourceDir();
+    auto r = e2e::RunCommand({src + "/tests/e2e/loki/start-loki.sh", dir_, std::to_string(port_),
+                              std::to_string(e2e::FreeTcpPort())},
+                             30min);
+    Must(r);
+  }
+  ~LokiProcess() {
+    e2e::RunCommand({e2e::SourceDir() + "/tests/e2e/loki/stop-loki.sh", dir_}, 60s);
+  }
+  std::string PushUrl() const {
+    return "http://127.0.0.1:" + std::to_string(port_) + "/loki/api/v1/push";
+  }
+  e2e::LokiQuery Query() const {
+    return e2e::LokiQuery("http://127.0.0.1:" + std::to_string(port_));
+  }
+  int port() const { return port_; }
+
+ private:
+  std::string dir_;
+  int port_;
+};
+
+// Grafana's Go driver as a managed plugin, for the lifetime of the object.
+class GoPlugin {
+ public:
+  explicit GoPlugin(const std::string& binary) {
+    Remove();
+    char tmpl[] = "/tmp/skald-bench-go-driver.XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
+    bundle_ = tmpl;
+    namespace fs = std::filesystem;
+    const fs::path root = fs::path(bundle_) / "rootfs";
+    for (const char* d :
+         {"bin", "etc", "tmp", "var/log/docker", "run/docker/plugins", "proc", "dev", "sys"}) {
+      fs::create_directories(root / d);
+    }
+    fs::copy_file(binary, root / "bin/docker-driver");
+    fs::copy_file(e2e::SourceDir() + "/tests/bench/go-driver/config.json",
+                  fs::path(bundle_) / "config.json");
+    Must(Docker({"plugin", "create", kGoPlugin, bundle_}, 300s));
+    Must(Docker({"plugin", "enable", kGoPlugin}, 120s));
+  }
+  ~GoPlugin() {
+    Remove();
+    std::error_code ec;
+    std::filesystem::remove_all(bundle_, ec);
+  }
+  static void Remove() {
+    Docker({"plugin", "disable", "-f", kGoPlugin}, 60s);
+    Docker({"plugin", "rm", "-f", kGoPlugin}, 60s);
+  }
+
+ private:
+  std::string bundle_;
+};
+
+struct Variant {
+  std::string driver;    // none, json-file, skald, go
+  std::string pipeline;  // none, seed
+  std::string log_driver;
+  bool plugin = false;
+};
+
+json RunOnce(const Options& opt, const Variant& v, const std::string& image,
+             const LokiProcess& loki, int rep) {
+  const std::string name = "skald-bench-" + v.driver + "-" + v.pipeline + "-" +
+                           std::to_string(getpid()) + "-" + std::to_string(rep);
+  std::vector<std::string> args = {"run",          "-d",        "--name",  name,
+                                   "--network",    "none",      "--label", "skald-bench=1",
+                                   "--log-driver", v.log_driver};
+  if (v.plugin) {
+    args.insert(args.end(), {"--log-opt", "loki-url=" + loki.PushUrl()});
+    if (v.pipeline == "seed") {
+      args.insert(args.end(), {"--log-opt", std::string("loki-pipeline-stages=") + kSeedPipeline});
+    }
+  }
+  args.insert(args.end(),
+              {image, "loggen", "--json", "--lines", std::to_string(opt.lines), "--prefix", name});
+
+  const auto dockerd = PidsByComm("dockerd");
+  const pid_t dockerd_pid = dockerd.empty() ? -1 : dockerd.front();
+  const pid_t plugin_pid =
+      v.plugin ? PluginPid(v.driver == "go" ? kGoPlugin : opt.skald_plugin) : -1;
+  if (v.plugin && plugin_pid <= 0) throw std::runtime_error("cannot find the plugin's process");
+  if (v.plugin) ResetPeakRss(plugin_pid);
+  const double received0 = LokiLinesReceived(loki.port());
+  const double plugin_cpu0 = v.plugin ? ProcessCpuSeconds(plugin_pid) : 0;
+  const double dockerd_cpu0 = ProcessCpuSeconds(dockerd_pid);
+  const auto t0 = std::chrono::steady_clock::now();
+
+  json r = {{"container", name}};
+  auto run = Docker(args, 300s);
+  if (!run.ok()) throw std::runtime_error("docker run failed: " + run.Describe());
+  auto exit_code = e2e::WaitContainerExit(name, 600s);
+  const auto t_exit = std::chrono::steady_clock::now();
+  r["run_s"] = Seconds(t_exit - t0);
+  r["exit_code"] = exit_code.value_or(-1);
+  auto started = e2e::DockerInspect(name, "{{.State.StartedAt}}");
+  auto finished = e2e::DockerInspect(name, "{{.State.FinishedAt}}");
+  if (started && finished) {
+    r["container_s"] = ParseDockerTime(*finished) - ParseDockerTime(*started);
+  }
+  if (v.plugin) {
+    // Wait on Loki's cheap counter, then count the container's lines once.
+    const auto deadline = t_exit + 180s;
+    while (std::chrono::steady_clock::now() < deadline &&
+           LokiLinesReceived(loki.port()) - received0 < opt.lines) {
+      std::this_thread::sleep_for(100ms);
+    }
+    r["deliver_s"] = Seconds(std::chrono::steady_clock::now() - t0);
+    r["plugin_cpu_s"] = ProcessCpuSeconds(plugin_pid) - plugin_cpu0;
+    r["peak_rss_bytes"] = ProcessStatusBytes(plugin_pid, "VmHWM");
+    std::this_thread::sleep_for(500ms);  // duplicates, if any, would arrive right behind
+    r["delivered"] = loki.Query().Count("{container_name=" + e2e::LogqlQuote(name) + "}");
+  }
+  r["dockerd_cpu_s"] = ProcessCpuSeconds(dockerd_pid) - dockerd_cpu0;
+  Docker({"rm", "-f", name}, 60s);
+  return r;
+}
+
+json Medians(const json& runs) {
+  json m = json::object();
+  for (const char* key : {"run_s", "container_s", "deliver_s", "plugin_cpu_s", "dockerd_cpu_s",
+                          "peak_rss_bytes", "delivered"}) {
+    std::vector<double> v;
+    for (const auto& r : runs) {
+      if (r.contains(key)) v.push_back(r[key].get<double>());
+    }
+    if (v.empty()) continue;
+    std::sort(v.begin(), v.end());
+    m[key] = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  }
+  return m;
+}
+
+int Main(int argc, char** argv) {
+  Options opt;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    const std::string v = argv[i + 1];
+    if (a == "--go-driver") {
+      opt.go_driver = v;
+    } else if (a == "--loki-dir") {
+      opt.loki_dir = v;
+    } else if (a == "--loki-port") {
+      opt.loki_port = std::stoi(v);
+    } else if (a == "--skald-plugin") {
+      opt.skald_plugin = v;
+    } else if (a == "--lines") {
+      opt.lines = std::stoi(v);
+    } else if (a == "--repeat") {
+      opt.repeat = std::stoi(v);
+    } else if (a == "--json") {
+      opt.json_path = v;
+    } else {
+      std::cerr << "docker_bench: unknown argument '" << a << "'\n";
+      return 2;
+    }
+  }
+  if (opt.go_driver.empty() || opt.loki_dir.empty()) {
+    std::cerr << "usage: docker_bench --go-driver PATH --loki-dir DIR [--loki-port P]\n"
+                 "                    [--skald-plugin NAME] [--lines N] [--repeat R] [--json F]\n";
+    return 2;
+  }
+  if (opt.loki_port == 0) opt.loki_port = e2e::FreeTcpPort();
+  signal(SIGPIPE, SIG_IGN);
+
+  json out = {{"lines", opt.lines},
+              {"repeat", opt.repeat},
+              {"skald_plugin", opt.skald_plugin},
+              {"go_driver", opt.go_driver}};
+  {
+    // docker-driver-<version>/docker-driver
+    const std::string dir = std::filesystem::path(opt.go_driver).parent_path().filename();
+    out["go_driver_version"] = dir.rfind("docker-driver-", 0) == 0 ? dir.substr(14) : dir;
+  }
+  auto enabled = Docker({"plugin", "inspect", "--format", "{{.Enabled}}", opt.skald_plugin}, 30s);
+  if (!enabled.ok() || Trim(enabled.out) != "true") {
+    std::cerr << "docker_bench: the plugin '" << opt.skald_plugin
+              << "' is not installed and enabled (make install)\n";
+    return 1;
+  }
+  const std::string image = e2e::E2eEnv::Get().TestImage();
+  std::cerr << "docker side by side: starting Loki on 127.0.0.1:" << opt.loki_port << "\n";
+  LokiProcess loki(opt.loki_dir, opt.loki_port);
+  std::cerr << "docker side by side: installing Grafana's Go driver as " << kGoPlugin << "\n";
+  GoPlugin go(opt.go_driver);
+
+  const std::vector<Variant> variants = {
+      {"none", "none", "none", false},           {"json-file", "none", "json-file", false},
+      {"skald", "none", opt.skald_plugin, true}, {"skald", "seed", opt.skald_plugin, true},
+      {"go", "none", kGoPlugin, true},           {"go", "seed", kGoPlugin, true},
+  };
+  std::vector<json> runs(variants.size(), json::array());
+  for (int rep = 1; rep <= opt.repeat; ++rep) {
+    for (std::size_t i = 0; i < variants.size(); ++i) {
+      const Variant& v = variants[i];
+      json r = RunOnce(opt, v, image, loki, rep);
+      char line[256];
+      std::snprintf(line, sizeof line,
+                    "docker side by side: run %d %-9s pipeline=%-4s run->exit %5.2f s  plugin "
+                    "CPU %5.2f s  peak %5.1f MB  delivered %lld",
+                    rep, v.driver.c_str(), v.pipeline.c_str(), r.value("run_s", 0.0),
+                    r.value("plugin_cpu_s", 0.0), r.value("peak_rss_bytes", 0.0) / 1048576.0,
+                    r.value("delivered", -1LL));
+      std::cerr << line << "\n";
+      runs[i].push_back(std::move(r));
+    }
+  }
+  json results = json::array();
+  bool ok = true;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    bool all = true;
+    if (variants[i].plugin) {
+      for (const auto& r : runs[i]) all = all && r.value("delivered", -1LL) == opt.lines;
+    }
+    ok = ok && all;
+    results.push_back({{"driver", variants[i].driver},
+                       {"pipeline", variants[i].pipeline},
+                       {"plugin", variants[i].plugin},
+                       {"runs", runs[i]},
+                       {"median", Medians(runs[i])},
+                       {"all_delivered", all}});
+  }
+  out["results"] = results;
+  out["ok"] = ok;
+  if (!opt.json_path.empty()) {
+    std::ofstream(opt.json_path) << out.dump(2) << "\n";
+  } else {
+    std::cout << out.dump(2) << "\n";
+  }
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace skald::bench
+
+int main(int argc, char** argv) {
+  try {
+    return skald::bench::Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "docker_bench: " << e.what() << "\n";
+    return 1;
+  }
+}

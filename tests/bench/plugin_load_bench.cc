@@ -1,0 +1,248 @@
+// plugin_load_bench: the real skald binary under load, without Docker.
+//
+// For each pipeline (none, the seed pipeline) and each container count K, it starts a
+// fresh skald (FakeDaemon: unix socket in a temp dir, metrics on a free loopback port), a fresh
+// in-process FakeLoki sink (decodes every request, counts entries), sends StartLogging for K
+// simulated containers, writes pino-style JSON frames into their FIFOs as fast as the plugin
+// takes them (one writer thread per container, the frames prepared beforehand), sends
+// StopLogging and waits until the sink holds every line. It reports lines/s, the plugin's
+// CPU-seconds per million lines (utime + stime from /proc), its peak RSS (VmHWM, the process
+// is fresh for every run) and its idle VmHWM, and whether delivered == sent.
+//
+//   plugin_load_bench --skald PATH [--containers 1,10,50,100] [--lines N] [--pipelines none,seed]
+//                     [--timeout-s S] [--json FILE]
+// --lines is the number of lines per run (default 200000), split evenly over the containers.
+// Exit status 1 when any run lost or duplicated lines.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <latch>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "plugin/frame_codec.h"
+#include "tests/bench/bench_lines.h"
+#include "tests/bench/proc_stats.h"
+#include "tests/integration/fake_daemon.h"
+#include "tests/tools/fake_loki.h"
+
+namespace skald::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using json = nlohmann::json;
+
+struct Options {
+  std::string skald;
+  std::vector<int> containers = {1, 10, 50, 100};
+  uint64_t lines = 200'000;
+  std::vector<std::string> pipelines = {"none", "seed"};
+  int timeout_s = 120;
+  std::string json_path;
+};
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// The frames of one container, cut into writes of about the pipe's size.
+std::vector<std::string> ContainerFrames(int container, uint64_t lines) {
+  constexpr std::size_t kWriteBytes = 64 * 1024;
+  std::vector<std::string> writes(1);
+  const int64_t base_ns = NowNs();
+  const int64_t base_ms = base_ns / 1'000'000;
+  for (uint64_t i = 0; i < lines; ++i) {
+    const std::string line = PinoLine(i + static_cast<uint64_t>(container) * 1'000'003, base_ms);
+    LogEntryView e;
+    e.source = i % 20 == 19 ? "stderr" : "stdout";
+    e.time_nano = base_ns + static_cast<int64_t>(i) * 1000;
+    e.line = line;
+    EncodeFrame(e, writes.back());
+    if (writes.back().size() >= kWriteBytes) writes.emplace_back();
+  }
+  return writes;
+}
+
+pid_t PluginPid(const std::string& binary) {
+  std::string comm = binary.substr(binary.rfind('/') + 1).substr(0, 15);
+  for (pid_t pid : ChildPids(getpid())) {
+    std::string c = ReadFileOr("/proc/" + std::to_string(pid) + "/comm");
+    while (!c.empty() && c.back() == '\n') c.pop_back();
+    if (c == comm) return pid;
+  }
+  return -1;
+}
+
+json RunOnce(const Options& opt, const std::string& pipeline, int k) {
+  json r = {{"pipeline", pipeline}, {"containers", k}};
+  testing::FakeLoki sink;
+  sink.SetRetainEntries(false);
+  if (!sink.Start()) throw std::runtime_error("fake Loki cannot listen");
+  testing::FakeDaemon daemon(opt.skald, {"LOG_LEVEL=warn"});
+  const pid_t pid = PluginPid(opt.skald);
+  if (pid <= 0) throw std::runtime_error("cannot find the plugin's pid");
+
+  // Idle: started, socket bound, no container yet.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  r["idle_hwm_bytes"] = ProcessStatusBytes(pid, "VmHWM");
+  r["idle_rss_bytes"] = ProcessStatusBytes(pid, "VmRSS");
+
+  const uint64_t per_container = (opt.lines + static_cast<uint64_t>(k) - 1) / k;
+  const uint64_t total = per_container * static_cast<uint64_t>(k);
+  std::vector<std::vector<std::string>> frames(static_cast<std::size_t>(k));
+  for (int c = 0; c < k; ++c)
+    frames[static_cast<std::size_t>(c)] = ContainerFrames(c, per_container);
+
+  std::map<std::string, std::string> config = {{"loki-url", sink.PushUrl()}};
+  if (pipeline == "seed") config["loki-pipeline-stages"] = kSeedPipeline;
+
+  const double cpu0 = ProcessCpuSeconds(pid);
+  const auto t0 = Clock::now();
+  std::vector<testing::FakeDaemon::Container> containers(static_cast<std::size_t>(k));
+  for (auto& c : containers) {
+    const std::string err = daemon.StartContainer(c, config);
+    if (!err.empty()) throw std::runtime_error("StartLogging failed: " + err);
+  }
+  std::latch go(1);
+  std::vector<std::thread> writers;
+  for (int c = 0; c < k; ++c) {
+    writers.emplace_back([&, c] {
+      go.wait();
+      for (const auto& w : frames[static_cast<std::size_t>(c)]) {
+        daemon.WriteRaw(containers[static_cast<std::size_t>(c)], w);
+      }
+    });
+  }
+  go.count_down();
+  for (auto& w : writers) w.join();
+  const auto t_written = Clock::now();
+  for (auto& c : containers) daemon.StopContainer(c);
+  const bool all = sink.WaitForEntries(total, std::chrono::seconds(opt.timeout_s));
+  const auto t_delivered = Clock::now();
+  const double cpu1 = ProcessCpuSeconds(pid);
+  // Anything beyond `total` (duplicates) would arrive right behind.
+  std::this_thread::sleep_for(std::chrono::milliseconds(all ? 300 : 0));
+  const uint64_t delivered = sink.TotalEntries();
+
+  const double wall = Seconds(t_delivered - t0);
+  const double cpu = cpu1 - cpu0;
+  r["lines"] = total;
+  r["delivered"] = delivered;
+  r["ok"] = delivered == total;
+  r["write_s"] = Seconds(t_written - t0);
+  r["wall_s"] = wall;
+  r["lines_per_s"] = static_cast<double>(total) / wall;
+  r["cpu_s"] = cpu;
+  r["cpu_s_per_million"] = cpu / static_cast<double>(total) * 1e6;
+  r["lines_per_cpu_s"] = cpu > 0 ? static_cast<double>(total) / cpu : 0;
+  r["peak_rss_bytes"] = ProcessStatusBytes(pid, "VmHWM");
+  r["requests"] = sink.Requests();
+  r["out_of_order"] = sink.OutOfOrder();
+  r["streams"] = sink.Streams().size();
+  r["plugin_sent"] = daemon.Metric("skald_entries_sent_total");
+  r["plugin_dropped"] = daemon.Metric("skald_entries_dropped_total");
+  if (!daemon.running()) {
+    r["ok"] = false;
+    r["error"] = "the plugin exited; its log:\n" + daemon.Log();
+  }
+  return r;
+}
+
+std::vector<int> ParseInts(const std::string& s) {
+  std::vector<int> out;
+  std::stringstream in(s);
+  for (std::string part; std::getline(in, part, ',');) out.push_back(std::stoi(part));
+  return out;
+}
+
+std::vector<std::string> ParseList(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string part; std::getline(in, part, ',');) out.push_back(part);
+  return out;
+}
+
+int Main(int argc, char** argv) {
+  Options opt;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (v == nullptr) {
+      std::cerr << "plugin_load_bench: " << a << " needs a value\n";
+      return 2;
+    }
+    if (a == "--skald") {
+      opt.skald = v;
+    } else if (a == "--containers") {
+      opt.containers = ParseInts(v);
+    } else if (a == "--lines") {
+      opt.lines = std::stoull(v);
+    } else if (a == "--pipelines") {
+      opt.pipelines = ParseList(v);
+    } else if (a == "--timeout-s") {
+      opt.timeout_s = std::stoi(v);
+    } else if (a == "--json") {
+      opt.json_path = v;
+    } else {
+      std::cerr << "plugin_load_bench: unknown argument '" << a << "'\n";
+      return 2;
+    }
+    ++i;
+  }
+  if (opt.skald.empty()) {
+    std::cerr << "usage: plugin_load_bench --skald PATH [--containers 1,10,50,100] [--lines N]\n"
+                 "                         [--pipelines none,seed] [--timeout-s S] [--json F]\n";
+    return 2;
+  }
+
+  json out = {{"skald", opt.skald}, {"lines_per_run", opt.lines}, {"runs", json::array()}};
+  bool ok = true;
+  for (const auto& pipeline : opt.pipelines) {
+    for (int k : opt.containers) {
+      json r;
+      try {
+        r = RunOnce(opt, pipeline, k);
+      } catch (const std::exception& e) {
+        r = {{"pipeline", pipeline}, {"containers", k}, {"ok", false}, {"error", e.what()}};
+      }
+      ok = ok && r.value("ok", false);
+      char line[256];
+      std::snprintf(line, sizeof line,
+                    "plugin alone: pipeline=%-4s K=%-3d %8.0f lines/s  %6.3f CPU-s/M lines  "
+                    "peak %5.1f MB  delivered %llu/%llu%s",
+                    pipeline.c_str(), k, r.value("lines_per_s", 0.0),
+                    r.value("cpu_s_per_million", 0.0), r.value("peak_rss_bytes", 0LL) / 1048576.0,
+                    static_cast<unsigned long long>(r.value("delivered", 0ULL)),
+                    static_cast<unsigned long long>(r.value("lines", 0ULL)),
+                    r.value("ok", false) ? "" : "  FAILED");
+      std::cerr << line << "\n";
+      if (r.contains("error")) std::cerr << "  error: " << r["error"].get<std::string>() << "\n";
+      out["runs"].push_back(std::move(r));
+    }
+  }
+  out["ok"] = ok;
+  if (!opt.json_path.empty()) {
+    std::ofstream(opt.json_path) << out.dump(2) << "\n";
+  } else {
+    std::cout << out.dump(2) << "\n";
+  }
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace skald::bench
+
+int main(int argc, char** argv) { return skald::bench::Main(argc, argv); }

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# `make bench`: builds what the benchmarks need, runs the three parts, prints markdown tables
+# with the issue's targets and writes $BENCH_OUT/results.json.
+#
+#   1. micro    Google Benchmark: frame decode, reassembly, pipeline, labels, batch encoding
+#   2. load     the real skald binary driven by a load generator, no Docker (plugin_load_bench)
+#   3. docker   the real dockerd: none, json-file, skald, Grafana's Go driver -> one real Loki
+#
+# Environment (all optional):
+#   BENCH_BUILD   build directory (build-bench), configured RelWithDebInfo with benchmarks
+#   BENCH_OUT     where the JSON goes (build/bench)
+#   BENCH_JOBS    ninja -j (2)
+#   BENCH_PARTS   which parts to run ("micro load docker")
+#   BENCH_LINES   lines per run in parts 2 and 3 (200000)
+#   BENCH_REPEAT  runs per variant in part 3 (3); medians are reported
+#   BENCH_CONTAINERS  container counts of part 2 (1,10,50,100)
+#   BENCH_INSTALL 1 (default): `make install` when the installed skald plugin is not the binary
+#                 just built; 0: measure whichever skald plugin is installed
+# Part 3 replaces the installed `skald` plugin (make install), so it is skipped while
+# end-to-end tests run. It leaves no container, Loki or Go plugin behind.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+build="${BENCH_BUILD:-build-bench}"
+out="${BENCH_OUT:-build/bench}"
+jobs="${BENCH_JOBS:-2}"
+parts="${BENCH_PARTS:-micro load docker}"
+lines="${BENCH_LINES:-200000}"
+repeat="${BENCH_REPEAT:-3}"
+containers="${BENCH_CONTAINERS:-1,10,50,100}"
+bin="$build/tests/bench"
+
+log() { printf '[bench] %s\n' "$*" >&2; }
+has_part() { [[ " $parts " == *" $1 "* ]]; }
+
+mkdir -p "$out"
+if [[ ! -f "$build/build.ninja" ]]; then
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSKALD_BUILD_BENCH=ON >&2
+fi
+log "building the benchmark targets in $build"
+ninja -C "$build" -j"$jobs" skald fake-loki pipeline_bench micro_bench plugin_load_bench \
+  docker_bench bench_report >&2
+
+report_args=()
+
+if has_part micro; then
+  log "part 1: micro benchmarks"
+  gbench=(--benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+          --benchmark_min_time=0.2 --benchmark_format=json)
+  "$bin/micro_bench" "${gbench[@]}" >"$out/micro.json"
+  "$bin/pipeline_bench" "${gbench[@]}" >"$out/pipeline.json"
+  report_args+=(--micro "$out/micro.json" --micro "$out/pipeline.json")
+fi
+
+if has_part load; then
+  log "part 2: plugin alone, K = $containers"
+  rm -f "$out/plugin_alone.json"
+  "$bin/plugin_load_bench" --skald "$build/plugin/skald" --containers "$containers" \
+    --lines "$lines" --json "$out/plugin_alone.json" || true
+  report_args+=(--load "$out/plugin_alone.json")
+fi
+
+# The sha256 of the skald binary inside the installed plugin's rootfs ("" when not installed).
+installed_skald_sum() {
+  local id root
+  id="$(docker plugin inspect --format '{{.Id}}' skald 2>/dev/null)" || return 0
+  root="$(docker info --format '{{.DockerRootDir}}')"
+  sha256sum "$root/plugins/$id/rootfs/usr/bin/skald" 2>/dev/null | cut -d' ' -f1
+}
+
+if has_part docker; then
+  rm -f "$out/docker.json"
+  skip=""
+  if pgrep -f 'e2e_tests' >/dev/null; then
+    skip="end-to-end tests are running (they use the installed skald plugin); run later with BENCH_PARTS=docker make bench"
+  elif ! docker info >/dev/null 2>&1; then
+    skip="dockerd is not reachable"
+  fi
+  if [[ -z "$skip" && "${BENCH_INSTALL:-1}" == 1 &&
+        "$(installed_skald_sum)" != "$(sha256sum "$build/plugin/skald" | cut -d' ' -f1)" ]]; then
+    log "part 3: installing the skald just built (make install BUILD=$build)"
+    make install BUILD="$build" JOBS="$jobs" >&2
+  fi
+  if [[ -z "$skip" ]]; then
+    log "part 3: real Docker side by side (Go driver: tests/e2e/loki/build-go-driver.sh)"
+    go_driver="$(tests/e2e/loki/build-go-driver.sh | tail -n 1)"
+    loki_dir="$(mktemp -d /tmp/skald-bench-loki.XXXXXX)"
+    cleanup() {
+      docker ps -aq --filter label=skald-bench=1 | xargs -r docker rm -f >/dev/null 2>&1 || true
+      docker plugin disable -f skald-bench-go-driver >/dev/null 2>&1 || true
+      docker plugin rm -f skald-bench-go-driver >/dev/null 2>&1 || true
+      tests/e2e/loki/stop-loki.sh "$loki_dir" >/dev/null 2>&1 || true
+      rm -rf "$loki_dir"
+    }
+    trap cleanup EXIT
+    "$bin/docker_bench" --go-driver "$go_driver" --loki-dir "$loki_dir" --lines "$lines" \
+      --repeat "$repeat" --json "$out/docker.json" || true
+    cleanup
+    trap - EXIT
+  else
+    log "part 3 skipped: $skip"
+    printf '{"skipped": "%s"}\n' "$skip" >"$out/docker.json"
+  fi
+  report_args+=(--docker "$out/docker.json")
+fi
+
+"$bin/bench_report" "${report_args[@]}" --out "$out/results.json"
+log "results: $out/results.json"
