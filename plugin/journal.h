@@ -55,8 +55,8 @@ struct JournalPosition {
 
 struct JournalLimits {
   int64_t max_segment_bytes = 20 * 1024 * 1024;  // rotate past this (max-size); < 0: never
-  int max_segments = 5;                           // keep at most this many (max-file), >= 1
-  bool block_when_full = false;                   // loki-on-full=block
+  int max_segments = 5;                          // keep at most this many (max-file), >= 1
+  bool block_when_full = false;                  // loki-on-full=block
 };
 
 class Journal {
@@ -133,6 +133,7 @@ class Journal {
   explicit Journal(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
   friend class Writer;
+  friend class JournalFrameReader;  // one consistent view of a segment per look
 };
 
 class Journal::Writer {
