@@ -6,16 +6,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "plugin/driver.h"
 #include "plugin/growing_thread_pool.h"
+#include "plugin/journal.h"
 
 namespace skald {
 
 namespace {
 
 constexpr const char* kJsonType = "application/vnd.docker.plugins.v1.1+json";
+// A write waits this long for room in the socket before it looks at the server again.
+constexpr std::chrono::seconds kWriteTimeout{2};
 
 void Reply(httplib::Response& res, const nlohmann::json& body) {
   res.status = 200;
@@ -38,6 +43,32 @@ std::optional<nlohmann::json> ParseBody(const httplib::Request& req, httplib::Re
   return body;
 }
 
+void ReplyStatusErr(httplib::Response& res, int status, const std::string& err) {
+  res.status = status;
+  res.set_content(nlohmann::json{{"Err", err}}.dump() + "\n", kJsonType);
+}
+
+// Hands `bytes` to a chunked response. A slow reader (`docker logs | less`) is waited for as
+// long as it takes, one write timeout at a time, so that httplib's timeout does not cut it off;
+// a gone one fails the write (MSG_NOSIGNAL: EPIPE, not SIGPIPE) or is reported not writable at
+// once. Slices stay well below the socket buffer, so a write that starts does not time out.
+bool WriteToClient(httplib::DataSink& sink, std::string_view bytes,
+                   const std::atomic<bool>& stopping) {
+  constexpr std::size_t kSlice = 32 * 1024;
+  while (!bytes.empty()) {
+    for (;;) {
+      auto asked = std::chrono::steady_clock::now();
+      if (sink.is_writable()) break;
+      if (stopping) return false;
+      if (std::chrono::steady_clock::now() - asked < kWriteTimeout / 2) return false;
+    }
+    std::size_t n = std::min(kSlice, bytes.size());
+    if (!sink.write(bytes.data(), n)) return false;
+    bytes.remove_prefix(n);
+  }
+  return true;
+}
+
 }  // namespace
 
 PluginApiServer::PluginApiServer(Driver& driver)
@@ -45,14 +76,20 @@ PluginApiServer::PluginApiServer(Driver& driver)
   server_->new_task_queue = [] { return new GrowingThreadPool(4, 1024, std::chrono::seconds(30)); };
   server_->set_keep_alive_max_count(1000);
   server_->set_keep_alive_timeout(60);
+  server_->set_write_timeout(kWriteTimeout);
 
   server_->Post("/Plugin.Activate", [](const httplib::Request&, httplib::Response& res) {
     Reply(res, nlohmann::json{{"Implements", {"LogDriver"}}});
   });
 
-  server_->Post("/LogDriver.Capabilities", [](const httplib::Request&, httplib::Response& res) {
-    // ReadLogs stays false until the journal exists: the daemon's own cache serves docker logs.
-    Reply(res, nlohmann::json{{"Cap", {{"ReadLogs", false}}}});
+  server_->Post("/LogDriver.Capabilities", [this](const httplib::Request&, httplib::Response& res) {
+    // Without a resolver there is no journal to read: the daemon's own cache serves docker logs.
+    bool read_logs;
+    {
+      std::lock_guard lock(resolver_mu_);
+      read_logs = static_cast<bool>(resolver_);
+    }
+    Reply(res, nlohmann::json{{"Cap", {{"ReadLogs", read_logs}}}});
   });
 
   server_->Post(
@@ -80,15 +117,73 @@ PluginApiServer::PluginApiServer(Driver& driver)
                   ReplyErr(res, "");
                 });
 
-  server_->Post("/LogDriver.ReadLogs", [](const httplib::Request&, httplib::Response& res) {
-    res.status = 500;
-    res.set_content(
-        nlohmann::json{{"Err",
-                        "skald: reading logs is served by the daemon's local cache in this "
-                        "version (ReadLogs capability is off)"}}
-            .dump(),
-        kJsonType);
+  server_->Post("/LogDriver.ReadLogs", [this](const httplib::Request& req, httplib::Response& res) {
+    auto body = ParseBody(req, res);
+    if (body) ReadLogs(*body, res);
   });
+}
+
+void PluginApiServer::SetJournalResolver(JournalResolver resolver) {
+  std::lock_guard lock(resolver_mu_);
+  resolver_ = std::move(resolver);
+}
+
+void PluginApiServer::ReadLogs(const nlohmann::json& body, httplib::Response& res) {
+  ContainerInfo info;
+  ReadLogsConfig config;
+  try {
+    info = ContainerInfo::FromJson(body.value("Info", nlohmann::json::object()));
+    config = ParseReadLogsConfig(body.value("Config", nlohmann::json()));
+  } catch (const std::exception& e) {
+    spdlog::warn("ReadLogs refused: {}", e.what());
+    return ReplyStatusErr(res, 400, e.what());
+  }
+  JournalResolver resolver;
+  {
+    std::lock_guard lock(resolver_mu_);
+    resolver = resolver_;
+  }
+  std::string error;
+  std::shared_ptr<Journal> journal;
+  if (resolver) {
+    try {
+      journal = resolver(info, &error);
+    } catch (const std::exception& e) {
+      error = std::string("skald: cannot open the logs of this container: ") + e.what();
+    }
+  } else {
+    error = "skald: docker logs is not served by the plugin (it keeps no journal)";
+  }
+  if (!journal) {
+    if (error.empty()) error = "skald: no logs are kept for container " + info.ID();
+    spdlog::info("ReadLogs {}: {}", info.Name(), error);
+    return ReplyStatusErr(res, resolver ? 404 : 501, error);
+  }
+  spdlog::debug("ReadLogs {}: tail {} follow {}", info.Name(), config.tail, config.follow);
+
+  res.status = 200;
+  res.set_chunked_content_provider(
+      "application/octet-stream",
+      [this, journal, config, name = info.Name()](std::size_t, httplib::DataSink& sink) {
+        ReadLogsSink out;
+        out.write = [this, &sink](std::string_view bytes) {
+          return WriteToClient(sink, bytes, stopping_);
+        };
+        ReadLogsOptions options;
+        options.stopping = [this] { return stopping_.load(); };
+        try {
+          ReadLogsResult result = ServeReadLogs(journal, config, out, options);
+          spdlog::debug("ReadLogs {}: {} lines, {} bytes, {} bad frames, {} bytes skipped{}", name,
+                        result.lines, result.bytes, result.bad_frames, result.skipped_bytes,
+                        result.end == ReadLogsResult::End::kClientGone ? ", client gone" : "");
+          if (result.end == ReadLogsResult::End::kClientGone) return false;
+        } catch (const std::exception& e) {
+          spdlog::warn("ReadLogs {}: {}", name, e.what());
+          return false;  // the connection closes: the daemon reports a cut stream
+        }
+        sink.done();
+        return true;
+      });
 }
 
 PluginApiServer::~PluginApiServer() { Stop(); }
@@ -110,6 +205,7 @@ void PluginApiServer::Start() {
 }
 
 void PluginApiServer::Stop() {
+  stopping_ = true;
   if (server_) server_->stop();
   if (thread_.joinable()) thread_.join();
   if (!socket_path_.empty()) unlink(socket_path_.c_str());

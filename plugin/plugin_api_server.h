@@ -4,17 +4,26 @@
 // /LogDriver.Capabilities and /LogDriver.ReadLogs with the quirks of the real daemon
 // (../shared/docs/DOCKER_PROTOCOL.md): any Host, any or no Content-Type, JSON bodies with a
 // trailing newline, errors as {"Err":"..."}. Requests are served concurrently on a
-// GrowingThreadPool. Bind() comes first in main, before any slow start-up work, because the
-// daemon gives up on a plugin whose socket does not answer within a few seconds.
+// GrowingThreadPool, so `docker logs -f` streams (each holds a worker while it lasts) do not
+// starve the other calls. ReadLogs is reported and served only once a JournalResolver is set:
+// without one the daemon keeps its own cache for `docker logs`. Bind() comes first in main,
+// before any slow start-up work, because the daemon gives up on a plugin whose socket does not
+// answer within a few seconds.
 #pragma once
 
+#include <atomic>
 #include <memory>
+#include <mutex>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <thread>
 
+#include "plugin/read_logs.h"
+
 namespace httplib {
 class Server;
-}
+struct Response;
+}  // namespace httplib
 
 namespace skald {
 
@@ -25,6 +34,10 @@ class PluginApiServer {
   explicit PluginApiServer(Driver& driver);
   ~PluginApiServer();
 
+  // Where ReadLogs finds a container's journal. Set it before Start(): the daemon asks for the
+  // capabilities once, when it loads the plugin.
+  void SetJournalResolver(JournalResolver resolver);
+
   // Removes a stale socket file and binds. Returns false (and logs why) on failure.
   bool Bind(const std::string& socket_path);
   // Serves on a background thread.
@@ -32,7 +45,12 @@ class PluginApiServer {
   void Stop();
 
  private:
+  void ReadLogs(const nlohmann::json& body, httplib::Response& res);
+
   Driver& driver_;
+  mutable std::mutex resolver_mu_;
+  JournalResolver resolver_;
+  std::atomic<bool> stopping_{false};  // ends follow streams when the server stops
   std::unique_ptr<httplib::Server> server_;
   std::string socket_path_;
   std::thread thread_;
