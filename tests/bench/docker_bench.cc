@@ -14,7 +14,7 @@
 // (count_over_time). Variants run interleaved, --repeat times; the report shows medians.
 //
 //   docker_bench --go-driver PATH --loki-dir DIR [--loki-port P] [--skald-plugin NAME]
-//                [--lines N] [--repeat R] [--json FILE]
+//                [--lines N] [--repeat R] [--drivers none,json-file,skald,go] [--json FILE]
 #include <signal.h>
 #include <unistd.h>
 
@@ -26,6 +26,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,6 +52,7 @@ struct Options {
   int lines = 200'000;
   int repeat = 3;
   std::string json_path;
+  std::string drivers = "none,json-file,skald,go";
 };
 
 std::string Trim(std::string s) {
@@ -265,12 +267,17 @@ int Main(int argc, char** argv) {
       opt.repeat = std::stoi(v);
     } else if (a == "--json") {
       opt.json_path = v;
+    } else if (a == "--drivers") {
+      opt.drivers = v;
     } else {
       std::cerr << "docker_bench: unknown argument '" << a << "'\n";
       return 2;
     }
   }
-  if (opt.go_driver.empty() || opt.loki_dir.empty()) {
+  auto wanted = [&](const std::string& driver) {
+    return ("," + opt.drivers + ",").find("," + driver + ",") != std::string::npos;
+  };
+  if ((wanted("go") && opt.go_driver.empty()) || opt.loki_dir.empty()) {
     std::cerr << "usage: docker_bench --go-driver PATH --loki-dir DIR [--loki-port P]\n"
                  "                    [--skald-plugin NAME] [--lines N] [--repeat R] [--json F]\n";
     return 2;
@@ -288,7 +295,7 @@ int Main(int argc, char** argv) {
     out["go_driver_version"] = dir.rfind("docker-driver-", 0) == 0 ? dir.substr(14) : dir;
   }
   auto enabled = Docker({"plugin", "inspect", "--format", "{{.Enabled}}", opt.skald_plugin}, 30s);
-  if (!enabled.ok() || Trim(enabled.out) != "true") {
+  if (wanted("skald") && (!enabled.ok() || Trim(enabled.out) != "true")) {
     std::cerr << "docker_bench: the plugin '" << opt.skald_plugin
               << "' is not installed and enabled (make install)\n";
     return 1;
@@ -296,14 +303,23 @@ int Main(int argc, char** argv) {
   const std::string image = e2e::E2eEnv::Get().TestImage();
   std::cerr << "docker side by side: starting Loki on 127.0.0.1:" << opt.loki_port << "\n";
   LokiProcess loki(opt.loki_dir, opt.loki_port);
-  std::cerr << "docker side by side: installing Grafana's Go driver as " << kGoPlugin << "\n";
-  GoPlugin go(opt.go_driver);
+  std::optional<GoPlugin> go;
+  if (wanted("go")) {
+    std::cerr << "docker side by side: installing Grafana's Go driver as " << kGoPlugin << "\n";
+    go.emplace(opt.go_driver);
+  }
 
-  const std::vector<Variant> variants = {
-      {"none", "none", "none", false},           {"json-file", "none", "json-file", false},
-      {"skald", "none", opt.skald_plugin, true}, {"skald", "seed", opt.skald_plugin, true},
-      {"go", "none", kGoPlugin, true},           {"go", "seed", kGoPlugin, true},
-  };
+  std::vector<Variant> variants;
+  for (const Variant& v : std::vector<Variant>{
+           {"none", "none", "none", false},
+           {"json-file", "none", "json-file", false},
+           {"skald", "none", opt.skald_plugin, true},
+           {"skald", "seed", opt.skald_plugin, true},
+           {"go", "none", kGoPlugin, true},
+           {"go", "seed", kGoPlugin, true},
+       }) {
+    if (wanted(v.driver)) variants.push_back(v);
+  }
   std::vector<json> runs(variants.size(), json::array());
   for (int rep = 1; rep <= opt.repeat; ++rep) {
     for (std::size_t i = 0; i < variants.size(); ++i) {

@@ -10,11 +10,15 @@
 // is fresh for every run) and its idle VmHWM, and whether delivered == sent.
 //
 //   plugin_load_bench --skald PATH [--containers 1,10,50,100] [--lines N] [--pipelines none,seed]
-//                     [--timeout-s S] [--json FILE]
+//                     [--timeout-s S] [--json FILE] [--outage-s S [--outage-rate LPS]]
 // --lines is the number of lines per run (default 200000), split evenly over the containers.
+// --outage-s adds a run where Loki answers 503 for S seconds while 10 containers log LPS
+// lines/s in total (default 2000), sampling VmRSS each second; then every line must arrive.
+// --containers "" runs no throughput run (only the outage, if asked).
 // Exit status 1 when any run lost or duplicated lines.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -48,6 +52,8 @@ struct Options {
   std::vector<std::string> pipelines = {"none", "seed"};
   int timeout_s = 120;
   std::string json_path;
+  int outage_s = 0;        // > 0: also the Loki outage scenario, this long
+  int outage_rate = 2000;  // lines per second over all containers during the outage
 };
 
 int64_t NowNs() {
@@ -161,6 +167,83 @@ json RunOnce(const Options& opt, const std::string& pipeline, int k) {
   return r;
 }
 
+// Loki answers 503 for `outage_s` seconds while 10 containers log at a steady rate (seed
+// pipeline); the plugin's VmRSS is sampled every second. Then Loki comes back and every line
+// must arrive. The target: VmRSS at 60 s within +20% of VmRSS at 10 s.
+json RunOutage(const Options& opt) {
+  constexpr int kContainers = 10;
+  json r = {{"containers", kContainers}, {"outage_s", opt.outage_s}, {"rate", opt.outage_rate}};
+  testing::FakeLoki sink;
+  sink.SetRetainEntries(false);
+  if (!sink.Start()) throw std::runtime_error("fake Loki cannot listen");
+  sink.FailAll(503);
+  testing::FakeDaemon daemon(opt.skald, {"LOG_LEVEL=error"});
+  const pid_t pid = PluginPid(opt.skald);
+  if (pid <= 0) throw std::runtime_error("cannot find the plugin's pid");
+  const std::map<std::string, std::string> config = {{"loki-url", sink.PushUrl()},
+                                                     {"loki-max-backoff", "2s"},
+                                                     {"loki-pipeline-stages", kSeedPipeline}};
+  std::vector<testing::FakeDaemon::Container> containers(kContainers);
+  for (auto& c : containers) {
+    const std::string err = daemon.StartContainer(c, config);
+    if (!err.empty()) throw std::runtime_error("StartLogging failed: " + err);
+  }
+  const auto t0 = Clock::now();
+  const auto until = t0 + std::chrono::seconds(opt.outage_s);
+  std::atomic<uint64_t> sent{0};
+  std::vector<std::thread> writers;
+  for (int c = 0; c < kContainers; ++c) {
+    writers.emplace_back([&, c] {
+      const int per_tick = std::max(1, opt.outage_rate / kContainers / 10);  // 10 ticks a second
+      uint64_t seq = static_cast<uint64_t>(c) * 1'000'003;
+      auto next = Clock::now();
+      while (Clock::now() < until) {
+        std::string frames;
+        for (int i = 0; i < per_tick; ++i, ++seq) {
+          const std::string line = PinoLine(seq, NowNs() / 1'000'000);
+          LogEntryView e;
+          e.source = "stdout";
+          e.time_nano = NowNs();
+          e.line = line;
+          EncodeFrame(e, frames);
+        }
+        daemon.WriteRaw(containers[static_cast<std::size_t>(c)], frames);
+        sent += static_cast<uint64_t>(per_tick);
+        next += std::chrono::milliseconds(100);
+        std::this_thread::sleep_until(next);
+      }
+    });
+  }
+  json samples = json::array();
+  for (int s = 1; s <= opt.outage_s; ++s) {
+    std::this_thread::sleep_until(t0 + std::chrono::seconds(s));
+    samples.push_back({{"t_s", s}, {"rss_bytes", ProcessStatusBytes(pid, "VmRSS")}});
+  }
+  for (auto& w : writers) w.join();
+  sink.ClearFailures();
+  for (auto& c : containers) daemon.StopContainer(c);
+  const uint64_t total = sent.load();
+  sink.WaitForEntries(total, std::chrono::seconds(opt.timeout_s));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const uint64_t delivered = sink.TotalEntries();
+  auto rss_at = [&](int t) -> long long {
+    for (const auto& s : samples) {
+      if (s["t_s"] == t) return s["rss_bytes"].get<long long>();
+    }
+    return -1;
+  };
+  r["rss_10s_bytes"] = rss_at(std::min(10, opt.outage_s));
+  r["rss_end_bytes"] = rss_at(opt.outage_s);
+  r["peak_rss_bytes"] = ProcessStatusBytes(pid, "VmHWM");
+  r["samples"] = samples;
+  r["lines"] = total;
+  r["delivered"] = delivered;
+  r["recovery_s"] = Seconds(Clock::now() - until);
+  r["plugin_dropped"] = daemon.Metric("skald_entries_dropped_total");
+  r["ok"] = delivered == total && daemon.running();
+  return r;
+}
+
 std::vector<int> ParseInts(const std::string& s) {
   std::vector<int> out;
   std::stringstream in(s);
@@ -196,6 +279,10 @@ int Main(int argc, char** argv) {
       opt.timeout_s = std::stoi(v);
     } else if (a == "--json") {
       opt.json_path = v;
+    } else if (a == "--outage-s") {
+      opt.outage_s = std::stoi(v);
+    } else if (a == "--outage-rate") {
+      opt.outage_rate = std::stoi(v);
     } else {
       std::cerr << "plugin_load_bench: unknown argument '" << a << "'\n";
       return 2;
@@ -204,7 +291,8 @@ int Main(int argc, char** argv) {
   }
   if (opt.skald.empty()) {
     std::cerr << "usage: plugin_load_bench --skald PATH [--containers 1,10,50,100] [--lines N]\n"
-                 "                         [--pipelines none,seed] [--timeout-s S] [--json F]\n";
+                 "                         [--pipelines none,seed] [--timeout-s S] [--json F]\n"
+                 "                         [--outage-s S [--outage-rate LPS]]\n";
     return 2;
   }
 
@@ -232,6 +320,26 @@ int Main(int argc, char** argv) {
       if (r.contains("error")) std::cerr << "  error: " << r["error"].get<std::string>() << "\n";
       out["runs"].push_back(std::move(r));
     }
+  }
+  if (opt.outage_s > 0) {
+    json r;
+    try {
+      r = RunOutage(opt);
+    } catch (const std::exception& e) {
+      r = {{"ok", false}, {"error", e.what()}};
+    }
+    ok = ok && r.value("ok", false);
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "plugin alone: Loki outage %d s: VmRSS %.1f MB at 10 s, %.1f MB at the end, "
+                  "delivered %llu/%llu%s",
+                  opt.outage_s, r.value("rss_10s_bytes", 0LL) / 1048576.0,
+                  r.value("rss_end_bytes", 0LL) / 1048576.0,
+                  static_cast<unsigned long long>(r.value("delivered", 0ULL)),
+                  static_cast<unsigned long long>(r.value("lines", 0ULL)),
+                  r.value("ok", false) ? "" : "  FAILED");
+    std::cerr << line << "\n";
+    out["outage"] = std::move(r);
   }
   out["ok"] = ok;
   if (!opt.json_path.empty()) {

@@ -10,7 +10,8 @@
 #   BENCH_BUILD   build directory (build-bench), configured RelWithDebInfo with benchmarks
 #   BENCH_OUT     where the JSON goes (build/bench)
 #   BENCH_JOBS    ninja -j (2)
-#   BENCH_PARTS   which parts to run ("micro load docker")
+#   BENCH_PARTS   which parts to run ("micro load outage docker"); outage: part 2's Loki
+#                 outage run (VmRSS while Loki answers 503 for BENCH_OUTAGE_S, default 60 s)
 #   BENCH_LINES   lines per run in parts 2 and 3 (200000)
 #   BENCH_REPEAT  runs per variant in part 3 (3); medians are reported
 #   BENCH_CONTAINERS  container counts of part 2 (1,10,50,100)
@@ -25,7 +26,7 @@ cd "$root"
 build="${BENCH_BUILD:-build-bench}"
 out="${BENCH_OUT:-build/bench}"
 jobs="${BENCH_JOBS:-2}"
-parts="${BENCH_PARTS:-micro load docker}"
+parts="${BENCH_PARTS:-micro load outage docker}"
 lines="${BENCH_LINES:-200000}"
 repeat="${BENCH_REPEAT:-3}"
 containers="${BENCH_CONTAINERS:-1,10,50,100}"
@@ -53,11 +54,14 @@ if has_part micro; then
   report_args+=(--micro "$out/micro.json" --micro "$out/pipeline.json")
 fi
 
-if has_part load; then
-  log "part 2: plugin alone, K = $containers"
+if has_part load || has_part outage; then
+  load_args=(--containers "")
+  has_part load && load_args=(--containers "$containers")
+  has_part outage && load_args+=(--outage-s "${BENCH_OUTAGE_S:-60}")
+  log "part 2: plugin alone (${load_args[*]})"
   rm -f "$out/plugin_alone.json"
-  "$bin/plugin_load_bench" --skald "$build/plugin/skald" --containers "$containers" \
-    --lines "$lines" --json "$out/plugin_alone.json" || true
+  "$bin/plugin_load_bench" --skald "$build/plugin/skald" "${load_args[@]}" --lines "$lines" \
+    --json "$out/plugin_alone.json" || true
   report_args+=(--load "$out/plugin_alone.json")
 fi
 
