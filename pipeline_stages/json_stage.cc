@@ -1,11 +1,343 @@
 #include "pipeline_stages/json_stage.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 namespace skald::stages {
 
 namespace od = simdjson::ondemand;
+
+namespace {
+
+bool g_fast_path = true;
+
+// Bytes of zeros after the text in the scanner's copy: the vector loads read up to 16 bytes
+// past a position that is at most the end.
+constexpr size_t kScanPadding = 32;
+
+constexpr auto kSpace = [] {
+  std::array<bool, 256> t{};
+  t[' '] = t['\t'] = t['\n'] = t['\r'] = true;
+  return t;
+}();
+
+inline bool IsJsonSpace(char c) { return kSpace[static_cast<uint8_t>(c)]; }
+inline const char* SkipSpace(const char* p) {
+  while (IsJsonSpace(*p)) ++p;
+  return p;
+}
+inline bool IsDigit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
+inline bool IsHex(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+// The fast scanner reads text followed by kScanPadding zero bytes. A zero byte is never valid
+// where it reads one (it is a control character in a string and no token starts with it), so
+// it stops at the end without bounds checks; a zero inside the text stops it too (simdjson then
+// decides). Each function returns the position after what it read, or null when it does not
+// accept the input (invalid JSON, or valid JSON it leaves to simdjson).
+
+enum StringFlags : unsigned {
+  kEscape = 1,    // a one-letter escape
+  kUnicode = 2,   // a \u escape
+  kNonAscii = 4,  // a byte from 0x80 up (the whole text is checked as UTF-8 at the end)
+};
+
+// p is after an opening quote; returns the position after the closing one.
+inline const char* ScanString(const char* p, unsigned& flags) {
+  for (;;) {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    const __m128i space = _mm_set1_epi8(0x20);
+    for (;;) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      // Signed compare: bytes below 0x20 and from 0x80 up.
+      const __m128i special =
+          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                       _mm_cmplt_epi8(v, space));
+      const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(special));
+      if (mask != 0) {
+        p += __builtin_ctz(mask);
+        break;
+      }
+      p += 16;
+    }
+#else
+    for (;;) {
+      const unsigned char c = static_cast<unsigned char>(*p);
+      if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) break;
+      ++p;
+    }
+#endif
+    const unsigned char c = static_cast<unsigned char>(*p);
+    if (c == '"') return p + 1;
+    if (c >= 0x80) {
+      flags |= kNonAscii;
+      ++p;
+      continue;
+    }
+    if (c != '\\') return nullptr;  // a control character (or the end)
+    switch (p[1]) {
+      case '"':
+      case '\\':
+      case '/':
+      case 'b':
+      case 'f':
+      case 'n':
+      case 'r':
+      case 't':
+        flags |= kEscape;
+        p += 2;
+        break;
+      case 'u':
+        if (!IsHex(p[2]) || !IsHex(p[3]) || !IsHex(p[4]) || !IsHex(p[5])) return nullptr;
+        flags |= kUnicode;
+        p += 6;
+        break;
+      default:
+        return nullptr;
+    }
+  }
+}
+
+inline uint64_t Load64(const char* p) {
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  return w;
+}
+
+// How many of the 8 bytes of w (in memory order) are digits before the first that is not.
+inline size_t LeadingDigits(uint64_t w) {
+  const uint64_t m =
+      ((w + 0x4646464646464646ull) | (w - 0x3030303030303030ull)) & 0x8080808080808080ull;
+  return m ? static_cast<size_t>(__builtin_ctzll(m)) >> 3 : 8;
+}
+// The value of the first n (1..8) bytes of w, all digits (SWAR, as fast_float does).
+inline uint64_t DigitsValue(uint64_t w, size_t n) {
+  w -= 0x3030303030303030ull;
+  w <<= 8 * (8 - n);  // leading zeros
+  w = w * 10 + (w >> 8);
+  return (((w & 0x000000FF000000FFull) * 0x000F424000000064ull) +
+          (((w >> 16) & 0x000000FF000000FFull) * 0x0000271000000001ull)) >>
+         32;
+}
+constexpr uint64_t kPow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+
+// A number. `simple` tells whether it is an integer of at most 18 digits (not -0), then in
+// `value`.
+inline const char* ScanNumber(const char* p, bool& simple, int64_t& value) {
+  const bool negative = *p == '-';
+  p += negative;
+  uint64_t w = Load64(p);
+  size_t n = LeadingDigits(w);
+  if (n == 0 || (*p == '0' && n > 1)) return nullptr;  // no digit, or a leading zero
+  uint64_t v = DigitsValue(w, n);
+  size_t total = n;
+  p += n;
+  while (n == 8) {
+    w = Load64(p);
+    n = LeadingDigits(w);
+    if (n == 0) break;
+    if (total + n <= 18) v = v * kPow10[n] + DigitsValue(w, n);
+    total += n;
+    p += n;
+  }
+  simple = total <= 18 && !(negative && v == 0);
+  if (*p == '.') {
+    simple = false;
+    ++p;
+    if (!IsDigit(*p)) return nullptr;
+    while (IsDigit(*p)) ++p;
+  }
+  if (*p == 'e' || *p == 'E') {
+    simple = false;
+    ++p;
+    if (*p == '+' || *p == '-') ++p;
+    if (!IsDigit(*p)) return nullptr;
+    while (IsDigit(*p)) ++p;
+  }
+  if (simple) value = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+  return p;
+}
+
+inline const char* ScanLiteral(const char* p, const char* word, size_t n) {
+  return std::memcmp(p, word, n) == 0 ? p + n : nullptr;
+}
+
+constexpr int kMaxDepth = 64;
+
+// Any value, checked and skipped.
+const char* SkipValue(const char* p, int depth, unsigned& flags) {
+  switch (*p) {
+    case '"':
+      return ScanString(p + 1, flags);
+    case '{':
+      if (depth >= kMaxDepth) return nullptr;
+      p = SkipSpace(p + 1);
+      if (*p == '}') return p + 1;
+      for (;;) {
+        if (*p != '"' || !(p = ScanString(p + 1, flags))) return nullptr;
+        p = SkipSpace(p);
+        if (*p != ':') return nullptr;
+        p = SkipSpace(p + 1);
+        if (!(p = SkipValue(p, depth + 1, flags))) return nullptr;
+        p = SkipSpace(p);
+        if (*p == '}') return p + 1;
+        if (*p != ',') return nullptr;
+        p = SkipSpace(p + 1);
+      }
+    case '[':
+      if (depth >= kMaxDepth) return nullptr;
+      p = SkipSpace(p + 1);
+      if (*p == ']') return p + 1;
+      for (;;) {
+        if (!(p = SkipValue(p, depth + 1, flags))) return nullptr;
+        p = SkipSpace(p);
+        if (*p == ']') return p + 1;
+        if (*p != ',') return nullptr;
+        p = SkipSpace(p + 1);
+      }
+    case 't':
+      return ScanLiteral(p, "true", 4);
+    case 'f':
+      return ScanLiteral(p, "false", 5);
+    case 'n':
+      return ScanLiteral(p, "null", 4);
+    default: {
+      bool simple;
+      int64_t v;
+      return ScanNumber(p, simple, v);
+    }
+  }
+}
+
+// A value of an extracted field into out.
+inline const char* ReadValue(const char* p, JsonStage::Scanned& out, unsigned& flags) {
+  using Kind = JsonStage::Scanned::Kind;
+  switch (*p) {
+    case '"': {
+      const char* begin = p + 1;
+      unsigned f = 0;
+      if (!(p = ScanString(begin, f)) || (f & kUnicode)) return nullptr;
+      flags |= f;
+      out.kind = (f & kEscape) ? Kind::kEscaped : Kind::kString;
+      out.begin = begin;
+      out.size = static_cast<size_t>(p - 1 - begin);
+      return p;
+    }
+    case '{':
+    case '[': {
+      const char* begin = p;
+      if (!(p = SkipValue(p, 1, flags))) return nullptr;
+      out.kind = Kind::kComposite;
+      out.begin = begin;
+      out.size = static_cast<size_t>(p - begin);
+      return p;
+    }
+    case 't':
+      out.kind = Kind::kBool;
+      out.boolean = true;
+      return ScanLiteral(p, "true", 4);
+    case 'f':
+      out.kind = Kind::kBool;
+      out.boolean = false;
+      return ScanLiteral(p, "false", 5);
+    case 'n':
+      out.kind = Kind::kNull;
+      return ScanLiteral(p, "null", 4);
+    default: {
+      bool simple;
+      if (!(p = ScanNumber(p, simple, out.integer)) || !simple) return nullptr;
+      out.kind = Kind::kInt;
+      return p;
+    }
+  }
+}
+
+// The string between quotes with one-letter escapes (all others were refused) undone.
+void Unescape(const char* p, size_t n, std::string& out) {
+  out.resize(n);
+  char* o = out.data();
+  const char* end = p + n;
+  while (p < end) {
+    const char* bs = static_cast<const char*>(std::memchr(p, '\\', static_cast<size_t>(end - p)));
+    const size_t run = static_cast<size_t>((bs ? bs : end) - p);
+    std::memcpy(o, p, run);
+    o += run;
+    p += run;
+    if (!bs) break;
+    switch (p[1]) {
+      case 'b':
+        *o++ = '\b';
+        break;
+      case 'f':
+        *o++ = '\f';
+        break;
+      case 'n':
+        *o++ = '\n';
+        break;
+      case 'r':
+        *o++ = '\r';
+        break;
+      case 't':
+        *o++ = '\t';
+        break;
+      default:  // " \ /
+        *o++ = p[1];
+        break;
+    }
+    p += 2;
+  }
+  out.resize(static_cast<size_t>(o - out.data()));
+}
+
+// Valid JSON text without the whitespace outside strings (simdjson::minify's result).
+void Minify(const char* p, size_t n, std::string& out) {
+  out.resize(n);
+  char* o = out.data();
+  const char* end = p + n;
+  bool in_string = false;
+  while (p < end) {
+    const char c = *p++;
+    if (in_string) {
+      *o++ = c;
+      if (c == '\\') {
+        *o++ = *p++;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (!IsJsonSpace(c)) {
+      *o++ = c;
+      if (c == '"') in_string = true;
+    }
+  }
+  out.resize(static_cast<size_t>(o - out.data()));
+}
+
+// Masks of the first n bytes of a 16-byte key as two words.
+struct KeyMasks {
+  uint64_t m0[17], m1[17];
+};
+constexpr KeyMasks kKeyMasks = [] {
+  KeyMasks k{};
+  for (size_t n = 0; n <= 16; ++n) {
+    const size_t a = n < 8 ? n : 8, b = n > 8 ? n - 8 : 0;
+    k.m0[n] = a == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * a)) - 1;
+    k.m1[n] = b == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * b)) - 1;
+  }
+  return k;
+}();
+inline size_t KeyHash(uint64_t w0, uint64_t w1, size_t len) {
+  return static_cast<size_t>(((w0 ^ (w1 * 31) ^ len) * 0x9E3779B97F4A7C15ull) >> 40);
+}
+
+}  // namespace
+
+void JsonStage::SetFastPathForTesting(bool enabled) { g_fast_path = enabled; }
 
 JsonStage::JsonStage(const YAML::Node& config, const StageContext& ctx) : ctx_(ctx) {
   StageConfig c(config, ctx, {"expressions", "source", "drop_malformed"});
@@ -61,6 +393,107 @@ JsonStage::JsonStage(const YAML::Node& config, const StageContext& ctx) : ctx_(c
   drop_malformed_ = c.Bool("drop_malformed", false);
   found_.resize(expressions_.size());
   values_.resize(expressions_.size());
+  fast_path_ = g_fast_path && deep_.empty() && top_fields_.size() < 0xFFFF;
+  if (fast_path_) {
+    top_of_.resize(expressions_.size());
+    for (size_t t = 0; t < top_fields_.size(); ++t) {
+      for (size_t idx : top_fields_[t].expressions) top_of_[idx] = static_cast<uint16_t>(t);
+    }
+    scanned_.resize(top_fields_.size());
+    // Names of up to 16 bytes in an open-addressing table of their bytes as two words.
+    size_t size = 16;
+    while (size < 4 * top_fields_.size()) size *= 2;
+    key_table_.assign(size, 0);
+    key_mask_ = size - 1;
+    for (size_t t = 0; t < top_fields_.size(); ++t) {
+      const std::string& name = top_fields_[t].name;
+      if (name.size() > 16) continue;
+      char buf[16] = {};
+      std::memcpy(buf, name.data(), name.size());
+      key_words_.push_back(KeyWords{Load64(buf), Load64(buf + 8),
+                                    static_cast<uint32_t>(name.size()), static_cast<uint16_t>(t)});
+      size_t b = KeyHash(key_words_.back().w0, key_words_.back().w1, name.size()) & key_mask_;
+      while (key_table_[b] != 0) b = (b + 1) & key_mask_;
+      key_table_[b] = static_cast<uint16_t>(key_words_.size());
+    }
+  }
+}
+
+inline int JsonStage::TopFieldOf(const char* key, size_t len) const {
+  if (len > 16) {
+    if (len >= by_length_.size()) return -1;
+    for (uint16_t t : by_length_[len]) {
+      if (std::memcmp(top_fields_[t].name.data(), key, len) == 0) return t;
+    }
+    return -1;
+  }
+  // The scanner's copy is padded: 16 bytes can be read from any key.
+  const uint64_t w0 = Load64(key) & kKeyMasks.m0[len];
+  const uint64_t w1 = Load64(key + 8) & kKeyMasks.m1[len];
+  for (size_t b = KeyHash(w0, w1, len) & key_mask_;; b = (b + 1) & key_mask_) {
+    const uint16_t e = key_table_[b];
+    if (e == 0) return -1;
+    const KeyWords& k = key_words_[e - 1];
+    if (k.w0 == w0 && k.w1 == w1 && k.len == len) return k.field;
+  }
+}
+
+bool JsonStage::Scan(std::string_view text) {
+  for (Scanned& s : scanned_) s.kind = Scanned::Kind::kMissing;
+  const size_t need = text.size() + std::max(kScanPadding, size_t{simdjson::SIMDJSON_PADDING});
+  if (padded_.size() < need) padded_.resize(need);
+  char* const copy = padded_.data();
+  std::memcpy(copy, text.data(), text.size());
+  std::memset(copy + text.size(), 0, kScanPadding);
+  const char* const end = copy + text.size();
+
+  // Whitespace is skipped only where the expected byte is not found: compact JSON pays nothing.
+  unsigned flags = 0;
+  const char* p = copy;
+  if (*p != '{') {
+    p = SkipSpace(p);
+    if (*p != '{') return false;
+  }
+  ++p;
+  if (*p != '"') {
+    p = SkipSpace(p);
+    if (*p != '"' && *p != '}') return false;
+  }
+  if (*p == '"') {
+    for (;;) {
+      const char* key = p + 1;
+      unsigned key_flags = 0;
+      if (!(p = ScanString(key, key_flags))) return false;
+      if (key_flags & (kEscape | kUnicode)) return false;  // simdjson unescapes keys
+      flags |= key_flags;
+      const int t = TopFieldOf(key, static_cast<size_t>(p - 1 - key));
+      if (*p != ':') {
+        p = SkipSpace(p);
+        if (*p != ':') return false;
+      }
+      ++p;
+      if (IsJsonSpace(*p)) p = SkipSpace(p);
+      if (t >= 0) {
+        if (!(p = ReadValue(p, scanned_[static_cast<size_t>(t)], flags))) return false;
+      } else if (!(p = SkipValue(p, 1, flags))) {
+        return false;
+      }
+      if (*p != ',' && *p != '}') p = SkipSpace(p);
+      if (*p == ',') {
+        ++p;
+        if (*p != '"') {
+          p = SkipSpace(p);
+          if (*p != '"') return false;
+        }
+        continue;
+      }
+      if (*p != '}') return false;
+      break;
+    }
+  }
+  p = SkipSpace(p + 1);  // after the closing brace
+  if (p != end) return false;
+  return !(flags & kNonAscii) || IsValidUtf8(text);
 }
 
 bool JsonStage::Store(od::value v, Value& dst) {
@@ -205,6 +638,34 @@ Verdict JsonStage::Process(Entry& entry, Downstream&) {
     if (!s) return Verdict::kPass;
     copy.assign(s->data(), s->size());  // the extracted map changes while we read
     text = copy;
+  }
+  if (fast_path_ && Scan(text)) {
+    for (size_t i = 0; i < expressions_.size(); ++i) {
+      const Scanned& s = scanned_[top_of_[i]];
+      Value& v = entry.extracted.UpsertHinted(expressions_[i].key, expressions_[i].hint);
+      switch (s.kind) {
+        case Scanned::Kind::kMissing:
+        case Scanned::Kind::kNull:
+          v.SetNull();
+          break;
+        case Scanned::Kind::kBool:
+          v.SetBool(s.boolean);
+          break;
+        case Scanned::Kind::kInt:
+          v.SetInt(s.integer);
+          break;
+        case Scanned::Kind::kString:
+          v.SetString(std::string_view(s.begin, s.size));
+          break;
+        case Scanned::Kind::kEscaped:
+          Unescape(s.begin, s.size, v.MutableString());
+          break;
+        case Scanned::Kind::kComposite:
+          Minify(s.begin, s.size, v.MutableString());
+          break;
+      }
+    }
+    return Verdict::kPass;
   }
   if (Extract(text)) {
     for (size_t i = 0; i < expressions_.size(); ++i) {

@@ -4,12 +4,19 @@
 // Scalars keep their type; null, or a path that matches nothing, sets the key to null; objects
 // and arrays become their compact JSON text (original key order). Input that is not a JSON
 // object leaves the entry unchanged, or drops it with `drop_malformed` (reason
-// "drop_malformed"). Runs on simdjson On-Demand with a reused parser and padded buffer: one
-// pass over the top-level fields serves every single-identifier path.
+// "drop_malformed").
+//
+// When every path is a single identifier, a validating scanner reads the line in place (no
+// copy) and serves the common case: ASCII or valid UTF-8, simple escapes, integers of up to 18
+// digits. Anything else it is not sure of (a \u escape or a fraction in an extracted value, an
+// escaped key, any syntax error, ...) goes to simdjson On-Demand, which decides as it always
+// did; so both give the same results. The simdjson path reuses its parser and padded buffer:
+// one pass over the top-level fields serves every single-identifier path.
 #pragma once
 
 #include <simdjson.h>
 
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +31,19 @@ class JsonStage final : public Stage {
  public:
   JsonStage(const YAML::Node& config, const StageContext& ctx);
   Verdict Process(Entry& entry, Downstream& next) override;
+
+  // For tests: stages built afterwards skip the fast scanner (simdjson decides everything).
+  static void SetFastPathForTesting(bool enabled);
+
+  // What the scanner found for one top-level field.
+  struct Scanned {
+    enum class Kind : uint8_t { kMissing, kNull, kBool, kInt, kString, kEscaped, kComposite };
+    Kind kind = Kind::kMissing;
+    bool boolean = false;
+    int64_t integer = 0;
+    const char* begin = nullptr;  // kString, kEscaped (between the quotes), kComposite
+    size_t size = 0;
+  };
 
  private:
   struct Expression {
@@ -40,6 +60,10 @@ class JsonStage final : public Stage {
   // Runs the expressions on text into values_; false when it is not a well-formed JSON object.
   bool Extract(std::string_view text);
   bool Store(simdjson::ondemand::value v, Value& dst);
+  // The fast scanner over text into scanned_; false when simdjson has to decide.
+  bool Scan(std::string_view text);
+  // Index of the top field named key, or -1; reads up to 16 bytes from key.
+  inline int TopFieldOf(const char* key, size_t len) const;
 
   StageContext ctx_;
   std::vector<Expression> expressions_;
@@ -47,6 +71,17 @@ class JsonStage final : public Stage {
   std::vector<size_t> deep_;  // expressions with more than one step or an index
   std::optional<std::string> source_;
   bool drop_malformed_;
+  bool fast_path_;                // all paths are single identifiers
+  std::vector<uint16_t> top_of_;  // expression -> its top field (when fast_path_)
+  std::vector<Scanned> scanned_;  // per top field
+  struct KeyWords {
+    uint64_t w0, w1;  // the name's bytes, zero-padded to 16
+    uint32_t len;
+    uint16_t field;
+  };
+  std::vector<KeyWords> key_words_;  // top fields of names up to 16 bytes
+  std::vector<uint16_t> key_table_;  // by KeyHash: key_words_ index + 1, or 0
+  size_t key_mask_ = 0;              // key_table_.size() - 1
 
   simdjson::ondemand::parser parser_;
   std::string padded_;
