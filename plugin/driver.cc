@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "pipeline_stages/config_error.h"
@@ -100,7 +101,7 @@ StreamLabelSet BuildContainerLabels(const ContainerInfo& info, const LogOptions&
 
 struct Driver::Stream {
   uint64_t id;
-  std::string file;
+  std::string file;  // the first session's FIFO
   ContainerInfo info;
   LogOptions options;
   std::shared_ptr<LokiClient> client;
@@ -111,8 +112,27 @@ struct Driver::Stream {
   std::unique_ptr<stages::Pipeline> pipeline;
   stages::LabelSet labels[2];  // container labels + source, the pipeline's input
   std::vector<stages::Entry> out;
+  std::vector<LokiEntry> converted;
   StreamLabelSet last_labels;  // the label set rendered last, and its rendering
   std::string last_rendered;
+  // With a journal:
+  std::shared_ptr<Journal> journal;
+  JournalPosition last_resume;  // of the newest chunk (shipping thread)
+  std::atomic<int64_t> window_bytes{0};
+  bool finished = false;  // (Driver::mu_) the FIFOs ended and the last lines were shipped
+  struct Chunk {
+    uint64_t seq;
+    JournalPosition resume;
+    int64_t outstanding;  // entries not settled yet (+1 while being pushed)
+    std::size_t bytes;
+    bool held;  // the pipeline may hold entries of this chunk or earlier ones
+  };
+  std::mutex ack_mu;
+  std::deque<Chunk> chunks;
+  uint64_t next_chunk = 0;
+  JournalPosition acked;  // everything before it is delivered or dropped for good
+  bool acked_dirty = false;
+  JournalPosition persisted;
 };
 
 namespace {
@@ -135,6 +155,24 @@ std::unique_ptr<stages::Pipeline> BuildPipeline(const LogOptions& options,
   return nullptr;
 }
 
+// Container ids name directories: accept only what Docker produces.
+bool ValidContainerId(const std::string& id) {
+  return !id.empty() && id.size() <= 128 &&
+         std::all_of(id.begin(), id.end(), [](char c) { return std::isalnum(c) || c == '_'; });
+}
+
+bool IsFifo(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_fifo(path, ec);
+}
+
+// A pipeline with stages that hold entries (multiline, limit) may still hold lines of the chunk
+// just processed: the cursor then waits for a later chunk after which it holds nothing.
+template <typename S>
+bool PipelineHolds(const S& stream) {
+  return stream.pipeline != nullptr;
+}
+
 }  // namespace
 
 Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
@@ -147,6 +185,14 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
       dropped_relabel_(metrics.GetCounter("skald_entries_dropped_total",
                                           "Entries not delivered, by reason.",
                                           {{"reason", "relabel_drop"}})),
+      dropped_journal_full_(metrics.GetCounter("skald_entries_dropped_total",
+                                               "Entries not delivered, by reason.",
+                                               {{"reason", "journal_full"}})),
+      journals_removed_(metrics.GetCounter(
+          "skald_journals_removed_total",
+          "Journals of stopped containers removed (plugin-wide budget or age limit).")),
+      journal_bytes_gauge_(
+          metrics.GetGauge("skald_journal_bytes", "Bytes in all container journals.")),
       streams_started_(
           metrics.GetCounter("skald_streams_started_total", "StartLogging calls accepted.")),
       pending_gauge_(metrics.GetGauge("skald_entries_pending",
@@ -155,7 +201,11 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
   // Series that Loki clients fill in: present (at 0) before the first container, so that a
   // scrape always shows read, sent, dropped and pending together.
   metrics.GetCounter("skald_entries_sent_total", "Entries delivered to Loki.");
+  if (!config_.state_dir.empty()) {
+    store_ = std::make_unique<JournalStore>(config_.state_dir, config_.journal_max_total_bytes);
+  }
   reader_ = std::make_unique<FifoReader>(*this, metrics);
+  if (store_) reader_->SetTick([this] { Maintain(); }, config_.maintenance_interval);
   shipper_ = std::thread([this] { ShipLoop(); });
 }
 
@@ -169,8 +219,10 @@ std::shared_ptr<LokiClient> Driver::ClientFor(const LokiClientConfig& client_con
   return slot;
 }
 
-void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
+std::shared_ptr<Driver::Stream> Driver::MakeStream(const std::string& file,
+                                                   const ContainerInfo& info) {
   LogOptions options = ParseLogOptions(info.config, config_.env_defaults);
+  if (!store_) options.client.durable = false;
   StreamLabelSet labels = BuildContainerLabels(info, options, config_.hostname);
 
   auto stream = std::make_shared<Stream>();
@@ -208,51 +260,243 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
         stages::LabelSet::FromVector(std::move(as_stage_labels));
   }
   stream->client = ClientFor(options.client);
-  {
-    std::lock_guard lock(mu_);
-    if (stopping_) throw OptionError("skald: the plugin is shutting down");
-    if (stream_by_file_.count(file)) {
-      throw OptionError("skald: already logging " + file);
-    }
-    stream->id = next_id_++;
-    streams_[stream->id] = stream;
-    stream_by_file_[file] = stream->id;
-    live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+  return stream;
+}
+
+std::shared_ptr<Journal> Driver::OpenJournalLocked(const std::string& container_id,
+                                                   const LogOptions& options) {
+  JournalLimits limits{options.max_size, options.max_file, options.block_when_full};
+  auto& slot = journals_[container_id];
+  if (!slot) {
+    slot = Journal::Open(store_->ContainerDir(container_id), limits);
+  } else {
+    slot->SetLimits(limits);
   }
-  try {
-    reader_->Add(stream->id, file, options.max_line_size);
-  } catch (...) {
-    std::lock_guard lock(mu_);
-    streams_.erase(stream->id);
-    stream_by_file_.erase(file);
-    live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
-    throw;
+  return slot;
+}
+
+void Driver::Recover() {
+  if (!store_) return;
+  for (const std::string& id : store_->ContainerIds()) {
+    if (!ValidContainerId(id)) continue;
+    std::shared_ptr<Journal> journal;
+    ContainerInfo info;
+    bool have_info = false;
+    try {
+      std::lock_guard lock(mu_);
+      journal = OpenJournalLocked(id, LogOptions{});
+      if (auto text = journal->ReadInfo()) {
+        info = ContainerInfo::FromJson(nlohmann::json::parse(*text));
+        have_info = true;
+      }
+    } catch (const std::exception& e) {
+      spdlog::error("journal of container {}: cannot open it: {}", id.substr(0, 12), e.what());
+      continue;
+    }
+    std::vector<std::unique_ptr<Journal::Writer>> writers;
+    std::vector<std::string> fifos;
+    for (const Journal::LiveSession& session : journal->LiveSessions()) {
+      if (have_info && IsFifo(session.fifo_path)) {
+        writers.push_back(journal->ResumeWriter(session));
+        fifos.push_back(session.fifo_path);
+      } else {
+        journal->SealSession(session);
+      }
+    }
+    const JournalPosition cursor = journal->ReadCursor().value_or(journal->Begin());
+    if (writers.empty() && !(cursor < journal->End())) continue;  // nothing to do
+    if (!have_info) {
+      spdlog::error("journal of container {}: no info.json; its undelivered lines stay on disk",
+                    id.substr(0, 12));
+      continue;
+    }
+    std::shared_ptr<Stream> stream;
+    try {
+      stream = MakeStream(fifos.empty() ? std::string() : fifos.front(), info);
+    } catch (const std::exception& e) {
+      spdlog::error("journal of container {} ({}): cannot replay it: {}", info.ID(), info.Name(),
+                    e.what());
+      for (auto& w : writers) w->Seal();
+      continue;
+    }
+    {
+      std::lock_guard lock(mu_);
+      journal->SetLimits(
+          {stream->options.max_size, stream->options.max_file, stream->options.block_when_full});
+      stream->journal = journal;
+      stream->acked = stream->persisted = stream->last_resume = cursor;
+      stream->id = next_id_++;
+      streams_[stream->id] = stream;
+      stream_by_container_[id] = stream->id;
+      for (const std::string& f : fifos) stream_by_file_[f] = stream->id;
+      live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+    }
+    journal->SetAcknowledged(cursor);
+    reader_->AddJournalStream(stream->id, journal, cursor, stream->options.max_line_size);
+    for (std::size_t i = 0; i < writers.size(); ++i) {
+      try {
+        reader_->AddSession(stream->id, fifos[i], writers[i]);
+      } catch (const std::exception& e) {
+        spdlog::error("container {}: cannot re-open {}: {}", info.ID(), fifos[i], e.what());
+        if (writers[i]) writers[i]->Seal();
+      }
+    }
+    spdlog::info(
+        "container {} ({}): resumed {} FIFO(s), replaying its journal from segment {} "
+        "offset {}",
+        info.ID(), info.Name(), fifos.size(), cursor.segment, cursor.offset);
+  }
+}
+
+void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
+  std::shared_ptr<Stream> stream = MakeStream(file, info);
+  const bool journaled = store_ && !stream->options.no_file;
+  if (journaled && !ValidContainerId(info.container_id)) {
+    throw OptionError("skald: invalid container id '" + info.container_id + "'");
+  }
+  if (!journaled) {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) throw OptionError("skald: the plugin is shutting down");
+      if (stream_by_file_.count(file)) throw OptionError("skald: already logging " + file);
+      stream->id = next_id_++;
+      streams_[stream->id] = stream;
+      stream_by_file_[file] = stream->id;
+      live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+    }
+    try {
+      reader_->Add(stream->id, file, stream->options.max_line_size);
+    } catch (...) {
+      std::lock_guard lock(mu_);
+      streams_.erase(stream->id);
+      stream_by_file_.erase(file);
+      live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+      throw;
+    }
+  } else {
+    std::unique_ptr<Journal::Writer> writer;
+    for (int attempt = 0;; ++attempt) {
+      std::shared_ptr<Stream> joined;
+      std::shared_ptr<Journal> journal;
+      {
+        std::lock_guard lock(mu_);
+        if (stopping_) throw OptionError("skald: the plugin is shutting down");
+        if (stream_by_file_.count(file)) throw OptionError("skald: already logging " + file);
+        try {
+          journal = OpenJournalLocked(info.container_id, stream->options);
+        } catch (const std::system_error& e) {
+          throw OptionError(std::string("skald: cannot open the container's journal: ") + e.what());
+        }
+        if (auto it = stream_by_container_.find(info.container_id);
+            it != stream_by_container_.end()) {
+          joined = streams_.at(it->second);  // the container's stream is still draining
+        } else {
+          stream->journal = journal;
+          const JournalPosition cursor = journal->ReadCursor().value_or(journal->Begin());
+          stream->acked = stream->persisted = stream->last_resume = cursor;
+          stream->id = next_id_++;
+          streams_[stream->id] = stream;
+          stream_by_container_[info.container_id] = stream->id;
+          live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+        }
+        stream_by_file_[file] = joined ? joined->id : stream->id;
+      }
+      try {
+        journal->WriteInfo(info.ToJson().dump());
+        if (!writer) writer = journal->StartWriter(file);
+        if (!joined) {
+          journal->SetAcknowledged(stream->acked);
+          reader_->AddJournalStream(stream->id, journal, stream->acked,
+                                    stream->options.max_line_size);
+        }
+        if (reader_->AddSession(joined ? joined->id : stream->id, file, writer)) break;
+      } catch (...) {
+        if (writer) writer->Seal();
+        std::lock_guard lock(mu_);
+        stream_by_file_.erase(file);
+        if (!joined) {
+          // Left to the reader: the stream (with no session) reads what the journal holds.
+        }
+        throw;
+      }
+      // The joined stream ended just now: start a new one for this session.
+      std::lock_guard lock(mu_);
+      stream_by_file_.erase(file);
+      if (attempt > 3) {
+        if (writer) writer->Seal();
+        throw OptionError("skald: could not attach " + file + " to its journal");
+      }
+    }
   }
   streams_started_.Add();
-  spdlog::info("logging container {} ({}) to {}", info.ID(), info.Name(),
-               RedactUrl(options.client.url));
+  spdlog::info("logging container {} ({}) to {}{}", info.ID(), info.Name(),
+               RedactUrl(stream->options.client.url), journaled ? "" : " (no-file: memory only)");
 }
 
 void Driver::StopLogging(const std::string& file) {
   std::lock_guard lock(mu_);
   auto it = stream_by_file_.find(file);
   if (it == stream_by_file_.end()) return;
-  streams_[it->second]->stop_requested = true;
+  if (auto s = streams_.find(it->second); s != streams_.end()) s->second->stop_requested = true;
+  stream_by_file_.erase(it);
 }
 
-void Driver::OnLines(uint64_t stream_id, std::vector<LogLine>& lines) {
-  Batch batch{stream_id, std::move(lines), 0, false};
+std::shared_ptr<Journal> Driver::JournalFor(const ContainerInfo& info, std::string* error) {
+  try {
+    if (ParseLogOptions(info.config, config_.env_defaults).no_file) {
+      *error =
+          "skald: docker logs is not available for this container: it was started with "
+          "--log-opt no-file=true (no journal is kept)";
+      return nullptr;
+    }
+  } catch (const OptionError&) {
+    // Options that no longer parse still name a journal that can be read.
+  }
+  if (!store_) {
+    *error = "skald: docker logs is not available: the plugin keeps no journals";
+    return nullptr;
+  }
+  if (!ValidContainerId(info.container_id)) {
+    *error = "skald: invalid container id '" + info.container_id + "'";
+    return nullptr;
+  }
+  std::lock_guard lock(mu_);
+  if (auto it = journals_.find(info.container_id); it != journals_.end()) return it->second;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(store_->ContainerDir(info.container_id), ec)) {
+    *error = "skald: no logs are kept for container " + info.ID();
+    return nullptr;
+  }
+  try {
+    return OpenJournalLocked(info.container_id, LogOptions{});
+  } catch (const std::exception& e) {
+    *error = std::string("skald: cannot open the container's journal: ") + e.what();
+    return nullptr;
+  }
+}
+
+void Driver::OnLines(uint64_t stream_id, std::vector<LogLine>& lines,
+                     const JournalPosition& resume) {
+  Batch batch{stream_id, std::move(lines), 0, false, false, resume};
   batch.bytes = LinesBytes(batch.lines);
   lines = {};
   {
     std::lock_guard lock(mu_);
+    auto it = streams_.find(stream_id);
+    if (it != streams_.end() && it->second->journal) {
+      batch.journaled = true;
+      it->second->window_bytes += static_cast<int64_t>(batch.bytes);
+      window_bytes_ += static_cast<int64_t>(batch.bytes);
+    }
     queued_bytes_ += batch.bytes;
     queued_lines_ += batch.lines.size();
     queue_.push_back(std::move(batch));
-    // Over budget: drop the oldest lines (never an end-of-stream marker).
+    // Over budget: drop the oldest memory-only lines (never an end-of-stream marker; journaled
+    // lines are bounded by their window and wait on disk instead).
     while (queued_bytes_ > config_.max_queued_bytes) {
-      auto victim = std::find_if(queue_.begin(), queue_.end(),
-                                 [](const Batch& b) { return !b.end && !b.lines.empty(); });
+      auto victim = std::find_if(queue_.begin(), queue_.end(), [](const Batch& b) {
+        return !b.end && !b.journaled && !b.lines.empty();
+      });
       if (victim == queue_.end() || victim == queue_.end() - 1) break;
       dropped_queue_full_.Add(victim->lines.size());
       queued_bytes_ -= victim->bytes;
@@ -266,37 +510,165 @@ void Driver::OnLines(uint64_t stream_id, std::vector<LogLine>& lines) {
 void Driver::OnEnd(uint64_t stream_id, bool /*corrupt*/) {
   {
     std::lock_guard lock(mu_);
-    queue_.push_back(Batch{stream_id, {}, 0, true});
+    queue_.push_back(Batch{stream_id, {}, 0, true, false, {}});
   }
   queue_cv_.notify_one();
 }
 
-void Driver::Ship(Stream& stream, std::vector<LogLine>& lines) {
-  if (stream.dropped_by_relabel) {
-    dropped_relabel_.Add(lines.size());
+bool Driver::WantsLines(uint64_t stream_id) {
+  std::lock_guard lock(mu_);
+  auto it = streams_.find(stream_id);
+  if (it == streams_.end()) return true;
+  const int64_t own = it->second->window_bytes.load();
+  return own < static_cast<int64_t>(config_.stream_window_bytes) ||
+         window_bytes_.load() < static_cast<int64_t>(config_.total_window_bytes);
+}
+
+void Driver::OnEvicted(uint64_t stream_id, uint64_t lines) {
+  dropped_journal_full_.Add(lines);
+  std::string name;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = streams_.find(stream_id); it != streams_.end()) name = it->second->info.Name();
+  }
+  spdlog::warn(
+      "container {}: journal budget full (max-size x max-file); {} undelivered lines dropped "
+      "(journal_full). Is Loki reachable? loki-on-full=block keeps them at the price of "
+      "blocking the container",
+      name, lines);
+}
+
+void Driver::PushChunk(Stream& stream, std::vector<LokiEntry>& entries,
+                       const JournalPosition& resume, std::size_t bytes, bool held) {
+  if (!stream.journal) {
+    for (LokiEntry& e : entries) stream.client->Push(std::move(e));
+    entries.clear();
     return;
   }
-  if (!stream.pipeline) {
+  uint64_t seq;
+  {
+    std::lock_guard lock(stream.ack_mu);
+    seq = stream.next_chunk++;
+    stream.chunks.push_back(
+        Stream::Chunk{seq, resume, static_cast<int64_t>(entries.size()) + 1, bytes, held});
+  }
+  stream.last_resume = resume;
+  for (LokiEntry& e : entries) {
+    e.ticket = DeliveryTicket{this, stream.id, seq};
+    stream.client->Push(std::move(e));
+  }
+  entries.clear();
+  std::size_t freed;
+  {
+    std::lock_guard lock(stream.ack_mu);
+    auto& chunk = stream.chunks[seq - stream.chunks.front().seq];
+    --chunk.outstanding;
+    freed = AdvanceLocked(stream);
+  }
+  if (freed > 0) reader_->Wake();
+}
+
+std::size_t Driver::AdvanceLocked(Stream& stream) {
+  std::size_t freed = 0;
+  while (!stream.chunks.empty() && stream.chunks.front().outstanding == 0) {
+    const Stream::Chunk& c = stream.chunks.front();
+    freed += c.bytes;
+    if (!c.held && stream.acked < c.resume) {
+      stream.acked = c.resume;
+      stream.acked_dirty = true;
+    }
+    stream.chunks.pop_front();
+  }
+  if (freed > 0) {
+    stream.window_bytes -= static_cast<int64_t>(freed);
+    window_bytes_ -= static_cast<int64_t>(freed);
+  }
+  return freed;
+}
+
+void Driver::OnSettled(const std::vector<DeliveryTicket>& tickets, bool final) {
+  if (!final) return;  // unsent at shutdown: the cursor stays, they are replayed
+  std::size_t freed = 0;
+  std::shared_ptr<Stream> stream;
+  std::vector<std::shared_ptr<Stream>> retire;
+  for (const DeliveryTicket& t : tickets) {
+    if (!stream || stream->id != t.stream) {
+      std::lock_guard lock(mu_);
+      auto it = streams_.find(t.stream);
+      if (it == streams_.end()) {
+        stream.reset();
+        continue;
+      }
+      stream = it->second;
+    }
+    std::lock_guard lock(stream->ack_mu);
+    if (stream->chunks.empty() || t.chunk < stream->chunks.front().seq) continue;
+    --stream->chunks[t.chunk - stream->chunks.front().seq].outstanding;
+    freed += AdvanceLocked(*stream);
+    if (stream->chunks.empty() && (retire.empty() || retire.back() != stream)) {
+      retire.push_back(stream);
+    }
+  }
+  for (const auto& s : retire) MaybeRetire(s);
+  if (freed > 0) reader_->Wake();
+}
+
+void Driver::MaybeRetire(const std::shared_ptr<Stream>& stream) {
+  {
+    std::lock_guard lock(mu_);
+    if (!stream->finished) return;
+    std::lock_guard ack_lock(stream->ack_mu);
+    if (!stream->chunks.empty()) return;
+    if (streams_.erase(stream->id) == 0) return;
+    live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+  }
+  if (stream->journal) {
+    JournalPosition acked;
+    {
+      std::lock_guard ack_lock(stream->ack_mu);
+      acked = stream->acked;
+    }
+    try {
+      stream->journal->WriteCursor(acked);
+      stream->journal->SetAcknowledged(acked);
+    } catch (const std::exception& e) {
+      spdlog::error("journal {}: cannot write its cursor: {}", stream->journal->dir().string(),
+                    e.what());
+    }
+  }
+  idle_cv_.notify_all();
+}
+
+void Driver::Ship(Stream& stream, Batch& batch) {
+  std::vector<LogLine>& lines = batch.lines;
+  std::vector<LokiEntry>& entries = stream.converted;
+  entries.clear();
+  if (stream.dropped_by_relabel) {
+    dropped_relabel_.Add(lines.size());
+  } else if (!stream.pipeline) {
+    entries.reserve(lines.size());
     for (LogLine& l : lines) {
-      LokiEntry e;
+      LokiEntry& e = entries.emplace_back();
       e.labels = stream.rendered_labels[static_cast<int>(l.source)];
       e.timestamp_ns = l.time_nano;
       e.line = std::move(l.line);
-      stream.client->Push(std::move(e));
     }
-    return;
+  } else {
+    for (LogLine& l : lines) {
+      stages::Entry e;
+      e.labels = stream.labels[static_cast<int>(l.source)];
+      e.timestamp_ns = l.time_nano;
+      e.line = std::move(l.line);
+      stream.pipeline->Process(std::move(e), stream.out);
+    }
+    ConvertPipelineOutput(stream, stream.out, entries);
   }
-  for (LogLine& l : lines) {
-    stages::Entry e;
-    e.labels = stream.labels[static_cast<int>(l.source)];
-    e.timestamp_ns = l.time_nano;
-    e.line = std::move(l.line);
-    stream.pipeline->Process(std::move(e), stream.out);
-  }
-  PushPipelineOutput(stream, stream.out);
+  PushChunk(stream, entries, batch.resume, batch.journaled ? batch.bytes : 0,
+            PipelineHolds(stream));
 }
 
-void Driver::PushPipelineOutput(Stream& stream, std::vector<stages::Entry>& entries) {
+void Driver::ConvertPipelineOutput(Stream& stream, std::vector<stages::Entry>& entries,
+                                   std::vector<LokiEntry>& converted) {
   StreamLabelSet labels;
   for (stages::Entry& e : entries) {
     labels.clear();
@@ -310,7 +682,7 @@ void Driver::PushPipelineOutput(Stream& stream, std::vector<stages::Entry>& entr
       }
       stream.last_labels = labels;
     }
-    LokiEntry out;
+    LokiEntry& out = converted.emplace_back();
     out.labels = stream.last_rendered;
     out.timestamp_ns = e.timestamp_ns;
     out.line = std::move(e.line);
@@ -318,7 +690,6 @@ void Driver::PushPipelineOutput(Stream& stream, std::vector<stages::Entry>& entr
     for (auto& m : e.structured_metadata) {
       out.structured_metadata.emplace_back(std::move(m.name), std::move(m.value));
     }
-    stream.client->Push(std::move(out));
   }
   entries.clear();
 }
@@ -328,13 +699,16 @@ void Driver::FlushPipelines(bool final_for_all) {
   {
     std::lock_guard lock(mu_);
     for (const auto& [id, s] : streams_) {
-      if (s->pipeline) with_pipeline.push_back(s);
+      if (s->pipeline && !s->finished) with_pipeline.push_back(s);
     }
   }
   int64_t now = stages::Clock::System().NowNs();
   for (const auto& s : with_pipeline) {
     s->pipeline->Flush(now, final_for_all, s->out);
-    PushPipelineOutput(*s, s->out);
+    if (s->out.empty()) continue;
+    s->converted.clear();
+    ConvertPipelineOutput(*s, s->out, s->converted);
+    PushChunk(*s, s->converted, s->last_resume, 0, PipelineHolds(*s));
   }
 }
 
@@ -348,16 +722,31 @@ void Driver::FinishStream(uint64_t stream_id) {
   }
   if (stream->pipeline) {  // the end of the stream releases what stages hold
     stream->pipeline->Flush(stages::Clock::System().NowNs(), true, stream->out);
-    PushPipelineOutput(*stream, stream->out);
+    stream->converted.clear();
+    ConvertPipelineOutput(*stream, stream->out, stream->converted);
+    // Nothing is held any more: this last chunk carries the cursor to the end.
+    PushChunk(*stream, stream->converted, stream->last_resume, 0, false);
   }
   {
     std::lock_guard lock(mu_);
-    streams_.erase(stream_id);
-    stream_by_file_.erase(stream->file);
-    live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+    stream->finished = true;
+    for (auto it = stream_by_file_.begin(); it != stream_by_file_.end();) {
+      it = it->second == stream_id ? stream_by_file_.erase(it) : std::next(it);
+    }
+    if (stream->journal) {
+      auto it = stream_by_container_.find(stream->info.container_id);
+      if (it != stream_by_container_.end() && it->second == stream_id) {
+        stream_by_container_.erase(it);
+      }
+    }
+    if (!stream->journal) {
+      streams_.erase(stream_id);
+      live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+    }
   }
   spdlog::info("container {} ({}): log stream ended{}", stream->info.ID(), stream->info.Name(),
                stream->stop_requested ? "" : " before StopLogging");
+  if (stream->journal) MaybeRetire(stream);
   idle_cv_.notify_all();
 }
 
@@ -390,14 +779,15 @@ void Driver::ShipLoop() {
       auto it = streams_.find(batch.stream_id);
       if (it != streams_.end()) stream = it->second;
     }
+    const std::size_t count = batch.lines.size();
     if (batch.end) {
       FinishStream(batch.stream_id);
     } else if (stream) {
-      Ship(*stream, batch.lines);
+      Ship(*stream, batch);
     }
     {
       std::lock_guard lock(mu_);
-      in_flight_lines_ -= batch.lines.size();
+      in_flight_lines_ -= count;
     }
     idle_cv_.notify_all();
   }
@@ -407,6 +797,119 @@ bool Driver::WaitIdle(std::chrono::milliseconds deadline) {
   std::unique_lock lock(mu_);
   return idle_cv_.wait_for(
       lock, deadline, [&] { return streams_.empty() && queue_.empty() && in_flight_lines_ == 0; });
+}
+
+void Driver::PersistCursors() {
+  std::vector<std::shared_ptr<Stream>> streams;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, s] : streams_) {
+      if (s->journal) streams.push_back(s);
+    }
+  }
+  for (const auto& s : streams) {
+    JournalPosition acked;
+    {
+      std::lock_guard lock(s->ack_mu);
+      if (!s->acked_dirty) continue;
+      s->acked_dirty = false;
+      acked = s->acked;
+    }
+    try {
+      s->journal->WriteCursor(acked);
+      s->journal->SetAcknowledged(acked);
+      s->persisted = acked;
+    } catch (const std::exception& e) {
+      spdlog::error("journal {}: cannot write its cursor: {}", s->journal->dir().string(),
+                    e.what());
+    }
+  }
+}
+
+void Driver::Maintain() {
+  PersistCursors();
+  // Journals of containers with no stream (stopped, delivered) are candidates for removal.
+  std::vector<std::pair<std::string, std::shared_ptr<Journal>>> idle, live;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, j] : journals_) {
+      (stream_by_container_.count(id) ? live : idle).emplace_back(id, j);
+    }
+  }
+  uint64_t total = 0;
+  for (const auto& [id, j] : idle) total += j->TotalBytes();
+  for (const auto& [id, j] : live) total += j->TotalBytes();
+
+  // Age limit: stopped containers' journals not written for journal_max_age, unless keep-file.
+  const auto now = std::filesystem::file_time_type::clock::now();
+  std::vector<std::string> removed;
+  for (auto it = idle.begin(); it != idle.end();) {
+    auto& [id, j] = *it;
+    bool expired = now - j->LastWrite() > config_.journal_max_age;
+    if (expired) {
+      if (auto text = j->ReadInfo()) {
+        try {
+          auto info = ContainerInfo::FromJson(nlohmann::json::parse(*text));
+          if (ParseGoBool(info.config.count("keep-file") ? info.config.at("keep-file") : "false")
+                  .value_or(false)) {
+            expired = false;
+          }
+        } catch (const std::exception&) {
+        }
+      }
+    }
+    if (expired) {
+      total -= std::min(total, j->TotalBytes());
+      spdlog::info("journal of stopped container {}: older than the age limit; removed",
+                   id.substr(0, 12));
+      removed.push_back(id);
+      it = idle.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  // Plugin-wide budget: stopped containers' journals go first (least recently written first),
+  // then the oldest segments of the largest live journals.
+  std::sort(idle.begin(), idle.end(), [](const auto& a, const auto& b) {
+    return a.second->LastWrite() < b.second->LastWrite();
+  });
+  for (auto it = idle.begin(); total > config_.journal_max_total_bytes && it != idle.end(); ++it) {
+    total -= std::min(total, it->second->TotalBytes());
+    spdlog::info(
+        "journal of stopped container {}: removed to stay within the plugin-wide "
+        "journal budget ({} bytes)",
+        it->first.substr(0, 12), config_.journal_max_total_bytes);
+    removed.push_back(it->first);
+  }
+  while (total > config_.journal_max_total_bytes && !live.empty()) {
+    auto largest = std::max_element(live.begin(), live.end(), [](const auto& a, const auto& b) {
+      return a.second->TotalBytes() < b.second->TotalBytes();
+    });
+    const uint64_t freed = largest->second->EvictOldest();
+    if (freed == 0) {
+      live.erase(largest);
+      continue;
+    }
+    total -= std::min(total, freed);
+  }
+  for (const std::string& id : removed) {
+    std::shared_ptr<Journal> j;
+    {
+      std::lock_guard lock(mu_);
+      if (stream_by_container_.count(id)) continue;  // a container started meanwhile
+      auto it = journals_.find(id);
+      if (it == journals_.end()) continue;
+      j = it->second;
+      journals_.erase(it);
+    }
+    try {
+      j->Remove();
+      journals_removed_.Add();
+    } catch (const std::exception& e) {
+      spdlog::error("journal {}: cannot remove it: {}", j->dir().string(), e.what());
+    }
+  }
+  journal_bytes_gauge_.Set(static_cast<int64_t>(total));
 }
 
 void Driver::Shutdown(std::chrono::milliseconds deadline) {
@@ -429,11 +932,22 @@ void Driver::Shutdown(std::chrono::milliseconds deadline) {
         until - std::chrono::steady_clock::now());
     client->Stop(std::max(left, std::chrono::milliseconds(0)));
   }
+  // Whatever was acknowledged is not sent again at the next start.
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, s] : streams_) {
+      std::lock_guard ack_lock(s->ack_mu);
+      s->acked_dirty = s->journal && !(s->acked == s->persisted);
+    }
+  }
+  PersistCursors();
 }
 
 std::size_t Driver::LiveStreams() const {
   std::lock_guard lock(mu_);
-  return streams_.size();
+  std::size_t n = 0;
+  for (const auto& [id, s] : streams_) n += s->finished ? 0 : 1;
+  return n;
 }
 
 uint64_t Driver::PendingEntries() const {

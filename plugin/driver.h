@@ -3,11 +3,21 @@
 // StartLogging validates the container's options, builds its labels, opens its FIFO and hands
 // it to the FifoReader; StopLogging only marks the stream (it answers at once, the FIFO is
 // still open then), and the stream ends when its FIFO reaches end of file and every line has
-// been handed to the Loki client. Between the reader and the shipping thread sits a bounded
-// in-memory queue; when it is full the oldest lines are dropped and counted (`queue_full`),
-// so the FIFOs are always drained and a container never waits for Loki. Loki clients are
-// shared by streams whose client options are equal. Pipelines (loki-pipeline-stages) and relabel
-// rules run on the shipping thread, never on the reader's.
+// been handed to the Loki client. Loki clients are shared by streams whose client options are
+// equal. Pipelines (loki-pipeline-stages) and relabel rules run on the shipping thread, never
+// on the reader's.
+//
+// With a state directory (the default), every container has a Journal: the FIFO is drained
+// into it and the stream is decoded from it. Each batch of decoded lines is a "chunk"; its
+// entries carry a DeliveryTicket, and when every entry of a chunk (and of those before it) is
+// delivered or dropped for good, the journal's cursor moves past it (persisted about once a
+// second, and at the end). Decoding pauses while a stream holds more than its in-memory window
+// of unacknowledged lines (Loki slow or away): the journal holds the rest, bounded by max-size
+// x max-file per container and a plugin-wide budget; what a budget evicts unread is counted as
+// dropped (`journal_full`). At start, Recover() re-opens the FIFOs of streams that were live
+// when the plugin died and replays every journal from its cursor.
+// Without a journal (no-file=true) a bounded in-memory queue sits between the reader and the
+// shipping thread; when it is full the oldest lines are dropped and counted (`queue_full`).
 #pragma once
 
 #include <atomic>
@@ -15,6 +25,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,6 +35,7 @@
 
 #include "plugin/container_info.h"
 #include "plugin/fifo_reader.h"
+#include "plugin/journal.h"
 #include "plugin/log_options.h"
 #include "plugin/loki_client.h"
 #include "plugin/metrics.h"
@@ -35,7 +47,15 @@ namespace skald {
 struct DriverConfig {
   std::map<std::string, std::string> env_defaults;  // plugin-wide option defaults
   std::string hostname;                             // the `host` label
-  std::size_t max_queued_bytes = 64 * 1024 * 1024;  // reader -> shipper queue bound
+  std::size_t max_queued_bytes = 64 * 1024 * 1024;  // reader -> shipper queue bound (no-file)
+  // Journals live under `state_dir`/containers; empty: no journals (every stream no-file).
+  std::filesystem::path state_dir;
+  uint64_t journal_max_total_bytes = 2ull * 1024 * 1024 * 1024;  // all journals together
+  std::chrono::seconds journal_max_age{7 * 24 * 3600};           // stopped containers' journals
+  // Decoded lines not yet acknowledged, per stream (always allowed) and in all.
+  std::size_t stream_window_bytes = 1024 * 1024;
+  std::size_t total_window_bytes = 64 * 1024 * 1024;
+  std::chrono::milliseconds maintenance_interval{250};  // cursors, budget, age limit
 };
 
 // The labels every line of a container carries (before `source` and the pipeline), in the
@@ -43,12 +63,16 @@ struct DriverConfig {
 StreamLabelSet BuildContainerLabels(const ContainerInfo& info, const LogOptions& options,
                                     const std::string& hostname);
 
-class Driver : public LineSink {
+class Driver : public LineSink, public DeliveryListener {
  public:
   Driver(DriverConfig config, MetricsRegistry& metrics);
   ~Driver() override;  // Shutdown(0)
   Driver(const Driver&) = delete;
   Driver& operator=(const Driver&) = delete;
+
+  // Re-opens the FIFOs of sessions left live by a previous run that still exist, seals the
+  // others, and replays every journal from its cursor. Call once, before StartLogging.
+  void Recover();
 
   // Throws OptionError (a message for the user) or std::system_error (FIFO) on failure.
   void StartLogging(const std::string& file, const ContainerInfo& info);
@@ -67,9 +91,19 @@ class Driver : public LineSink {
   // Refreshes the gauges computed on demand (before a metrics scrape).
   void UpdateGauges();
 
+  // The journal of the container `docker logs` asks about (ReadLogs), or null with a message
+  // for the user in *error (no-file=true, or nothing was ever logged).
+  std::shared_ptr<Journal> JournalFor(const ContainerInfo& info, std::string* error);
+
   // LineSink (reader thread).
-  void OnLines(uint64_t stream_id, std::vector<LogLine>& lines) override;
+  void OnLines(uint64_t stream_id, std::vector<LogLine>& lines,
+               const JournalPosition& resume) override;
   void OnEnd(uint64_t stream_id, bool corrupt) override;
+  bool WantsLines(uint64_t stream_id) override;
+  void OnEvicted(uint64_t stream_id, uint64_t lines) override;
+
+  // DeliveryListener (client threads).
+  void OnSettled(const std::vector<DeliveryTicket>& tickets, bool final) override;
 
  private:
   struct Stream;
@@ -78,22 +112,43 @@ class Driver : public LineSink {
     std::vector<LogLine> lines;  // empty with `end` set: the stream's FIFO reached its end
     std::size_t bytes = 0;
     bool end = false;
+    bool journaled = false;  // never dropped from the queue: the journal bounds it
+    JournalPosition resume;
   };
 
   std::shared_ptr<LokiClient> ClientFor(const LokiClientConfig& config);
+  // Parses options and builds labels, relabel result and pipeline (throws OptionError).
+  std::shared_ptr<Stream> MakeStream(const std::string& file, const ContainerInfo& info);
+  std::shared_ptr<Journal> OpenJournalLocked(const std::string& container_id,
+                                             const LogOptions& options);
   void ShipLoop();
-  void Ship(Stream& stream, std::vector<LogLine>& lines);
-  // Pushes what a pipeline let out; labels are rendered once per distinct label set.
-  void PushPipelineOutput(Stream& stream, std::vector<stages::Entry>& entries);
+  void Ship(Stream& stream, Batch& batch);
+  // Converts what a pipeline let out; labels are rendered once per distinct label set.
+  void ConvertPipelineOutput(Stream& stream, std::vector<stages::Entry>& entries,
+                             std::vector<LokiEntry>& out);
+  // Hands `entries` to the stream's client as one chunk of the journal (resume: where a
+  // restart would read again to produce what comes after them).
+  void PushChunk(Stream& stream, std::vector<LokiEntry>& entries, const JournalPosition& resume,
+                 std::size_t bytes, bool held);
   // Releases entries held by pipelines (multiline, limit) whose time has come.
   void FlushPipelines(bool final_for_all);
   void FinishStream(uint64_t stream_id);
+  // Pops acknowledged chunks; caller holds stream.ack_mu. Returns bytes freed.
+  std::size_t AdvanceLocked(Stream& stream);
+  // Forgets a finished stream once nothing of it is unacknowledged (persists its cursor).
+  void MaybeRetire(const std::shared_ptr<Stream>& stream);
+  // Reader thread, every maintenance_interval: cursors, journal budget, age limit.
+  void Maintain();
+  void PersistCursors();
 
   DriverConfig config_;
   MetricsRegistry& metrics_;
   PipelineMetricsObserver observer_;
   Counter& dropped_queue_full_;
   Counter& dropped_relabel_;
+  Counter& dropped_journal_full_;
+  Counter& journals_removed_;
+  Gauge& journal_bytes_gauge_;
   Counter& streams_started_;
   Gauge& pending_gauge_;
   Gauge& live_streams_gauge_;
@@ -103,6 +158,10 @@ class Driver : public LineSink {
   std::condition_variable idle_cv_;
   std::map<uint64_t, std::shared_ptr<Stream>> streams_;
   std::map<std::string, uint64_t> stream_by_file_;
+  std::map<std::string, uint64_t> stream_by_container_;       // journaled, not finished
+  std::map<std::string, std::shared_ptr<Journal>> journals_;  // by container id
+  std::unique_ptr<JournalStore> store_;
+  std::atomic<int64_t> window_bytes_{0};  // decoded, not acknowledged, all journaled streams
   std::map<std::string, std::shared_ptr<LokiClient>> clients_;  // by LokiClientConfig::Key()
   std::deque<Batch> queue_;
   std::size_t queued_bytes_ = 0;

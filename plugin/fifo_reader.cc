@@ -29,6 +29,30 @@ struct FifoReader::Stream {
   AssemblerCounts reported;
 };
 
+struct FifoReader::Journaled {
+  uint64_t id;
+  std::shared_ptr<Journal> journal;
+  std::size_t max_line_bytes;
+  std::unique_ptr<JournalFrameReader> reader;
+  LineAssembler assembler;
+  std::vector<LogLine> lines;
+  AssemblerCounts reported;
+  uint64_t skipped_reported = 0;
+  JournalPosition pending_since;  // first frame of a line whose chunks are still arriving
+  int sessions = 0;               // live sessions (mu_)
+  bool ended = false;             // (mu_)
+  bool paused = false;            // the sink wanted no more lines
+  bool more = false;              // stopped at the round limit with more to read
+};
+
+struct FifoReader::Session {
+  int fd;
+  std::string path;
+  uint64_t stream_id;
+  std::unique_ptr<Journal::Writer> writer;
+  bool blocked = false;  // loki-on-full=block and the journal is full: not polled
+};
+
 FifoReader::FifoReader(LineSink& sink, MetricsRegistry& metrics)
     : sink_(sink),
       chunk_(std::make_unique<char[]>(kReadChunk)),
@@ -43,8 +67,12 @@ FifoReader::FifoReader(LineSink& sink, MetricsRegistry& metrics)
                                       {{"reason", "blank_line"}})),
       split_lines_(metrics.GetCounter("skald_lines_split_total",
                                       "Lines longer than loki-max-line-size sent as pieces.")),
-      corrupt_streams_(metrics.GetCounter("skald_streams_corrupt_total",
-                                          "FIFO streams closed because a frame did not decode.")) {
+      corrupt_streams_(metrics.GetCounter(
+          "skald_streams_corrupt_total",
+          "Streams closed (no-file) or journal segments skipped because a frame did not decode.")),
+      torn_bytes_(metrics.GetCounter(
+          "skald_journal_skipped_bytes_total",
+          "Journal bytes skipped: frames torn by a crash or a stream cut mid-frame.")) {
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (epoll_fd_ < 0 || wake_fd_ < 0)
@@ -59,6 +87,8 @@ FifoReader::FifoReader(LineSink& sink, MetricsRegistry& metrics)
 FifoReader::~FifoReader() {
   Stop();
   for (auto& [fd, s] : streams_) close(fd);
+  for (auto& [fd, s] : sessions_) close(fd);
+  for (auto& [id, j] : journaled_) j->journal->SetEvictHook(nullptr);
   close(wake_fd_);
   close(epoll_fd_);
 }
@@ -92,11 +122,224 @@ void FifoReader::Add(uint64_t stream_id, const std::string& path, std::size_t ma
   }
 }
 
+void FifoReader::AddJournalStream(uint64_t stream_id, std::shared_ptr<Journal> journal,
+                                  JournalPosition from, std::size_t max_line_bytes) {
+  auto j =
+      std::make_unique<Journaled>(Journaled{stream_id,
+                                            journal,
+                                            max_line_bytes,
+                                            std::make_unique<JournalFrameReader>(journal, from),
+                                            LineAssembler(max_line_bytes),
+                                            {},
+                                            {},
+                                            0,
+                                            {},
+                                            0,
+                                            false,
+                                            false,
+                                            true});
+  Journaled* raw = j.get();
+  journal->SetEvictHook([this, raw](uint64_t segment) { OnEvict(*raw, segment); });
+  {
+    std::lock_guard lock(mu_);
+    journaled_[stream_id] = std::move(j);
+  }
+  Wake();  // `more` is set: the loop reads what the journal already holds
+}
+
+bool FifoReader::AddSession(uint64_t stream_id, const std::string& fifo_path,
+                            std::unique_ptr<Journal::Writer>& writer) {
+  int fd = open(fifo_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "open FIFO " + fifo_path);
+  fcntl(fd, F_SETPIPE_SZ, kPipeBytes);
+  {
+    std::lock_guard lock(mu_);
+    auto it = journaled_.find(stream_id);
+    if (it == journaled_.end() || it->second->ended) {
+      close(fd);
+      return false;
+    }
+    ++it->second->sessions;
+    sessions_[fd] = std::make_unique<Session>(Session{fd, fifo_path, stream_id, std::move(writer)});
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLRDHUP;
+  ev.data.fd = fd;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    int err = errno;
+    std::lock_guard lock(mu_);
+    writer = std::move(sessions_[fd]->writer);
+    sessions_.erase(fd);
+    --journaled_[stream_id]->sessions;
+    close(fd);
+    throw std::system_error(err, std::generic_category(), "epoll_ctl " + fifo_path);
+  }
+  return true;
+}
+
+void FifoReader::SetTick(std::function<void()> tick, std::chrono::milliseconds interval) {
+  std::lock_guard lock(mu_);
+  tick_ = std::move(tick);
+  tick_interval_ = interval;
+}
+
+void FifoReader::Wake() {
+  uint64_t one = 1;
+  [[maybe_unused]] auto n = write(wake_fd_, &one, sizeof one);
+}
+
 void FifoReader::Close(int fd) {
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
   close(fd);
   std::lock_guard lock(mu_);
   streams_.erase(fd);
+}
+
+bool FifoReader::Feed(Session& session) {
+  constexpr std::size_t kRoundBytes = 16 * 1024 * 1024;  // then let other FIFOs have a turn
+  std::size_t moved = 0;
+  while (moved < kRoundBytes) {
+    Journal::Writer::Result r;
+    try {
+      r = session.writer->SpliceFrom(session.fd, kReadChunk * 4);
+    } catch (const std::system_error& e) {
+      // Disk full or broken: keep the bytes in the FIFO (the container blocks) and retry.
+      spdlog::error("{}: cannot write the journal: {}; retrying", session.path, e.what());
+      r.status = Journal::Writer::Status::kFull;
+    }
+    switch (r.status) {
+      case Journal::Writer::Status::kMoved:
+        moved += r.bytes;
+        bytes_read_.Add(r.bytes);
+        if (session.blocked) {
+          session.blocked = false;
+          epoll_event ev{};
+          ev.events = EPOLLIN | EPOLLRDHUP;
+          ev.data.fd = session.fd;
+          epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, session.fd, &ev);
+        }
+        continue;
+      case Journal::Writer::Status::kWouldBlock:
+        return true;
+      case Journal::Writer::Status::kEof:
+        session.writer->Seal();
+        return false;
+      case Journal::Writer::Status::kFull:
+        if (!session.blocked) {
+          session.blocked = true;
+          epoll_event ev{};
+          ev.events = 0;
+          ev.data.fd = session.fd;
+          epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, session.fd, &ev);
+        }
+        return true;
+    }
+  }
+  return true;
+}
+
+void FifoReader::FeedAndMaybeEnd(Session& session, Journaled& j) {
+  if (!Feed(session)) {
+    spdlog::debug("{}: end of file", session.path);
+    const int fd = session.fd;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+    close(fd);
+    std::lock_guard lock(mu_);
+    sessions_.erase(fd);  // `session` is gone from here on
+    --j.sessions;
+  }
+  j.more = true;  // decoded once per loop round
+}
+
+void FifoReader::OnEvict(Journaled& j, uint64_t segment) {
+  if (j.reader->position().segment > segment) return;  // read already
+  // Count the complete lines the stream had not read from the evicted segment, then go on
+  // after it. (The segment can still be read: the hook runs before it is deleted.)
+  JournalFrameReader counter(j.journal, j.reader->position());
+  uint64_t lines = 0;
+  std::string_view body;
+  JournalPosition start;
+  while (counter.Next(&body, &start) == JournalFrameReader::Status::kFrame &&
+         start.segment <= segment) {
+    auto entry = DecodeLogEntry(body);
+    if (entry && (!entry->partial || entry->partial_last || !entry->has_partial_metadata)) ++lines;
+  }
+  if (j.assembler.HasPending()) ++lines;  // a line whose first chunks were read already
+  j.reader = std::make_unique<JournalFrameReader>(j.journal, JournalPosition{segment + 1, 0});
+  blank_lines_.Add(j.assembler.counts().blank_lines - j.reported.blank_lines);
+  split_lines_.Add(j.assembler.counts().split_lines - j.reported.split_lines);
+  j.assembler = LineAssembler(j.max_line_bytes);
+  j.reported = {};
+  j.skipped_reported = 0;
+  j.more = true;
+  if (lines > 0) sink_.OnEvicted(j.id, lines);
+}
+
+bool FifoReader::Decode(Journaled& j) {
+  constexpr std::size_t kRoundLines = 8192;  // per call: other streams get their turn
+  j.more = false;
+  j.paused = false;
+  bool end = false;
+  std::string_view body;
+  JournalPosition start;
+  while (!end) {
+    if (j.lines.size() >= kRoundLines) {
+      j.more = true;
+      break;
+    }
+    if (!sink_.WantsLines(j.id)) {
+      j.paused = true;
+      break;
+    }
+    const auto st = j.reader->Next(&body, &start);
+    if (st == JournalFrameReader::Status::kWait) break;
+    if (st == JournalFrameReader::Status::kEnd) {
+      std::lock_guard lock(mu_);
+      if (j.sessions == 0) {
+        j.ended = true;
+        end = true;
+      }
+      break;
+    }
+    if (st == JournalFrameReader::Status::kCorrupt) {
+      corrupt_streams_.Add();
+      spdlog::error("journal {}: a frame over 1 MiB; skipped to the next segment",
+                    j.journal->dir().string());
+      continue;
+    }
+    auto entry = DecodeLogEntry(body);
+    if (!entry) {
+      spdlog::error("journal {}: an undecodable frame at segment {} offset {}; skipped",
+                    j.journal->dir().string(), start.segment, start.offset);
+      continue;
+    }
+    const bool had_pending = j.assembler.HasPending();
+    j.assembler.Add(*entry, j.lines);
+    if (!had_pending && j.assembler.HasPending()) j.pending_since = start;
+  }
+  if (end) j.assembler.Finish(j.lines);
+  if (uint64_t skipped = j.reader->skipped_bytes(); skipped > j.skipped_reported) {
+    torn_bytes_.Add(skipped - j.skipped_reported);
+    j.skipped_reported = skipped;
+  }
+  const AssemblerCounts& c = j.assembler.counts();
+  blank_lines_.Add(c.blank_lines - j.reported.blank_lines);
+  split_lines_.Add(c.split_lines - j.reported.split_lines);
+  lines_read_.Add(c.blank_lines - j.reported.blank_lines);
+  j.reported = c;
+  if (!j.lines.empty()) {
+    lines_read_.Add(j.lines.size());
+    const JournalPosition resume =
+        j.assembler.HasPending() ? j.pending_since : j.reader->position();
+    sink_.OnLines(j.id, j.lines, resume);
+    j.lines.clear();
+  }
+  if (end) {
+    j.journal->SetEvictHook(nullptr);
+    sink_.OnEnd(j.id, false);
+    return false;
+  }
+  return true;
 }
 
 bool FifoReader::Drain(Stream& s) {
@@ -151,7 +394,7 @@ bool FifoReader::Drain(Stream& s) {
   s.reported = c;
   if (!s.lines.empty()) {
     lines_read_.Add(s.lines.size());
-    sink_.OnLines(s.id, s.lines);
+    sink_.OnLines(s.id, s.lines, JournalPosition{});
     s.lines.clear();
   }
   if (corrupt) corrupt_streams_.Add();
@@ -168,8 +411,38 @@ bool FifoReader::Drain(Stream& s) {
 
 void FifoReader::Loop() {
   epoll_event events[64];
+  auto next_tick = std::chrono::steady_clock::now();
+  std::vector<Journaled*> to_decode;
+  std::vector<Session*> blocked;
   while (!stopping_.load()) {
-    int n = epoll_wait(epoll_fd_, events, 64, -1);
+    // Streams with more to read go on at once; paused or blocked ones are retried soon.
+    int timeout_ms = -1;
+    std::function<void()> tick;
+    std::chrono::milliseconds tick_interval;
+    {
+      std::lock_guard lock(mu_);
+      tick = tick_;
+      tick_interval = tick_interval_;
+      bool any_more = false, any_waiting = false;
+      for (auto& [id, j] : journaled_) {
+        any_more |= j->more;
+        any_waiting |= j->paused;
+      }
+      for (auto& [fd, s] : sessions_) any_waiting |= s->blocked;
+      if (any_more) {
+        timeout_ms = 0;
+      } else if (any_waiting) {
+        timeout_ms = 20;
+      }
+    }
+    if (tick) {
+      auto until_tick = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            next_tick - std::chrono::steady_clock::now())
+                            .count();
+      int t = static_cast<int>(std::max<int64_t>(0, until_tick));
+      timeout_ms = timeout_ms < 0 ? t : std::min(timeout_ms, t);
+    }
+    int n = epoll_wait(epoll_fd_, events, 64, timeout_ms);
     if (n < 0) {
       if (errno == EINTR) continue;
       spdlog::critical("epoll_wait: {}", std::strerror(errno));
@@ -177,15 +450,59 @@ void FifoReader::Loop() {
     }
     for (int i = 0; i < n; ++i) {
       int fd = events[i].data.fd;
-      if (fd == wake_fd_) continue;
-      Stream* s;
+      if (fd == wake_fd_) {
+        uint64_t count;
+        [[maybe_unused]] auto r = read(wake_fd_, &count, sizeof count);
+        continue;
+      }
+      Stream* s = nullptr;
+      Session* session = nullptr;
+      Journaled* j = nullptr;
       {
         std::lock_guard lock(mu_);
-        auto it = streams_.find(fd);
-        if (it == streams_.end()) continue;
-        s = it->second.get();
+        if (auto it = streams_.find(fd); it != streams_.end()) {
+          s = it->second.get();
+        } else if (auto it2 = sessions_.find(fd); it2 != sessions_.end()) {
+          session = it2->second.get();
+          j = journaled_.at(session->stream_id).get();
+        }
       }
-      if (!Drain(*s)) Close(fd);
+      if (s != nullptr) {
+        if (!Drain(*s)) Close(fd);
+        continue;
+      }
+      if (session == nullptr) continue;
+      FeedAndMaybeEnd(*session, *j);
+    }
+    // Blocked sessions (loki-on-full=block): try again.
+    blocked.clear();
+    to_decode.clear();
+    {
+      std::lock_guard lock(mu_);
+      for (auto& [fd, s] : sessions_) {
+        if (s->blocked) blocked.push_back(s.get());
+      }
+      for (auto& [id, j] : journaled_) {
+        if (j->more || j->paused) to_decode.push_back(j.get());
+      }
+    }
+    for (Session* session : blocked) {
+      Journaled* j;
+      {
+        std::lock_guard lock(mu_);
+        j = journaled_.at(session->stream_id).get();
+      }
+      FeedAndMaybeEnd(*session, *j);
+    }
+    for (Journaled* j : to_decode) {
+      if (!Decode(*j)) {
+        std::lock_guard lock(mu_);
+        journaled_.erase(j->id);
+      }
+    }
+    if (tick && std::chrono::steady_clock::now() >= next_tick) {
+      tick();
+      next_tick = std::chrono::steady_clock::now() + tick_interval;
     }
   }
 }

@@ -1,15 +1,25 @@
 // FifoReader: one epoll loop that drains every container's FIFO.
 //
-// Each registered FIFO is read in large chunks as soon as it is readable, decoded into frames
-// and assembled into whole lines (LineAssembler), which go to the LineSink together with the
-// stream's id. At end of file the unfinished partial lines are flushed and the sink hears
-// OnEnd(). A frame over 1 MiB or one that does not decode ends the stream with a counted,
-// logged error (OnEnd with `corrupt` set); it never crashes the plugin. The loop never waits
-// for anything but the FIFOs, so a slow Loki can never stop it from draining them.
+// Two kinds of streams:
+// - Journal streams (the default): each FIFO session moves its bytes into the container's
+//   Journal with splice(2) as soon as the FIFO is readable — bytes leave the FIFO only into the
+//   journal — and the stream decodes the journal from its position on (page cache when caught
+//   up, the disk when behind) into whole lines (LineAssembler). Decoding pauses while the sink
+//   does not want more lines (its in-memory window is full: Loki is slow or away); the FIFOs
+//   are still drained into the journal. Several sessions may feed one stream (a container
+//   restarted while its old FIFO drains, daemon live-restore); the stream ends when every
+//   session reached end of file and the journal is read to its end.
+// - Memory streams (no-file=true): the FIFO is read into memory and decoded at once.
+// A frame over 1 MiB or one that does not decode never crashes the plugin: a memory stream
+// ends (OnEnd with `corrupt`), a journal stream skips to the next segment; both are counted.
+// The loop never waits for anything but the FIFOs and its own tick, so a slow Loki can never
+// stop it from draining them.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,6 +27,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "plugin/journal.h"
 #include "plugin/line_assembler.h"
 #include "plugin/metrics.h"
 
@@ -25,9 +36,17 @@ namespace skald {
 class LineSink {
  public:
   virtual ~LineSink() = default;
-  // Called on the reader thread; `lines` may be moved from.
-  virtual void OnLines(uint64_t stream_id, std::vector<LogLine>& lines) = 0;
+  // Called on the reader thread; `lines` may be moved from. For a journal stream, `resume` is
+  // where a restart must start reading to produce every line after these (before a line whose
+  // partial chunks are still being assembled, if any); for a memory stream it is {0, 0}.
+  virtual void OnLines(uint64_t stream_id, std::vector<LogLine>& lines,
+                       const JournalPosition& resume) = 0;
   virtual void OnEnd(uint64_t stream_id, bool corrupt) = 0;
+  // Journal streams: false pauses decoding until Wake() (the data waits on disk).
+  virtual bool WantsLines(uint64_t /*stream_id*/) { return true; }
+  // Journal streams: `lines` complete lines were evicted by the journal budget before they
+  // were read (counted as dropped, reason journal_full).
+  virtual void OnEvicted(uint64_t /*stream_id*/, uint64_t /*lines*/) {}
 };
 
 class FifoReader {
@@ -37,18 +56,44 @@ class FifoReader {
   FifoReader(const FifoReader&) = delete;
   FifoReader& operator=(const FifoReader&) = delete;
 
-  // Opens `path` (O_RDONLY | O_NONBLOCK) and starts draining it. Throws std::system_error
-  // naming the path when it cannot be opened.
+  // Memory stream: opens `path` (O_RDONLY | O_NONBLOCK) and starts draining it. Throws
+  // std::system_error naming the path when it cannot be opened.
   void Add(uint64_t stream_id, const std::string& path, std::size_t max_line_bytes);
 
-  // Stops the loop; streams still open get no OnEnd.
+  // Journal stream: decodes `journal` from `from` on. It ends once it has no session left and
+  // the journal is read to its end (so a stream with no session replays and ends).
+  void AddJournalStream(uint64_t stream_id, std::shared_ptr<Journal> journal, JournalPosition from,
+                        std::size_t max_line_bytes);
+  // Attaches a FIFO session to a journal stream. Returns false (and takes nothing) when the
+  // stream has already ended. Throws std::system_error naming the path when it cannot open it.
+  // `writer` is moved from only on success.
+  bool AddSession(uint64_t stream_id, const std::string& fifo_path,
+                  std::unique_ptr<Journal::Writer>& writer);
+
+  // Runs `tick` on the loop thread about every `interval` (journal budget, age limit).
+  void SetTick(std::function<void()> tick, std::chrono::milliseconds interval);
+
+  // The sink wants lines again: resume paused journal streams.
+  void Wake();
+
+  // Stops the loop; streams still open get no OnEnd. Writers are left unsealed (resumed at
+  // the next start).
   void Stop();
 
  private:
-  struct Stream;
+  struct Stream;     // a memory stream
+  struct Journaled;  // a journal stream
+  struct Session;    // a FIFO feeding a journal stream
   void Loop();
-  // Returns false when the stream has ended (EOF or corrupt).
+  // Returns false when the memory stream has ended (EOF or corrupt).
   bool Drain(Stream& s);
+  // Moves a session's FIFO into its journal. Returns false when the session ended.
+  bool Feed(Session& session);
+  // Feed(), and when the session ended, closes and forgets it.
+  void FeedAndMaybeEnd(Session& session, Journaled& j);
+  // Decodes what the stream may; returns false when the stream ended (and was reported).
+  bool Decode(Journaled& j);
+  void OnEvict(Journaled& j, uint64_t segment);
   void Close(int fd);
 
   LineSink& sink_;
@@ -58,11 +103,16 @@ class FifoReader {
   Counter& blank_lines_;
   Counter& split_lines_;
   Counter& corrupt_streams_;
+  Counter& torn_bytes_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   std::atomic<bool> stopping_{false};
   std::mutex mu_;
-  std::unordered_map<int, std::unique_ptr<Stream>> streams_;  // by fd
+  std::unordered_map<int, std::unique_ptr<Stream>> streams_;            // by fd
+  std::unordered_map<int, std::unique_ptr<Session>> sessions_;          // by fd
+  std::unordered_map<uint64_t, std::unique_ptr<Journaled>> journaled_;  // by stream id
+  std::function<void()> tick_;
+  std::chrono::milliseconds tick_interval_{1000};
   std::thread thread_;
 };
 

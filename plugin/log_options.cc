@@ -34,7 +34,9 @@ const std::vector<OptionSpec> kSpecs = {
     {"loki-min-backoff", OptionKind::kDuration, "500ms", "First wait before a retry.", ""},
     {"loki-max-backoff", OptionKind::kDuration, "5m", "Longest wait between retries.", ""},
     {"loki-retries", OptionKind::kInt, "10",
-     "Attempts for a batch before it is dropped and counted.", ""},
+     "With no-file=true only: retries of a batch before it is dropped and counted. With the "
+     "journal, failures are retried until delivered or evicted by the journal budget.",
+     ""},
     {"loki-tenant-id", OptionKind::kString, "", "Tenant sent as X-Scope-OrgID.", ""},
     {"loki-tls-ca-file", OptionKind::kPath, "", "CA certificate file to verify Loki.", ""},
     {"loki-tls-cert-file", OptionKind::kPath, "", "Client certificate file.", ""},
@@ -56,6 +58,10 @@ const std::vector<OptionSpec> kSpecs = {
     {"keep-file", OptionKind::kBool, "false", "Keep the journal after the container stops.", ""},
     {"max-size", OptionKind::kSize, "20m", "Size of one journal segment; -1 is unbounded.", ""},
     {"max-file", OptionKind::kInt, "5", "Journal segments kept per container.", ""},
+    {"loki-on-full", OptionKind::kChoice, "drop",
+     "When the journal budget is full of undelivered lines: `drop` the oldest (counted as "
+     "journal_full) or `block` the container until Loki takes them.",
+     "drop|block"},
     {"tag", OptionKind::kTemplate, "", "Docker tag template; when given it becomes a `tag` label.",
      ""},
     {"labels", OptionKind::kString, "", "Container label names to add as labels, comma-separated.",
@@ -394,6 +400,8 @@ LogOptions ParseLogOptions(const std::map<std::string, std::string>& config,
   o.max_size = *get("max-size") == "-1" ? -1 : *ParseDockerSize(*get("max-size"));
   o.max_file = integer("max-file");
   if (o.max_file < 1) Bad("max-file", *get("max-file"), "1 or more");
+  o.block_when_full = *get("loki-on-full") == "block";
+  o.client.durable = !o.no_file;
   return o;
 }
 

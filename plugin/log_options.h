@@ -69,6 +69,7 @@ struct LogOptions {
   bool keep_file = false;
   int64_t max_size = 20 * 1024 * 1024;  // -1 = unbounded
   int max_file = 5;
+  bool block_when_full = false;  // loki-on-full=block
 };
 
 // Effective values: container options over plugin-wide defaults (`env_defaults`, keyed by

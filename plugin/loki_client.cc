@@ -320,6 +320,7 @@ std::string LokiClientConfig::Key() const {
   }
   field("max_buffered", std::to_string(max_buffered_bytes));
   field("lanes", std::to_string(lanes));
+  field("durable", durable ? "1" : "0");
   return key;
 }
 
@@ -379,6 +380,9 @@ struct LokiClient::Impl {
   void CountDropped(const std::string& reason, uint64_t entries, uint64_t bytes);
   void CountDropped(const std::string& reason, std::span<const Queued> batch);
   void Settle(uint64_t entries);
+  // Tells the producers of `batch` (their tickets' listeners) that the entries left.
+  static void Notify(std::span<const Queued> batch, bool final);
+  static void Notify(const LokiEntry& entry, bool final);
   // Removes the globally oldest queued entry (caller holds mu_). False when none is queued.
   bool DropOldestLocked();
   bool FlushedLocked(uint64_t target) const;
@@ -490,6 +494,24 @@ void LokiClient::Impl::Settle(uint64_t entries) {
   pending_gauge.Add(-static_cast<int64_t>(entries));
 }
 
+void LokiClient::Impl::Notify(std::span<const Queued> batch, bool final) {
+  std::vector<DeliveryTicket> tickets;
+  for (const Queued& q : batch) {
+    const DeliveryTicket& t = q.entry.ticket;
+    if (t.listener == nullptr) continue;
+    if (!tickets.empty() && tickets.front().listener != t.listener) {
+      tickets.front().listener->OnSettled(tickets, final);
+      tickets.clear();
+    }
+    tickets.push_back(t);
+  }
+  if (!tickets.empty()) tickets.front().listener->OnSettled(tickets, final);
+}
+
+void LokiClient::Impl::Notify(const LokiEntry& entry, bool final) {
+  if (entry.ticket.listener != nullptr) entry.ticket.listener->OnSettled({entry.ticket}, final);
+}
+
 void LokiClient::Impl::CountDropped(const std::string& reason, uint64_t entries, uint64_t bytes) {
   auto it = drops.find(reason);
   if (it == drops.end()) it = drops.find("bad_request");
@@ -515,16 +537,26 @@ void LokiClient::Impl::Push(LokiEntry entry) {
   std::unique_lock lock(mu_);
   if (closed_) {
     lock.unlock();
-    CountDropped("shutdown", 1, bytes);
+    if (config.durable) {
+      Settle(1);
+      Notify(entry, false);
+    } else {
+      CountDropped("shutdown", 1, bytes);
+      Notify(entry, true);
+    }
     return;
   }
   uint64_t dropped = 0;
-  if (memory > config.max_buffered_bytes) {
+  if (!config.durable && memory > config.max_buffered_bytes) {
     lock.unlock();
     CountDropped("buffer_full", 1, bytes);
+    Notify(entry, true);
     dropped = 1;
   } else {
-    while (queued_memory_ + memory > config.max_buffered_bytes && DropOldestLocked()) ++dropped;
+    while (!config.durable && queued_memory_ + memory > config.max_buffered_bytes &&
+           DropOldestLocked()) {
+      ++dropped;
+    }
     const auto now = Clock::now();
     TenantQueue& tq = lane.tenants[entry.tenant];
     const bool was_empty = tq.entries.empty();
@@ -565,6 +597,7 @@ bool LokiClient::Impl::DropOldestLocked() {
   queued_memory_ -= q.memory;
   oldest->bytes -= q.bytes;
   CountDropped("buffer_full", 1, q.bytes);
+  Notify(q.entry, true);  // mu_ held: listeners never call back into the client
   oldest->entries.pop_front();
   if (oldest->entries.empty()) oldest_lane->tenants.erase(oldest_tenant);
   return true;
@@ -616,18 +649,28 @@ void LokiClient::Impl::Stop(std::chrono::milliseconds deadline) {
   for (auto& lane : lanes_) lane->thread.join();
 
   uint64_t entries = 0, bytes = 0;
+  std::vector<Queued> left;
   {
     std::lock_guard lock(mu_);
     for (auto& lane : lanes_) {
       for (auto& [tenant, tq] : lane->tenants) {
         entries += tq.entries.size();
         bytes += tq.bytes;
+        for (Queued& q : tq.entries) left.push_back(std::move(q));
       }
       lane->tenants.clear();
     }
     queued_memory_ = 0;
   }
-  if (entries > 0) {
+  if (config.durable) {
+    Settle(entries);
+    Notify(left, false);
+    if (entries > 0) {
+      spdlog::info("loki client {}: stopped with {} entries unsent; they stay in the journal",
+                   redacted_url, entries);
+    }
+  } else if (entries > 0) {
+    Notify(left, true);
     CountDropped("shutdown", entries, bytes);
     spdlog::warn("loki client {}: stopped with {} entries unsent; counted as dropped (shutdown)",
                  redacted_url, entries);
@@ -724,6 +767,7 @@ void LokiClient::Impl::Deliver(Lane& lane, std::span<Queued> batch) {
       entries_sent.Add(batch.size());
       sent_bytes.Add(bytes);
       Settle(batch.size());
+      Notify(batch, true);
       return;
     }
     case Outcome::kTooLarge: {
@@ -741,6 +785,7 @@ void LokiClient::Impl::Deliver(Lane& lane, std::span<Queued> batch) {
             redacted_url, batch.front().bytes, Truncate(response), Suppressed(suppressed));
       }
       CountDropped("too_large", batch);
+      Notify(batch, true);
       return;
     }
     case Outcome::kRejected: {
@@ -764,6 +809,7 @@ void LokiClient::Impl::Deliver(Lane& lane, std::span<Queued> batch) {
         }
       }
       CountDropped(reason, batch);
+      Notify(batch, true);
       return;
     }
     case Outcome::kRetriesExhausted: {
@@ -777,10 +823,17 @@ void LokiClient::Impl::Deliver(Lane& lane, std::span<Queued> batch) {
             Suppressed(suppressed));
       }
       CountDropped("retries_exhausted", batch);
+      Notify(batch, true);
       return;
     }
     case Outcome::kShutdown:
-      CountDropped("shutdown", batch);
+      if (config.durable) {
+        Settle(batch.size());
+        Notify(batch, false);
+      } else {
+        CountDropped("shutdown", batch);
+        Notify(batch, true);
+      }
       return;
   }
 }
@@ -833,7 +886,7 @@ LokiClient::Impl::Outcome LokiClient::Impl::SendWithRetries(Lane& lane, std::str
       std::lock_guard lock(mu_);
       if (aborted_) return Outcome::kShutdown;
     }
-    if (config.max_retries >= 0 && attempt >= config.max_retries) {
+    if (!config.durable && config.max_retries >= 0 && attempt >= config.max_retries) {
       return Outcome::kRetriesExhausted;
     }
     const std::chrono::milliseconds delay = backoff.Next();

@@ -59,6 +59,10 @@ struct LokiClientConfig {
   std::string proxy_url;
   std::size_t max_buffered_bytes = 64 * 1024 * 1024;  // Push() drops oldest beyond this
   int lanes = 4;                                      // requests in flight at most
+  // The entries are also on disk (a journal) and the caller bounds what it hands over: never
+  // drop for a full buffer, retry 429/5xx/network failures forever, and at Stop() leave unsent
+  // entries to be replayed (settled as not final, not counted as dropped).
+  bool durable = false;
 
   // Clients are shared by containers whose keys are equal. Credentials enter the key only as
   // a digest, so the key can be logged.
@@ -73,6 +77,24 @@ std::string ValidateLokiClientConfig(const LokiClientConfig& config);
 // `url` without its user info (`http://u:p@h/x` -> `http://h/x`), for logs and errors.
 std::string RedactUrl(const std::string& url);
 
+class DeliveryListener;
+
+// Identifies an entry to its producer when the client settles it (delivered or dropped).
+struct DeliveryTicket {
+  DeliveryListener* listener = nullptr;  // null: nobody is told
+  uint64_t stream = 0;
+  uint64_t chunk = 0;
+};
+
+class DeliveryListener {
+ public:
+  virtual ~DeliveryListener() = default;
+  // Called on a client thread, without client locks held, for entries that left the client:
+  // `final` is true when they were delivered or dropped for good, false when the client stopped
+  // with them unsent (durable mode: they are to be replayed). All tickets name this listener.
+  virtual void OnSettled(const std::vector<DeliveryTicket>& tickets, bool final) = 0;
+};
+
 // One finished entry, as it goes to Loki.
 struct LokiEntry {
   std::string labels;  // rendered stream selector, stable: {a="x", b="y"} (names sorted)
@@ -80,6 +102,7 @@ struct LokiEntry {
   std::string line;
   std::vector<std::pair<std::string, std::string>> structured_metadata;
   std::string tenant;  // per-entry tenant override (tenant stage); empty = config tenant
+  DeliveryTicket ticket;
 };
 
 class LokiClient {

@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <system_error>
 
 #include "plugin/driver.h"
 #include "plugin/log_options.h"
@@ -30,7 +32,9 @@ void Usage() {
       "usage: skald [--socket PATH]   serve the Docker logging-plugin API\n"
       "       skald options           print every --log-opt as a markdown table\n"
       "environment: METRICS_ADDR (127.0.0.1:9555; empty = off), LOG_LEVEL (info),\n"
-      "             SHUTDOWN_FLUSH_SECONDS (5), and plugin-wide option defaults such as\n"
+      "             SHUTDOWN_FLUSH_SECONDS (5), STATE_DIR (/var/lib/skald: journals; empty =\n"
+      "             none), JOURNAL_MAX_BYTES (2g: all journals), JOURNAL_MAX_AGE (168h:\n"
+      "             stopped containers' journals), and plugin-wide option defaults such as\n"
       "             LOKI_URL (see `skald options`)");
 }
 
@@ -65,10 +69,35 @@ int main(int argc, char** argv) {
   config.env_defaults = skald::EnvDefaultsFromEnvironment();
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) config.hostname = host;
-  skald::Driver driver(config, metrics);
+  config.state_dir = EnvOr("STATE_DIR", "/var/lib/skald");
+  const std::string max_bytes = EnvOr("JOURNAL_MAX_BYTES", "2g");
+  if (auto v = skald::ParseDockerSize(max_bytes); v && *v > 0) {
+    config.journal_max_total_bytes = static_cast<uint64_t>(*v);
+  } else {
+    spdlog::error("JOURNAL_MAX_BYTES='{}' is not a size such as 512m or 2g; using 2g", max_bytes);
+  }
+  const std::string max_age = EnvOr("JOURNAL_MAX_AGE", "168h");
+  if (auto v = skald::ParseGoDuration(max_age); v && v->count() > 0) {
+    config.journal_max_age = std::chrono::duration_cast<std::chrono::seconds>(*v);
+  } else {
+    spdlog::error("JOURNAL_MAX_AGE='{}' is not a duration such as 72h; using 168h", max_age);
+  }
+  std::unique_ptr<skald::Driver> driver_ptr;
+  try {
+    driver_ptr = std::make_unique<skald::Driver>(config, metrics);
+  } catch (const std::system_error& e) {
+    spdlog::critical(
+        "cannot keep journals in STATE_DIR={}: {}; running without them (no docker logs, "
+        "lines are lost if Loki is away for long or the plugin restarts)",
+        config.state_dir.string(), e.what());
+    config.state_dir.clear();
+    driver_ptr = std::make_unique<skald::Driver>(config, metrics);
+  }
+  skald::Driver& driver = *driver_ptr;
 
   skald::PluginApiServer api(driver);
   if (!api.Bind(socket_path)) return 1;
+  driver.Recover();
   api.Start();
   spdlog::info("skald listening on {}", socket_path);
 

@@ -45,27 +45,7 @@ TEST_F(LokiDown, DockerStopOfASleepingContainerReturnsWithinThreeSeconds) {
   EXPECT_EQ(DockerInspect(name, "{{.State.Running}}"), "false");
 }
 
-// Disabled until the journal keeps undelivered lines on disk and retries them until Loki is
-// back (issue 4): in memory, a batch is dropped after loki-retries attempts (counted as
-// retries_exhausted). Run it with --gtest_also_run_disabled_tests.
-TEST_F(LokiDown, DISABLED_LinesWrittenDuringAnOutageArriveWhenLokiComesBack) {
-  // Nothing listens at the port while the container writes; then a Loki starts there. Short
-  // backoff so the test does not wait minutes; the default retry policy otherwise.
-  const int port = FreeTcpPort();
-  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/loki/api/v1/push";
-  const std::string name = NewContainer();
-  auto run = Docker(
-      RunArgs(name, {"loki-max-backoff=1s"},
-              {"loggen", "--lines", "10000", "--json", "--last-marker", "LAST-" + name}, url),
-      60s);
-  ASSERT_TRUE(run.ok()) << run.Describe();
-  // Long enough for the default number of retries at 1 s each to run out.
-  std::this_thread::sleep_for(20s);
-
-  ScopedLoki revived(port);
-  EXPECT_EQ(revived.query().WaitForCount(Selector(name), 10001, 90s), 10001u)
-      << "lines written while Loki was down were lost";
-}
+// Lines written during an outage arriving once Loki is back: Journal.* (journal_test.cc).
 
 }  // namespace
 }  // namespace skald::e2e

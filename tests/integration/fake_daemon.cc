@@ -61,16 +61,23 @@ FakeDaemon::FakeDaemon(const std::string& binary, const std::vector<std::string>
   metrics_port_ = FreePort();
   std::vector<std::string> envs = {"SKALD_SOCKET=" + socket_,
                                    "METRICS_ADDR=127.0.0.1:" + std::to_string(metrics_port_),
-                                   "LOG_LEVEL=info"};
+                                   "LOG_LEVEL=info", "STATE_DIR=" + dir_ + "/state"};
   envs.insert(envs.end(), env.begin(), env.end());
+  binary_ = binary;
+  env_ = envs;
+  Spawn();
+}
+
+void FakeDaemon::Spawn() {
   std::string log = dir_ + "/plugin.log";
+  unlink(socket_.c_str());
   pid_ = fork();
   if (pid_ == 0) {
-    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     dup2(fd, 1);
     dup2(fd, 2);
-    for (const std::string& e : envs) putenv(const_cast<char*>(e.c_str()));
-    execl(binary.c_str(), binary.c_str(), static_cast<char*>(nullptr));
+    for (const std::string& e : env_) putenv(const_cast<char*>(e.c_str()));
+    execl(binary_.c_str(), binary_.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   for (int i = 0; i < 500; ++i) {  // up to 5 s
@@ -79,6 +86,11 @@ FakeDaemon::FakeDaemon(const std::string& binary, const std::vector<std::string>
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   throw std::runtime_error("the plugin did not create its socket; log:\n" + Log());
+}
+
+void FakeDaemon::KillAndRestartPlugin() {
+  Signal(SIGKILL, std::chrono::seconds(5));
+  Spawn();
 }
 
 FakeDaemon::~FakeDaemon() {

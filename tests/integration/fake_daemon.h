@@ -57,10 +57,17 @@ class FakeDaemon {
 
   // SIGTERM (or SIGKILL) and wait for exit; returns the exit status or -1 after `timeout`.
   int Signal(int sig, std::chrono::milliseconds timeout);
+  // SIGKILL, then start the plugin again as Docker does (same socket, environment and state
+  // directory; StartLogging is not sent again). FIFOs stay open on the daemon side.
+  void KillAndRestartPlugin();
 
   std::string Log() const;  // the plugin's stderr so far
 
  private:
+  void Spawn();
+
+  std::string binary_;
+  std::vector<std::string> env_;
   std::string dir_;
   std::string socket_;
   pid_t pid_ = -1;

@@ -333,6 +333,101 @@ TEST_F(PluginIntegration, RelabelRulesRewriteTheContainerLabels) {
   EXPECT_THAT(streams[0].labels, ::testing::Not(HasSubstr("host=")));
 }
 
+// ---- The journal: durable delivery (issue 4) ----
+
+TEST_F(PluginIntegration, LinesOfAnOutageAreRetriedUntilLokiTakesThemWithoutDuplicates) {
+  loki_.FailAll(503);
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(c, Opts({{"loki-retries", "1"}})), "");
+  for (int i = 0; i < 20000; ++i) daemon_->WriteLine(c, "outage " + std::to_string(i));
+  ASSERT_EQ(daemon_->StopContainer(c), "");
+  // Far more failures than loki-retries allows: with the journal nothing is given up.
+  std::this_thread::sleep_for(2s);
+  EXPECT_GT(daemon_->Metric("skald_pushes_total", "status_code=\"503\""), 3);
+  EXPECT_EQ(loki_.TotalEntries(), 0u);
+  loki_.ClearFailures();
+  ASSERT_TRUE(loki_.WaitForEntries(20000, 30s)) << loki_.StatsJson();
+  ASSERT_TRUE(WaitSettled(10s));
+  EXPECT_EQ(loki_.Duplicates(), 0u);
+  EXPECT_EQ(loki_.OutOfOrder(), 0u);
+  EXPECT_EQ(daemon_->Metric("skald_entries_sent_total"), 20000);
+  EXPECT_EQ(daemon_->Metric("skald_entries_dropped_total"), 0);
+}
+
+TEST_F(PluginIntegration, AKilledPluginResumesTheFifoAndEveryLineArrives) {
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(c, Opts()), "");
+  for (int i = 0; i < 5000; ++i) daemon_->WriteLine(c, "before kill " + std::to_string(i));
+  ASSERT_TRUE(loki_.WaitForEntries(1, 10s));
+  // Half a frame in the FIFO when the plugin dies: the restarted plugin completes it.
+  std::string frame;
+  LogEntryView e;
+  e.source = "stdout";
+  e.time_nano = 1;
+  e.line = "the frame cut by the kill";
+  EncodeFrame(e, frame);
+  daemon_->WriteRaw(c, frame.substr(0, 9));
+  std::this_thread::sleep_for(300ms);
+  daemon_->KillAndRestartPlugin();
+  daemon_->WriteRaw(c, frame.substr(9));
+  for (int i = 0; i < 5000; ++i) daemon_->WriteLine(c, "after kill " + std::to_string(i));
+  ASSERT_EQ(daemon_->StopContainer(c), "");
+  ASSERT_TRUE(loki_.WaitForEntries(10001, 30s)) << loki_.StatsJson() << daemon_->Log();
+  std::printf("kill -9 mid-stream: %llu entries stored, %llu duplicates received\n",
+              static_cast<unsigned long long>(loki_.TotalEntries()),
+              static_cast<unsigned long long>(loki_.Duplicates()));
+  EXPECT_EQ(loki_.TotalEntries(), 10001u);
+}
+
+TEST_F(PluginIntegration, AJournalLeftUndeliveredIsReplayedAfterARestartWithItsFifoGone) {
+  loki_.FailAll(503);
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(c, Opts()), "");
+  for (int i = 0; i < 3000; ++i) daemon_->WriteLine(c, "undelivered " + std::to_string(i));
+  ASSERT_EQ(daemon_->StopContainer(c), "");
+  std::this_thread::sleep_for(500ms);  // read into the journal, Loki still refusing
+  daemon_->KillAndRestartPlugin();
+  loki_.ClearFailures();
+  ASSERT_TRUE(loki_.WaitForEntries(3000, 30s)) << loki_.StatsJson() << daemon_->Log();
+  EXPECT_EQ(loki_.TotalEntries(), 3000u);
+  EXPECT_EQ(loki_.OutOfOrder(), 0u);
+}
+
+TEST_F(PluginIntegration, TheJournalBudgetDropsTheOldestAndCountsThem) {
+  loki_.FailAll(503);
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(c, Opts({{"max-size", "64k"}, {"max-file", "2"}})), "");
+  const std::string pad(200, 'x');
+  for (int i = 0; i < 10000; ++i) daemon_->WriteLine(c, "budget " + std::to_string(i) + pad);
+  ASSERT_EQ(daemon_->StopContainer(c), "");
+  std::this_thread::sleep_for(1s);
+  loki_.ClearFailures();
+  double dropped = 0;
+  for (auto until = std::chrono::steady_clock::now() + 30s;
+       std::chrono::steady_clock::now() < until;) {
+    dropped = daemon_->Metric("skald_entries_dropped_total", "reason=\"journal_full\"");
+    if (static_cast<double>(loki_.TotalEntries()) + dropped >= 10000) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_TRUE(WaitSettled(10s));
+  std::this_thread::sleep_for(300ms);
+  std::printf("budget 2 x 64k: %llu delivered, %.0f dropped (journal_full) of 10000\n",
+              static_cast<unsigned long long>(loki_.TotalEntries()), dropped);
+  EXPECT_GT(dropped, 0);
+  EXPECT_EQ(static_cast<double>(loki_.TotalEntries()) + dropped, 10000);
+  EXPECT_EQ(loki_.Duplicates(), 0u);
+}
+
+TEST_F(PluginIntegration, NoFileKeepsTheMemoryOnlyRetryBound) {
+  loki_.FailAll(503);
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(c, Opts({{"no-file", "true"}, {"loki-retries", "2"}})), "");
+  for (int i = 0; i < 100; ++i) daemon_->WriteLine(c, "memory only " + std::to_string(i));
+  ASSERT_EQ(daemon_->StopContainer(c), "");
+  ASSERT_TRUE(WaitSettled(20s));
+  EXPECT_EQ(daemon_->Metric("skald_entries_dropped_total", "reason=\"retries_exhausted\""), 100);
+}
+
 class PluginWideDefaults : public PluginIntegration {
  protected:
   void SetUp() override {

@@ -1,0 +1,96 @@
+// Restarts: the plugin killed with SIGKILL while a container logs (Docker restarts it and never
+// re-sends StartLogging), and dockerd restarted with live-restore while a container logs. Every
+// line the container wrote reaches Loki.
+// The live-restore scenario restarts dockerd twice (sets live-restore, restores the setting).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "tests/e2e/e2e_support.h"
+
+namespace skald::e2e {
+namespace {
+
+std::optional<int> PluginPid() {
+  auto id = Docker({"plugin", "inspect", "--format", "{{.Id}}", "skald"});
+  if (!id.ok()) return std::nullopt;
+  const std::string plugin_id = id.out.substr(0, id.out.find_first_of(" \n"));
+  auto pids = RunShell("pgrep -x skald");
+  std::vector<std::string> all;
+  for (const std::string& p : SplitLines(pids.out)) {
+    if (p.empty()) continue;
+    all.push_back(p);
+    std::ifstream cgroup("/proc/" + p + "/cgroup");
+    std::string text((std::istreambuf_iterator<char>(cgroup)), std::istreambuf_iterator<char>());
+    if (text.find(plugin_id) != std::string::npos) return std::stoi(p);
+  }
+  if (all.size() == 1) return std::stoi(all[0]);
+  return std::nullopt;
+}
+
+class Restarts : public SkaldTest {};
+
+TEST_F(Restarts, EveryLineArrivesAfterThePluginIsKilledWhileAContainerLogs) {
+  const std::string name = NewContainer();
+  // 40,000 lines at 5,000/s: the kill lands in the middle.
+  auto args = RunArgs(
+      name, {"loki-max-backoff=1s"},
+      {"loggen", "--lines", "40000", "--json", "--rate", "5000", "--last-marker", "LAST-" + name});
+  args.insert(args.begin() + 1, "-d");
+  ASSERT_TRUE(Docker(args, 60s).ok());
+  std::this_thread::sleep_for(3s);
+  auto pid = PluginPid();
+  ASSERT_TRUE(pid) << "cannot find the plugin's process";
+  ASSERT_EQ(kill(*pid, SIGKILL), 0);
+  std::printf("killed the plugin (pid %d) with SIGKILL while the container logs\n", *pid);
+  // Docker restarts the plugin; the container finishes.
+  EXPECT_TRUE(WaitUntil([&] { return PluginPid() && *PluginPid() != *pid; }, 30s))
+      << "Docker did not restart the plugin";
+  auto code = WaitContainerExit(name, 60s);
+  ASSERT_TRUE(code) << "the container hung after the plugin was killed";
+  EXPECT_EQ(*code, 0);
+  const uint64_t got = loki().WaitForCount(Selector(name), 40001, 120s);
+  std::printf("after SIGKILL of the plugin: %llu of 40001 lines in Loki\n",
+              static_cast<unsigned long long>(got));
+  EXPECT_EQ(got, 40001u);
+}
+
+TEST_F(Restarts, EveryLineArrivesAcrossADaemonRestartWithLiveRestore) {
+  const std::string script = SourceDir() + "/tests/e2e/restart-dockerd.sh";
+  auto info = Docker({"info", "--format", "{{.LiveRestoreEnabled}}"});
+  const bool was_enabled = info.ok() && info.out.find("true") != std::string::npos;
+  if (!was_enabled) {
+    auto r = RunCommand({script, "--live-restore", "true"}, 120s);
+    ASSERT_TRUE(r.ok()) << r.Describe();
+  }
+  struct Restore {
+    std::string script;
+    bool was_enabled;
+    ~Restore() {
+      if (!was_enabled) RunCommand({script, "--live-restore", "false"}, 120s);
+    }
+  } restore{script, was_enabled};
+
+  const std::string name = NewContainer();
+  auto args = RunArgs(
+      name, {"loki-max-backoff=1s"},
+      {"loggen", "--lines", "40000", "--json", "--rate", "5000", "--last-marker", "LAST-" + name});
+  args.insert(args.begin() + 1, "-d");
+  ASSERT_TRUE(Docker(args, 60s).ok());
+  std::this_thread::sleep_for(3s);
+  auto r = RunCommand({script}, 120s);
+  ASSERT_TRUE(r.ok()) << r.Describe();
+  std::printf("dockerd restarted with live-restore while the container logs\n");
+  auto code = WaitContainerExit(name, 60s);
+  ASSERT_TRUE(code) << "the container did not finish after the daemon restart";
+  const uint64_t got = loki().WaitForCount(Selector(name), 40001, 120s);
+  std::printf("across a live-restore daemon restart: %llu of 40001 lines in Loki\n",
+              static_cast<unsigned long long>(got));
+  EXPECT_EQ(got, 40001u);
+}
+
+}  // namespace
+}  // namespace skald::e2e
