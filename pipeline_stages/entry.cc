@@ -220,130 +220,176 @@ inline bool TailEqual(std::string_view a, std::string_view b) {
   }
   return std::memcmp(a.data(), b.data(), n) == 0;
 }
+
+inline size_t HashHead(uint64_t head) { return (head * 0x9E3779B97F4A7C15ull) >> 32; }
+inline uint64_t FilterBit(uint64_t head) {
+  return uint64_t{1} << ((head * 0x9E3779B97F4A7C15ull) >> 58);
+}
+
+// A map that has seen this many keys forgets them all at the next Reset.
+constexpr size_t kMaxSlots = 1024;
 }  // namespace
 
-namespace {
-inline size_t IndexBucket(uint64_t head) { return (head * 0x9E3779B97F4A7C15ull) >> 58; }
-}  // namespace
-
-size_t Extracted::SlotOf(std::string_view key, uint64_t head) const {
-  if (size_ > kIndexedSlots) {
-    for (size_t i = 0; i < size_; ++i) {
-      if (slots_[i].head == head && TailEqual(slots_[i].key, key)) return i;
-    }
-    return std::string::npos;
+void Extracted::Reset(std::shared_ptr<const std::vector<Label>> labels) {
+  if (!impl_) impl_ = std::make_unique<Impl>();
+  Impl& m = *impl_;
+  m.labels = std::move(labels);
+  if (m.labels_for != m.labels) UpdateLabelHeads();
+  if (m.slots.size() > kMaxSlots) {
+    m.slots.clear();
+    m.index.clear();
   }
-  if (index_.empty()) return std::string::npos;
-  for (size_t b = IndexBucket(head);; b = (b + 1) & (kIndexSize - 1)) {
-    const IndexEntry& e = index_[b];
-    if (e.generation != generation_) return std::string::npos;
-    const Slot& s = slots_[e.slot];
-    if (s.head == head && TailEqual(s.key, key)) return e.slot;
+  if (++m.generation == 0) {  // wrapped: forget every stamp
+    for (Slot& s : m.slots) s.generation = 0;
+    m.generation = 1;
   }
 }
 
-const Label* Extracted::InitialLabel(std::string_view key, uint64_t head) const {
-  if (!labels_) return nullptr;
-  if (label_heads_for_ != labels_) {
-    auto* self = const_cast<Extracted*>(this);
-    self->label_heads_for_ = labels_;
-    self->label_heads_.clear();
-    self->label_filter_ = 0;
-    for (const Label& l : *labels_) {
-      self->label_heads_.push_back(KeyHead(l.name));
-      self->label_filter_ |= uint64_t{1} << (KeyHead(l.name) * 0x9E3779B97F4A7C15ull >> 58);
-    }
+size_t Extracted::SlotOf(std::string_view key, uint64_t head, size_t& hint) const {
+  const Impl& m = *impl_;
+  if (hint < m.slots.size()) {
+    const Slot& s = m.slots[hint];
+    if (s.head == head && TailEqual(s.key, key)) return hint;
   }
-  if (!(label_filter_ & (uint64_t{1} << (head * 0x9E3779B97F4A7C15ull >> 58)))) return nullptr;
-  for (size_t i = 0; i < label_heads_.size(); ++i) {
-    if (label_heads_[i] == head && TailEqual((*labels_)[i].name, key)) return &(*labels_)[i];
+  if (m.index.empty()) return std::string::npos;
+  const size_t mask = m.index.size() - 1;
+  for (size_t b = HashHead(head) & mask;; b = (b + 1) & mask) {
+    const uint32_t e = m.index[b];
+    if (e == 0) return std::string::npos;
+    const Slot& s = m.slots[e - 1];
+    if (s.head == head && TailEqual(s.key, key)) return hint = e - 1;
   }
-  return nullptr;
 }
 
-Value& Extracted::AppendNew(std::string_view key, uint64_t head) {
-  if (size_ == slots_.size()) slots_.emplace_back();
-  if (size_ < kIndexedSlots) {
-    if (index_.empty()) index_.resize(kIndexSize);
-    size_t b = IndexBucket(head);
-    while (index_[b].generation == generation_) b = (b + 1) & (kIndexSize - 1);
-    index_[b] = IndexEntry{generation_, static_cast<uint32_t>(size_)};
+void Extracted::Grow() {
+  Impl& m = *impl_;
+  m.index.assign(std::max<size_t>(32, m.index.size() * 2), 0);
+  const size_t mask = m.index.size() - 1;
+  for (size_t i = 0; i < m.slots.size(); ++i) {
+    size_t b = HashHead(m.slots[i].head) & mask;
+    while (m.index[b] != 0) b = (b + 1) & mask;
+    m.index[b] = static_cast<uint32_t>(i + 1);
   }
-  Slot& s = slots_[size_++];
-  // A spare slot often held this very key on the previous line.
-  if (s.head != head || !TailEqual(s.key, key)) {
-    s.key.assign(key.data(), key.size());
-    s.head = head;
+}
+
+size_t Extracted::NewSlot(std::string_view key, uint64_t head) {
+  Impl& m = *impl_;
+  const size_t i = m.slots.size();
+  m.slots.emplace_back();
+  Slot& s = m.slots.back();
+  s.key.assign(key.data(), key.size());
+  s.head = head;
+  if (m.index.size() < 2 * m.slots.size()) {
+    Grow();
+  } else {
+    const size_t mask = m.index.size() - 1;
+    size_t b = HashHead(head) & mask;
+    while (m.index[b] != 0) b = (b + 1) & mask;
+    m.index[b] = static_cast<uint32_t>(i + 1);
   }
+  return i;
+}
+
+void Extracted::UpdateLabelHeads() {
+  Impl& m = *impl_;
+  m.labels_for = m.labels;
+  m.label_heads.clear();
+  m.label_filter = 0;
+  if (m.labels) {
+    for (const Label& l : *m.labels) {
+      const uint64_t head = KeyHead(l.name);
+      m.label_heads.push_back(head);
+      m.label_filter |= FilterBit(head);
+    }
+  }
+  if (++m.label_epoch == 0) {
+    for (Slot& s : m.slots) s.label_epoch = 0;
+    m.label_epoch = 1;
+  }
+}
+
+int32_t Extracted::LabelOf(std::string_view key, uint64_t head) {
+  Impl& m = *impl_;
+  if (m.labels_for != m.labels) UpdateLabelHeads();
+  if (!(m.label_filter & FilterBit(head))) return -1;
+  for (size_t i = 0; i < m.label_heads.size(); ++i) {
+    if (m.label_heads[i] == head && TailEqual((*m.labels)[i].name, key)) {
+      return static_cast<int32_t>(i);
+    }
+  }
+  return -1;
+}
+
+int32_t Extracted::LabelOf(Slot& s) {
+  Impl& m = *impl_;
+  if (m.labels_for != m.labels) UpdateLabelHeads();
+  if (s.label_epoch != m.label_epoch) {
+    s.label = LabelOf(s.key, s.head);
+    s.label_epoch = m.label_epoch;
+  }
+  return s.label;
+}
+
+void Extracted::TouchSlow(Slot& s) {
+  s.generation = impl_->generation;
   s.erased = false;
-  s.value.SetNull();
+  const int32_t l = LabelOf(s);
+  if (l >= 0) {
+    s.value.SetString((*impl_->labels)[static_cast<size_t>(l)].value);
+  } else {
+    s.value.SetNull();
+  }
+}
+
+Value* Extracted::FindSlow(std::string_view key, size_t& hint) {
+  if (!impl_) return nullptr;
+  const uint64_t head = KeyHead(key);
+  size_t i = SlotOf(key, head, hint);
+  if (i == std::string::npos) {
+    if (LabelOf(key, head) < 0) return nullptr;
+    hint = i = NewSlot(key, head);
+  }
+  Slot& s = impl_->slots[i];
+  if (s.generation != impl_->generation) {
+    if (LabelOf(s) < 0) return nullptr;
+    TouchSlow(s);
+  }
+  return s.erased ? nullptr : &s.value;
+}
+
+Value& Extracted::UpsertSlow(std::string_view key, size_t& hint) {
+  if (!impl_) impl_ = std::make_unique<Impl>();
+  const uint64_t head = KeyHead(key);
+  size_t i = SlotOf(key, head, hint);
+  if (i == std::string::npos) hint = i = NewSlot(key, head);
+  Slot& s = impl_->slots[i];
+  Touch(s);
+  if (s.erased) {
+    s.erased = false;
+    s.value.SetNull();
+  }
   return s.value;
 }
 
-Value* Extracted::Find(std::string_view key) {
-  const uint64_t head = KeyHead(key);
-  const size_t i = SlotOf(key, head);
-  if (i != std::string::npos) return slots_[i].erased ? nullptr : &slots_[i].value;
-  if (const Label* l = InitialLabel(key, head)) {
-    Value& v = AppendNew(key, head);
-    v.SetString(l->value);
-    return &v;
-  }
-  return nullptr;
-}
-
-Value& Extracted::UpsertWithHead(std::string_view key, uint64_t head, size_t& index) {
-  const size_t i = SlotOf(key, head);
-  if (i != std::string::npos) {
-    index = i;
-    Slot& s = slots_[i];
-    if (s.erased) {
-      s.erased = false;
-      s.value.SetNull();
-    }
-    return s.value;
-  }
-  index = size_;
-  if (const Label* l = InitialLabel(key, head)) {
-    Value& v = AppendNew(key, head);
-    v.SetString(l->value);
-    return v;
-  }
-  return AppendNew(key, head);
-}
-
-Value& Extracted::Upsert(std::string_view key) {
-  size_t index;
-  return UpsertWithHead(key, KeyHead(key), index);
-}
-
-Value& Extracted::UpsertHinted(std::string_view key, size_t& hint) {
-  const uint64_t head = KeyHead(key);
-  if (hint < size_ && slots_[hint].head == head && !slots_[hint].erased &&
-      TailEqual(slots_[hint].key, key)) {
-    return slots_[hint].value;
-  }
-  return UpsertWithHead(key, head, hint);
-}
-
 void Extracted::Erase(std::string_view key) {
+  if (!impl_) return;
   const uint64_t head = KeyHead(key);
-  const size_t i = SlotOf(key, head);
-  if (i != std::string::npos) {
-    slots_[i].erased = true;
-    return;
+  size_t hint = kNoHint;
+  size_t i = SlotOf(key, head, hint);
+  if (i == std::string::npos) {
+    if (LabelOf(key, head) < 0) return;
+    i = NewSlot(key, head);
   }
-  if (InitialLabel(key, head)) {
-    AppendNew(key, head);
-    slots_[size_ - 1].erased = true;
-  }
+  Slot& s = impl_->slots[i];
+  Touch(s);
+  s.erased = true;
 }
 
 void Extracted::MaterializeAll() {
-  if (!labels_) return;
-  for (const Label& l : *labels_) {
-    const uint64_t head = KeyHead(l.name);
-    if (SlotOf(l.name, head) == std::string::npos) AppendNew(l.name, head).SetString(l.value);
+  if (!impl_ || !impl_->labels) return;
+  for (const Label& l : *impl_->labels) {
+    size_t hint = kNoHint;
+    FindHinted(l.name, hint);
   }
 }
 

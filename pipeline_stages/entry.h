@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -182,76 +183,112 @@ class Value {
 // Formats a double in shortest round-trip decimal without exponent (1562723913000, 12.34).
 void AppendNumber(double d, std::string& out);
 
-// The extracted map: key -> Value. Clear() keeps every buffer's capacity, so a recycled map
-// fills without allocating once it has seen a typical line.
+// The extracted map: key -> Value.
 //
 // The entry's initial labels are part of the map from the start (STAGES.md: every label is
 // copied into extracted as a string before the first stage) but are copied into a slot only
 // when a stage reads or writes that key, so a stage list that never looks at them pays nothing.
 // A view returned by AsString() of one value may be invalidated by the next Find/Upsert of an
 // other key (a slot may be added); call MaterializeAll() first to hold several views at once.
+//
+// Built for reuse: the pipeline hands one map from entry to entry, and Reset() keeps every key
+// it has seen in its slot (with its buffers), marking the slot not set on this entry. A key the
+// stages set again on the next entry finds its slot where it was, and the stages remember that
+// place (the Hinted calls), so a recycled map fills without hashing or allocating. The storage
+// is one pointer: an Entry moves cheaply, and carries none once it has left the pipeline.
 class Extracted {
  public:
   Extracted() = default;
-  Extracted(const Extracted&) = default;
-  Extracted& operator=(const Extracted&) = default;
-  Extracted(Extracted&& o) noexcept { *this = std::move(o); }
-  Extracted& operator=(Extracted&& o) noexcept {
-    slots_ = std::move(o.slots_);
-    size_ = o.size_;
-    labels_ = std::move(o.labels_);
-    label_heads_for_ = std::move(o.label_heads_for_);
-    label_heads_ = std::move(o.label_heads_);
-    label_filter_ = o.label_filter_;
-    index_ = std::move(o.index_);
-    generation_ = o.generation_;
-    o.slots_.clear();
-    o.size_ = 0;
-    o.label_heads_.clear();
-    o.index_.clear();
+  Extracted(const Extracted& o) : impl_(o.impl_ ? std::make_unique<Impl>(*o.impl_) : nullptr) {}
+  Extracted& operator=(const Extracted& o) {
+    if (this != &o) impl_ = o.impl_ ? std::make_unique<Impl>(*o.impl_) : nullptr;
     return *this;
   }
+  Extracted(Extracted&&) noexcept = default;
+  Extracted& operator=(Extracted&&) noexcept = default;
 
   // Empties the map, then makes `labels` (sorted, as LabelSet keeps them) its initial content.
-  void Reset(std::shared_ptr<const std::vector<Label>> labels) {
-    size_ = 0;
-    labels_ = std::move(labels);
-    if (++generation_ == 0) {  // wrapped: forget every stamp
-      for (auto& e : index_) e.generation = 0;
-      generation_ = 1;
-    }
+  void Reset(std::shared_ptr<const std::vector<Label>> labels);
+  void Clear() {
+    if (impl_) Reset(nullptr);
   }
-  void Clear() { Reset(nullptr); }
 
-  Value* Find(std::string_view key);
+  Value* Find(std::string_view key) {
+    size_t hint = kNoHint;
+    return FindHinted(key, hint);
+  }
   const Value* Find(std::string_view key) const { return const_cast<Extracted*>(this)->Find(key); }
+  // Find that tries slot `hint` first (stages remember where their keys were on the last line;
+  // lines of one stream usually have the same layout). Sets hint to the slot used.
+  Value* FindHinted(std::string_view key, size_t& hint) {
+    if (impl_ && hint < impl_->slots.size()) {
+      Slot& s = impl_->slots[hint];
+      if (s.generation == impl_->generation && KeyEquals(s.key, key)) {
+        return s.erased ? nullptr : &s.value;
+      }
+    }
+    return FindSlow(key, hint);
+  }
   // The slot for key (created null if absent, else its current value kept); assign through it.
-  Value& Upsert(std::string_view key);
+  Value& Upsert(std::string_view key) {
+    size_t hint = kNoHint;
+    return UpsertHinted(key, hint);
+  }
   void SetString(std::string_view key, std::string_view v) { Upsert(key).SetString(v); }
-  // Upsert that tries slot `hint` first (stages remember where their keys were on the last
-  // line; lines of one stream usually have the same layout). Sets hint to the slot used.
-  Value& UpsertHinted(std::string_view key, size_t& hint);
+  // Upsert that tries slot `hint` first; sets hint to the slot used.
+  Value& UpsertHinted(std::string_view key, size_t& hint) {
+    if (impl_ && hint < impl_->slots.size()) {
+      Slot& s = impl_->slots[hint];
+      // Not yet set on this entry, and not a label: the common case of a recycled map.
+      if (s.generation != impl_->generation && s.label < 0 && s.label_epoch == impl_->label_epoch &&
+          KeyEquals(s.key, key)) {
+        s.generation = impl_->generation;
+        s.erased = false;
+        s.value.SetNull();
+        return s.value;
+      }
+    }
+    return UpsertSlow(key, hint);
+  }
   void Erase(std::string_view key);
   // Copies every initial label into its slot, so that views stay valid across lookups.
   void MaterializeAll();
 
-  bool has_storage() const { return !slots_.empty(); }
+  bool has_storage() const { return impl_ != nullptr; }
 
-  // Calls f(key, value) for every key (labels included).
+  // Calls f(key, value) for every key (labels included), in no particular order.
   template <typename F>
   void ForEach(F&& f) const {
+    if (!impl_) return;
     const_cast<Extracted*>(this)->MaterializeAll();
-    for (size_t i = 0; i < size_; ++i) {
-      if (!slots_[i].erased) f(std::string_view(slots_[i].key), slots_[i].value);
+    for (const Slot& s : impl_->slots) {
+      if (s.generation == impl_->generation && !s.erased) f(std::string_view(s.key), s.value);
     }
   }
+
+  static constexpr size_t kNoHint = ~size_t{0};
 
  private:
   struct Slot {
     std::string key;
     uint64_t head = 0;  // KeyHead(key): compared before the bytes
     Value value;
-    bool erased = false;  // hides a label of the same name
+    uint32_t generation = 0;   // the slot is set on the entry of this generation
+    bool erased = false;       // set, but erased (hides a label of the same name)
+    int32_t label = -1;        // index of the initial label of this name, or -1...
+    uint32_t label_epoch = 0;  // ...when equal to Impl::label_epoch
+  };
+  struct Impl {
+    std::vector<Slot> slots;      // every key seen since the map was made (bounded)
+    std::vector<uint32_t> index;  // open addressing by head: slot + 1, or 0 when free
+    uint32_t generation = 1;
+    std::shared_ptr<const std::vector<Label>> labels;
+    // Heads of the label names of labels_for (held, so that its address is not reused), and
+    // a bit per head bucket: a quick "not a label".
+    std::shared_ptr<const std::vector<Label>> labels_for;
+    std::vector<uint64_t> label_heads;
+    uint64_t label_filter = 0;
+    uint32_t label_epoch = 1;  // changes with labels_for
   };
   // Length and a few bytes of a key: equal keys have equal heads; compared before the bytes.
   static uint64_t KeyHead(std::string_view key) {
@@ -260,29 +297,49 @@ class Extracted {
     auto byte = [&](size_t i) { return static_cast<uint64_t>(static_cast<uint8_t>(key[i])); };
     return n | byte(0) << 32 | byte(n - 1) << 40 | byte(n >> 1) << 48 | byte(n >> 2) << 56;
   }
-  // The slot index of key, or npos.
-  size_t SlotOf(std::string_view key, uint64_t head) const;
-  const Label* InitialLabel(std::string_view key, uint64_t head) const;
-  Value& AppendNew(std::string_view key, uint64_t head);
-  Value& UpsertWithHead(std::string_view key, uint64_t head, size_t& index);
+  Value* FindSlow(std::string_view key, size_t& hint);
+  Value& UpsertSlow(std::string_view key, size_t& hint);
+  // Whole-key equality; short keys compare with two overlapping loads, not a call.
+  static bool KeyEquals(std::string_view a, std::string_view b) {
+    const size_t n = a.size();
+    if (n != b.size()) return false;
+    const char* x = a.data();
+    const char* y = b.data();
+    if (n >= 8) {
+      if (n > 16) return std::memcmp(x, y, n) == 0;
+      uint64_t x0, y0, x1, y1;
+      std::memcpy(&x0, x, 8);
+      std::memcpy(&y0, y, 8);
+      std::memcpy(&x1, x + n - 8, 8);
+      std::memcpy(&y1, y + n - 8, 8);
+      return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+    }
+    if (n >= 4) {
+      uint32_t x0, y0, x1, y1;
+      std::memcpy(&x0, x, 4);
+      std::memcpy(&y0, y, 4);
+      std::memcpy(&x1, x + n - 4, 4);
+      std::memcpy(&y1, y + n - 4, 4);
+      return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+    }
+    return n == 0 || (x[0] == y[0] && x[n >> 1] == y[n >> 1] && x[n - 1] == y[n - 1]);
+  }
+  // The slot of key (hint first, then the index), or npos; sets hint when found.
+  size_t SlotOf(std::string_view key, uint64_t head, size_t& hint) const;
+  size_t NewSlot(std::string_view key, uint64_t head);
+  // Index of the initial label named like slot s, or -1.
+  int32_t LabelOf(Slot& s);
+  int32_t LabelOf(std::string_view key, uint64_t head);
+  void UpdateLabelHeads();
+  // Makes slot i set on this entry (its label's value, or null) unless it is already.
+  void Touch(Slot& s) {
+    if (s.generation == impl_->generation) return;
+    TouchSlow(s);
+  }
+  void TouchSlow(Slot& s);
+  void Grow();
 
-  std::vector<Slot> slots_;  // [0, size_) live; the rest are spare buffers
-  size_t size_ = 0;
-  std::shared_ptr<const std::vector<Label>> labels_;
-  // KeyHead of each label name of labels_heads_for_ (held, so its address is not reused).
-  std::shared_ptr<const std::vector<Label>> label_heads_for_;
-  std::vector<uint64_t> label_heads_;
-  uint64_t label_filter_ = 0;  // bit (head % 64) set for every label head: a quick "not a label"
-  // Open-addressing index head -> slot for the first kIndexedSlots slots; an entry counts only
-  // when its generation is the current one, so Reset() clears it in O(1).
-  struct IndexEntry {
-    uint32_t generation = 0;
-    uint32_t slot = 0;
-  };
-  static constexpr size_t kIndexSize = 64;
-  static constexpr size_t kIndexedSlots = 32;
-  std::vector<IndexEntry> index_;
-  uint32_t generation_ = 1;
+  std::unique_ptr<Impl> impl_;
 };
 
 struct MetadataPair {

@@ -31,11 +31,12 @@ std::vector<std::pair<std::string, std::string>> ReadLabelSourceMap(const YAML::
 }
 
 LabelsStage::LabelsStage(const YAML::Node& config, const StageContext& ctx)
-    : labels_(ReadLabelSourceMap(config, ctx)) {}
+    : labels_(ReadLabelSourceMap(config, ctx)), hints_(labels_.size(), Extracted::kNoHint) {}
 
 Verdict LabelsStage::Process(Entry& entry, Downstream&) {
-  for (const auto& [label, key] : labels_) {
-    const Value* v = entry.extracted.Find(key);
+  for (size_t i = 0; i < labels_.size(); ++i) {
+    const auto& [label, key] = labels_[i];
+    const Value* v = entry.extracted.FindHinted(key, hints_[i]);
     if (!v) continue;
     auto s = v->AsString();
     if (!s || s->empty() || !IsValidUtf8(*s)) continue;

@@ -8,7 +8,7 @@ OutputStage::OutputStage(const YAML::Node& config, const StageContext& ctx) {
 }
 
 Verdict OutputStage::Process(Entry& entry, Downstream&) {
-  const Value* v = entry.extracted.Find(source_);
+  const Value* v = entry.extracted.FindHinted(source_, hint_);
   if (!v) return Verdict::kPass;
   if (auto s = v->AsString()) entry.line.assign(s->data(), s->size());
   return Verdict::kPass;

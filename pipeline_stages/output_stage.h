@@ -15,6 +15,7 @@ class OutputStage final : public Stage {
 
  private:
   std::string source_;
+  size_t hint_ = Extracted::kNoHint;  // extracted slot of source_
 };
 
 }  // namespace skald::stages

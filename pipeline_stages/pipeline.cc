@@ -73,8 +73,12 @@ std::unique_ptr<Pipeline> Pipeline::FromFile(const std::string& path, PipelineOb
 }
 
 void Pipeline::Output::Emit(Entry&& entry) {
-  if (!pipeline_->spare_.has_storage()) pipeline_->spare_ = std::move(entry.extracted);
-  entry.extracted.Clear();
+  // The extracted map stays for the next entry (or is freed): entries leave without one.
+  if (!pipeline_->spare_.has_storage()) {
+    pipeline_->spare_ = std::move(entry.extracted);
+  } else {
+    entry.extracted = Extracted();
+  }
   out->push_back(std::move(entry));
 }
 
