@@ -2,6 +2,8 @@
 # everything CI runs (unit, integration, end-to-end against the real daemon and a real Loki).
 SHELL := /bin/bash
 BUILD ?= build
+# Host directory of the plugin's `state` mount (config.json), where journals live.
+STATE_SOURCE ?= /var/lib/skald
 BUNDLE ?= $(BUILD)/plugin-bundle
 PLUGIN ?= skald
 JOBS ?= $(shell nproc)
@@ -57,6 +59,9 @@ install: deps build plugin
 	-docker plugin disable -f $(PLUGIN) >/dev/null 2>&1
 	-docker plugin rm -f $(PLUGIN) >/dev/null 2>&1
 	docker plugin create $(PLUGIN) $(BUNDLE)
+	@# The daemon does not create a missing bind-mount source: enable would fail with
+	@# "stat /var/lib/skald: no such file or directory".
+	mkdir -p $(STATE_SOURCE)
 	docker plugin enable --timeout 0 $(PLUGIN)
 	@docker plugin ls --filter enabled=true | grep -q '$(PLUGIN)' && echo "installed: $(PLUGIN)"
 
