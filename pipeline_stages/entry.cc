@@ -156,7 +156,7 @@ void Value::SetInt(int64_t i) {
   int_ = i;
 }
 
-std::optional<std::string_view> Value::AsString() const {
+std::optional<std::string_view> Value::AsStringSlow() const {
   switch (kind_) {
     case Kind::kString:
       return std::string_view(str_);
@@ -168,7 +168,7 @@ std::optional<std::string_view> Value::AsString() const {
         if (is_int_) {
           char buf[24];
           auto r = std::to_chars(buf, buf + sizeof buf, int_);
-          str_.append(buf, r.ptr);
+          str_.append(buf, static_cast<size_t>(r.ptr - buf));
         } else {
           AppendNumber(double_, str_);
         }

@@ -132,7 +132,8 @@ class Value {
   void SetNull() { kind_ = Kind::kNull; }
   void SetString(std::string_view s) {
     kind_ = Kind::kString;
-    str_.assign(s.data(), s.size());
+    str_.clear();  // then append: lighter than assign's general replace
+    str_.append(s.data(), s.size());
   }
   // Returns the string buffer to fill (already cleared); the value becomes a string.
   std::string& MutableString() {
@@ -156,7 +157,10 @@ class Value {
 
   // The string form STAGES.md defines: strings as-is; numbers in shortest round-trip decimal
   // without exponent; bools true/false; null has none. The view lives until the next change.
-  std::optional<std::string_view> AsString() const;
+  std::optional<std::string_view> AsString() const {
+    if (kind_ == Kind::kString) return std::string_view(str_);
+    return AsStringSlow();
+  }
 
   friend bool operator==(const Value& a, const Value& b);
   // Exchanges contents, buffers included (cheaper than three moves).
@@ -171,6 +175,8 @@ class Value {
   }
 
  private:
+  std::optional<std::string_view> AsStringSlow() const;
+
   Kind kind_ = Kind::kNull;
   bool bool_ = false;
   bool is_int_ = false;

@@ -129,7 +129,7 @@ constexpr uint64_t kPow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 100000
 
 // A number. `simple` tells whether it is an integer of at most 18 digits (not -0), then in
 // `value`.
-inline const char* ScanNumber(const char* p, bool& simple, int64_t& value) {
+[[gnu::always_inline]] inline const char* ScanNumber(const char* p, bool& simple, int64_t& value) {
   const bool negative = *p == '-';
   p += negative;
   uint64_t w = Load64(p);
@@ -169,6 +169,7 @@ inline const char* ScanLiteral(const char* p, const char* word, size_t n) {
 }
 
 constexpr int kMaxDepth = 64;
+constexpr size_t kMaxLayout = 64;  // key positions remembered
 
 // Any value, checked and skipped.
 const char* SkipValue(const char* p, int depth, unsigned& flags) {
@@ -400,6 +401,9 @@ JsonStage::JsonStage(const YAML::Node& config, const StageContext& ctx) : ctx_(c
       for (size_t idx : top_fields_[t].expressions) top_of_[idx] = static_cast<uint16_t>(t);
     }
     scanned_.resize(top_fields_.size());
+    empty_key_field_ = by_length_.empty() || by_length_[0].empty()
+                           ? int16_t{-1}
+                           : static_cast<int16_t>(by_length_[0][0]);
     // Names of up to 16 bytes in an open-addressing table of their bytes as two words.
     size_t size = 16;
     while (size < 4 * top_fields_.size()) size *= 2;
@@ -449,6 +453,7 @@ bool JsonStage::Scan(std::string_view text) {
 
   // Whitespace is skipped only where the expected byte is not found: compact JSON pays nothing.
   unsigned flags = 0;
+  size_t position = 0;  // of the key in the object
   const char* p = copy;
   if (*p != '{') {
     p = SkipSpace(p);
@@ -462,11 +467,35 @@ bool JsonStage::Scan(std::string_view text) {
   if (*p == '"') {
     for (;;) {
       const char* key = p + 1;
-      unsigned key_flags = 0;
-      if (!(p = ScanString(key, key_flags))) return false;
-      if (key_flags & (kEscape | kUnicode)) return false;  // simdjson unescapes keys
-      flags |= key_flags;
-      const int t = TopFieldOf(key, static_cast<size_t>(p - 1 - key));
+      int t;
+      // Lines of a stream mostly share a layout: first try the key that was at this position
+      // on the previous line (its bytes, then the closing quote right after them).
+      const KeyAt* predicted = position < layout_.size() ? &layout_[position] : nullptr;
+      if (predicted && key[predicted->len] == '"' &&
+          (Load64(key) & kKeyMasks.m0[predicted->len]) == predicted->w0 &&
+          (Load64(key + 8) & kKeyMasks.m1[predicted->len]) == predicted->w1) {
+        t = predicted->field;
+        flags |= predicted->flags;
+        p = key + predicted->len + 1;
+      } else {
+        unsigned key_flags = 0;
+        if (!(p = ScanString(key, key_flags))) return false;
+        if (key_flags & (kEscape | kUnicode)) return false;  // simdjson unescapes keys
+        flags |= key_flags;
+        const size_t len = static_cast<size_t>(p - 1 - key);
+        t = TopFieldOf(key, len);
+        if (len <= 16 && position < kMaxLayout) {
+          // Positions skipped (longer keys) hold the empty key, which is then looked up right.
+          if (!predicted) layout_.resize(position + 1, KeyAt{0, 0, 0, empty_key_field_, 0});
+          KeyAt& k = layout_[position];
+          k.w0 = Load64(key) & kKeyMasks.m0[len];
+          k.w1 = Load64(key + 8) & kKeyMasks.m1[len];
+          k.len = static_cast<uint32_t>(len);
+          k.field = static_cast<int16_t>(t);
+          k.flags = static_cast<uint16_t>(key_flags);
+        }
+      }
+      ++position;
       if (*p != ':') {
         p = SkipSpace(p);
         if (*p != ':') return false;

@@ -82,6 +82,15 @@ class JsonStage final : public Stage {
   std::vector<KeyWords> key_words_;  // top fields of names up to 16 bytes
   std::vector<uint16_t> key_table_;  // by KeyHash: key_words_ index + 1, or 0
   size_t key_mask_ = 0;              // key_table_.size() - 1
+  // The keys of the previous line, by position: a key of up to 16 bytes without escapes.
+  struct KeyAt {
+    uint64_t w0, w1;  // its bytes, zero-padded
+    uint32_t len;
+    int16_t field;   // top field, or -1
+    uint16_t flags;  // what scanning it found (non-ASCII bytes)
+  };
+  std::vector<KeyAt> layout_;
+  int16_t empty_key_field_ = -1;  // the top field named "", if any
 
   simdjson::ondemand::parser parser_;
   std::string padded_;

@@ -23,7 +23,7 @@ class LabelsStage final : public Stage {
 
  private:
   std::vector<std::pair<std::string, std::string>> labels_;  // label -> extracted key
-  std::vector<size_t> hints_;                                 // extracted slot of each key
+  std::vector<size_t> hints_;                                // extracted slot of each key
 };
 
 }  // namespace skald::stages

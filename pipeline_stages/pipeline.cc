@@ -82,7 +82,7 @@ void Pipeline::Output::Emit(Entry&& entry) {
   out->push_back(std::move(entry));
 }
 
-void Pipeline::Process(Entry entry, std::vector<Entry>& out) {
+void Pipeline::Process(Entry&& entry, std::vector<Entry>& out) {
   if (chain_.empty()) {
     out.push_back(std::move(entry));
     return;

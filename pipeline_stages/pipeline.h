@@ -37,7 +37,10 @@ class Pipeline {
   static std::unique_ptr<Pipeline> FromNode(const YAML::Node& stages, PipelineObserver* observer,
                                             const Clock* clock);
 
-  void Process(Entry entry, std::vector<Entry>& out);
+  // The entry is moved from (or left as it was, when dropped); the copying overload is for
+  // callers that keep theirs.
+  void Process(Entry&& entry, std::vector<Entry>& out);
+  void Process(const Entry& entry, std::vector<Entry>& out) { Process(Entry(entry), out); }
   // `now_ns` is read from the same clock the pipeline was built with.
   void Flush(int64_t now_ns, bool final, std::vector<Entry>& out);
 

@@ -246,6 +246,38 @@ TEST(JsonFastPath, KeysOfEveryLength) {
   pair.Check(line);
 }
 
+TEST(JsonFastPath, LayoutChangesBetweenLines) {
+  // The scanner first tries the key seen at the same position on the previous line.
+  Pair pair(R"(
+expressions:
+  e: '""'
+  l: averyveryverylongkeyname
+  m: msg
+  lv: level
+)");
+  const std::vector<std::string> lines = {
+      R"({"averyveryverylongkeyname":1,"":"empty","msg":"a"})",
+      R"({"averyveryverylongkeyname":2,"":"empty2","msg":"b"})",
+      R"({"x":1,"":"e","msg":"c"})",
+      R"({"":"first","x":1,"msg":"d"})",
+      R"({"msg":"e","level":"l"})",
+      R"({"msh":"e","levem":"l"})",
+      R"({"msg":"e","levelx":"l"})",
+      R"({"msg":"e","leve":"l"})",
+      R"({"ms"":"e","level":"l"})",
+      R"({"msg":"e","lével":"l"})",
+      R"({"msg":"e","lével":"l"})",
+      R"({"msg":"e","level":"l"})",
+      R"({"msg" : "f" , "level" : "m"})",
+      R"({"msg":"e","level":"l","x":1,"y":2,"z":3})",
+      R"({"msg":"e"})",
+      R"({"msg":"e","level":"l","x":1,"y":2,"z":3})",
+  };
+  for (int round = 0; round < 3; ++round) {
+    for (const auto& line : lines) pair.Check(line);
+  }
+}
+
 TEST(JsonFastPath, DuplicateExpressionsAndEmptyPath) {
   Pair pair(R"(
 expressions:
