@@ -15,6 +15,7 @@
 //
 //   docker_bench --go-driver PATH --loki-dir DIR [--loki-port P] [--skald-plugin NAME]
 //                [--lines N] [--repeat R] [--drivers none,json-file,skald,go] [--json FILE]
+//                [--skald-is-build true|false]   (recorded: is the installed skald the one built)
 #include <signal.h>
 #include <unistd.h>
 
@@ -53,6 +54,7 @@ struct Options {
   int repeat = 3;
   std::string json_path;
   std::string drivers = "none,json-file,skald,go";
+  std::string skald_is_build;  // "true"/"false": whether the installed skald is the one built
 };
 
 std::string Trim(std::string s) {
@@ -216,13 +218,22 @@ json RunOnce(const Options& opt, const Variant& v, const std::string& image,
     r["container_s"] = ParseDockerTime(*finished) - ParseDockerTime(*started);
   }
   if (v.plugin) {
-    // Wait on Loki's cheap counter, then count the container's lines once.
+    // Wait on Loki's cheap counter until it has every line, or until it has not moved for 5 s
+    // (a driver that lost lines); then count the container's lines once.
     const auto deadline = t_exit + 180s;
-    while (std::chrono::steady_clock::now() < deadline &&
-           LokiLinesReceived(loki.port()) - received0 < opt.lines) {
+    double last = LokiLinesReceived(loki.port());
+    auto last_change = std::chrono::steady_clock::now();
+    auto t_last_line = last_change;
+    while (last - received0 < opt.lines && std::chrono::steady_clock::now() < deadline &&
+           std::chrono::steady_clock::now() - last_change < 5s) {
       std::this_thread::sleep_for(100ms);
+      const double now = LokiLinesReceived(loki.port());
+      if (now != last) {
+        last = now;
+        last_change = t_last_line = std::chrono::steady_clock::now();
+      }
     }
-    r["deliver_s"] = Seconds(std::chrono::steady_clock::now() - t0);
+    r["deliver_s"] = Seconds(t_last_line - t0);
     r["plugin_cpu_s"] = ProcessCpuSeconds(plugin_pid) - plugin_cpu0;
     r["peak_rss_bytes"] = ProcessStatusBytes(plugin_pid, "VmHWM");
     std::this_thread::sleep_for(500ms);  // duplicates, if any, would arrive right behind
@@ -267,6 +278,8 @@ int Main(int argc, char** argv) {
       opt.repeat = std::stoi(v);
     } else if (a == "--json") {
       opt.json_path = v;
+    } else if (a == "--skald-is-build") {
+      opt.skald_is_build = v;
     } else if (a == "--drivers") {
       opt.drivers = v;
     } else {
@@ -288,6 +301,7 @@ int Main(int argc, char** argv) {
   json out = {{"lines", opt.lines},
               {"repeat", opt.repeat},
               {"skald_plugin", opt.skald_plugin},
+              {"skald_is_build", opt.skald_is_build},
               {"go_driver", opt.go_driver}};
   {
     // docker-driver-<version>/docker-driver
@@ -343,7 +357,8 @@ int Main(int argc, char** argv) {
     if (variants[i].plugin) {
       for (const auto& r : runs[i]) all = all && r.value("delivered", -1LL) == opt.lines;
     }
-    ok = ok && all;
+    // Only skald's losses fail the benchmark; the Go driver's are reported.
+    if (variants[i].driver == "skald") ok = ok && all;
     results.push_back({{"driver", variants[i].driver},
                        {"pipeline", variants[i].pipeline},
                        {"plugin", variants[i].plugin},

@@ -81,11 +81,18 @@ if has_part docker; then
   elif ! docker info >/dev/null 2>&1; then
     skip="dockerd is not reachable"
   fi
-  if [[ -z "$skip" && "${BENCH_INSTALL:-1}" == 1 &&
-        "$(installed_skald_sum)" != "$(sha256sum "$build/plugin/skald" | cut -d' ' -f1)" ]]; then
+  built_sum="$(sha256sum "$build/plugin/skald" | cut -d' ' -f1)"
+  if [[ -z "$skip" && "${BENCH_INSTALL:-1}" == 1 && "$(installed_skald_sum)" != "$built_sum" ]]; then
     log "part 3: installing the skald just built (make install BUILD=$build)"
-    make install BUILD="$build" JOBS="$jobs" >&2
+    if ! make install BUILD="$build" JOBS="$jobs" >&2; then
+      log "make install failed (see above); part 3 measures the skald plugin installed now"
+    fi
   fi
+  if [[ -z "$skip" ]] && ! docker plugin inspect skald >/dev/null 2>&1; then
+    skip="no skald plugin is installed (make install failed or BENCH_INSTALL=0)"
+  fi
+  skald_same=false
+  [[ "$(installed_skald_sum)" == "$built_sum" ]] && skald_same=true
   if [[ -z "$skip" ]]; then
     log "part 3: real Docker side by side (Go driver: tests/e2e/loki/build-go-driver.sh)"
     go_driver="$(tests/e2e/loki/build-go-driver.sh | tail -n 1)"
@@ -99,7 +106,7 @@ if has_part docker; then
     }
     trap cleanup EXIT
     "$bin/docker_bench" --go-driver "$go_driver" --loki-dir "$loki_dir" --lines "$lines" \
-      --repeat "$repeat" --json "$out/docker.json" || true
+      --repeat "$repeat" --skald-is-build "$skald_same" --json "$out/docker.json" || true
     cleanup
     trap - EXIT
   else
