@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 
 #include "pipeline_stages/go_string.h"
 
@@ -43,46 +44,77 @@ const Label* LabelSet::FindBase(std::string_view name) const {
   return nullptr;
 }
 
-size_t LabelSet::EditOf(std::string_view name) const {
-  for (size_t i = 0; i < edits_.size(); ++i) {
-    if (edits_[i].name == name) return i;
-  }
-  return std::string::npos;
+void LabelSet::Edits::Reserve(size_t n) {
+  if (n <= cap_) return;
+  if (n > 0xFFFFFFFFu) throw std::length_error("LabelSet: labels too long");
+  const size_t cap = std::min<size_t>(std::max<size_t>(n, size_t{cap_} * 2), 0xFFFFFFFFu);
+  char* heap = new char[cap];
+  std::memcpy(heap, data(), size_);
+  if (cap_ > kInline) delete[] heap_;
+  heap_ = heap;
+  cap_ = static_cast<uint32_t>(cap);
+}
+
+void LabelSet::Edits::Assign(const char* d, uint32_t n) {
+  Reserve(n);
+  std::memmove(data(), d, n);
+  size_ = n;
+}
+
+void LabelSet::Edits::Append(std::string_view name, std::string_view value, bool erased) {
+  if (value.size() >= 0x80000000u) throw std::length_error("LabelSet: label value too long");
+  const size_t n = 8 + name.size() + value.size();
+  Reserve(size_t{size_} + n);
+  char* d = data() + size_;
+  const uint32_t nl = static_cast<uint32_t>(name.size());
+  const uint32_t vl = static_cast<uint32_t>(value.size()) | (erased ? 0x80000000u : 0);
+  std::memcpy(d, &nl, 4);
+  std::memcpy(d + 4, &vl, 4);
+  std::memcpy(d + 8, name.data(), name.size());
+  std::memcpy(d + 8 + name.size(), value.data(), value.size());
+  size_ += static_cast<uint32_t>(n);
+}
+
+void LabelSet::Edits::Remove(const Record& r) {
+  char* d = data();
+  std::memmove(d + r.offset, d + r.offset + r.size, size_ - r.offset - r.size);
+  size_ -= r.size;
 }
 
 std::optional<std::string_view> LabelSet::Get(std::string_view name) const {
-  const size_t i = EditOf(name);
-  if (i != std::string::npos) {
-    if (edits_[i].erased) return std::nullopt;
-    return std::string_view(edits_[i].value);
+  if (auto r = edits_.Find(name)) {
+    if (r->erased) return std::nullopt;
+    return r->value;
   }
   if (const Label* l = FindBase(name)) return std::string_view(l->value);
   return std::nullopt;
 }
 
 void LabelSet::Set(std::string_view name, std::string_view value) {
-  const size_t i = EditOf(name);
-  if (i != std::string::npos) {
-    edits_[i].value.assign(value.data(), value.size());
-    edits_[i].erased = false;
+  auto r = edits_.Find(name);
+  if (r && !r->erased && r->value.size() == value.size()) {
+    std::memmove(const_cast<char*>(r->value.data()), value.data(), value.size());
     return;
   }
-  edits_.emplace_back(name, value, false);
+  if (r) {
+    // The new value may be a view of the buffer that changes.
+    const std::string keep_name(name), keep_value(value);
+    edits_.Remove(*r);
+    edits_.Append(keep_name, keep_value, false);
+    return;
+  }
+  edits_.Append(name, value, false);
 }
 
 void LabelSet::Erase(std::string_view name) {
-  const size_t i = EditOf(name);
   const bool in_base = FindBase(name) != nullptr;
-  if (i != std::string::npos) {
-    if (in_base) {
-      edits_[i].erased = true;
-      edits_[i].value.clear();
-    } else {
-      edits_.erase(edits_.begin() + i);
-    }
+  if (auto r = edits_.Find(name)) {
+    const std::string keep_name(name);
+    edits_.Remove(*r);
+    if (in_base) edits_.Append(keep_name, std::string_view(), true);
     return;
   }
-  if (in_base) edits_.emplace_back(name, std::string_view(), true);
+  if (in_base) edits_.Append(name, std::string_view(), true);
 }
 
 void LabelSet::Clear() {

@@ -5,8 +5,6 @@
 // the pipeline recycles its storage once the entry leaves the last stage.
 #pragma once
 
-#include <absl/container/inlined_vector.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -29,8 +27,9 @@ struct Label {
 // LabelSet: label name -> value, iterated in name order.
 //
 // Copies share one immutable base set (a reference count), and changes made to a copy live in a
-// small inline overlay, so an entry that adds two labels to its container's base set allocates
-// no map and copies no strings of the base.
+// small overlay: records of (name, value) bytes in one buffer, inline up to 48 bytes. An entry
+// that adds two short labels to its container's base set allocates nothing, and moving it
+// copies a few words.
 class LabelSet {
  public:
   LabelSet() = default;
@@ -66,57 +65,142 @@ class LabelSet {
   friend bool operator==(const LabelSet& a, const LabelSet& b);
 
  private:
-  struct Edit {
-    Edit() = default;
-    Edit(std::string_view n, std::string_view v, bool e) : name(n), value(v), erased(e) {}
-    std::string name;
-    std::string value;
-    bool erased = false;
-  };
   using Base = std::vector<Label>;
 
-  const Label* FindBase(std::string_view name) const;
-  // Index of the edit of name, or npos.
-  size_t EditOf(std::string_view name) const;
+  // The overlay: records one after another, each an 8-byte header (name length; value length
+  // with bit 31 set when the record erases the name) then the name and value bytes. Names are
+  // unique; records are in the order made.
+  class Edits {
+   public:
+    struct Record {
+      std::string_view name;
+      std::string_view value;
+      bool erased;
+      uint32_t offset;  // of the header
+      uint32_t size;    // header and bytes
+    };
 
-  std::shared_ptr<const Base> base_;    // sorted by name, unique names
-  absl::InlinedVector<Edit, 4> edits_;  // unique names, in the order made; override base
+    Edits() noexcept { std::memset(inline_, 0, kInline); }
+    ~Edits() {
+      if (cap_ > kInline) delete[] heap_;
+    }
+    Edits(const Edits& o) : Edits() { Assign(o.data(), o.size_); }
+    Edits& operator=(const Edits& o) {
+      if (this != &o) Assign(o.data(), o.size_);
+      return *this;
+    }
+    Edits(Edits&& o) noexcept : size_(o.size_), cap_(o.cap_) {
+      std::memcpy(inline_, o.inline_, kInline);  // the bytes, or the heap pointer
+      o.size_ = 0;
+      o.cap_ = kInline;
+    }
+    Edits& operator=(Edits&& o) noexcept {
+      if (this != &o) {
+        if (cap_ > kInline) delete[] heap_;
+        size_ = o.size_;
+        cap_ = o.cap_;
+        std::memcpy(inline_, o.inline_, kInline);
+        o.size_ = 0;
+        o.cap_ = kInline;
+      }
+      return *this;
+    }
+
+    bool empty() const { return size_ == 0; }
+    void clear() { size_ = 0; }
+
+    // Calls f(const Record&) for each record in the order made; stops when f returns false.
+    template <typename F>
+    void Visit(F&& f) const {
+      const char* d = data();
+      for (uint32_t off = 0; off < size_;) {
+        uint32_t nl, vl;
+        std::memcpy(&nl, d + off, 4);
+        std::memcpy(&vl, d + off + 4, 4);
+        const bool erased = vl >> 31;
+        vl &= 0x7FFFFFFFu;
+        const Record r{std::string_view(d + off + 8, nl), std::string_view(d + off + 8 + nl, vl),
+                       erased, off, 8 + nl + vl};
+        if (!f(r)) return;
+        off += r.size;
+      }
+    }
+    // The record of name, if any.
+    std::optional<Record> Find(std::string_view name) const {
+      std::optional<Record> found;
+      Visit([&](const Record& r) {
+        if (r.name != name) return true;
+        found = r;
+        return false;
+      });
+      return found;
+    }
+    void Append(std::string_view name, std::string_view value, bool erased);
+    void Remove(const Record& r);
+
+   private:
+    static constexpr uint32_t kInline = 48;
+    const char* data() const { return cap_ > kInline ? heap_ : inline_; }
+    char* data() { return cap_ > kInline ? heap_ : inline_; }
+    void Assign(const char* d, uint32_t n);
+    void Reserve(size_t n);
+
+    uint32_t size_ = 0;
+    uint32_t cap_ = kInline;
+    union {
+      char inline_[kInline];
+      char* heap_;
+    };
+  };
+
+  const Label* FindBase(std::string_view name) const;
+
+  std::shared_ptr<const Base> base_;  // sorted by name, unique names
+  Edits edits_;                       // override base
 };
 
 template <typename F>
 void LabelSet::ForEach(F&& f) const {
   // Edits are kept in the order they were made; visit them in name order.
-  const size_t en = edits_.size();
-  uint8_t order[16];
-  const bool small = en <= 16;
-  std::vector<size_t> big;
-  if (small) {
-    for (size_t i = 0; i < en; ++i) {
+  Edits::Record small[16];
+  std::vector<Edits::Record> big;
+  size_t en = 0;
+  edits_.Visit([&](const Edits::Record& r) {
+    if (en < 16) {
+      small[en] = r;
+    } else {
+      if (big.empty()) big.assign(small, small + 16);
+      big.push_back(r);
+    }
+    ++en;
+    return true;
+  });
+  Edits::Record* edits = big.empty() ? small : big.data();
+  if (en <= 16) {
+    for (size_t i = 1; i < en; ++i) {
+      const Edits::Record r = edits[i];
       size_t j = i;
-      while (j > 0 && edits_[order[j - 1]].name > edits_[i].name) {
-        order[j] = order[j - 1];
+      while (j > 0 && edits[j - 1].name > r.name) {
+        edits[j] = edits[j - 1];
         --j;
       }
-      order[j] = static_cast<uint8_t>(i);
+      edits[j] = r;
     }
   } else {
-    big.resize(en);
-    for (size_t i = 0; i < en; ++i) big[i] = i;
-    std::sort(big.begin(), big.end(),
-              [&](size_t a, size_t b) { return edits_[a].name < edits_[b].name; });
+    std::sort(edits, edits + en,
+              [](const Edits::Record& a, const Edits::Record& b) { return a.name < b.name; });
   }
-  auto edit_at = [&](size_t k) -> const Edit& { return edits_[small ? order[k] : big[k]]; };
   size_t bi = 0, ei = 0;
   const size_t bn = base_ ? base_->size() : 0;
   while (bi < bn || ei < en) {
-    if (ei == en || (bi < bn && (*base_)[bi].name < edit_at(ei).name)) {
+    if (ei == en || (bi < bn && (*base_)[bi].name < edits[ei].name)) {
       f(std::string_view((*base_)[bi].name), std::string_view((*base_)[bi].value));
       ++bi;
       continue;
     }
-    const Edit& e = edit_at(ei++);
+    const Edits::Record& e = edits[ei++];
     if (bi < bn && (*base_)[bi].name == e.name) ++bi;
-    if (!e.erased) f(std::string_view(e.name), std::string_view(e.value));
+    if (!e.erased) f(e.name, e.value);
   }
 }
 

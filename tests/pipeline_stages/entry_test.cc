@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 namespace skald::stages {
 namespace {
 
@@ -52,6 +55,68 @@ TEST(LabelSet, CompactKeepsContent) {
 TEST(LabelSet, ToStringEscapesValues) {
   LabelSet l{{"a", "q\"\\\n"}};
   EXPECT_EQ(l.ToString(), "{a=\"q\\\"\\\\\\n\"}");
+}
+
+TEST(LabelSet, OverlayBeyondItsInlineBytesAndManyEdits) {
+  // The overlay keeps its records inline up to 48 bytes, then on the heap; more than 16 edits
+  // sort another way when visited.
+  LabelSet base{{"m", "base"}};
+  LabelSet l = base;
+  std::map<std::string, std::string> want{{"m", "base"}};
+  for (int i = 0; i < 40; ++i) {
+    std::string name = "k";
+    name += std::to_string((i * 17) % 40);
+    const std::string value(static_cast<size_t>(i % 7) * 9, static_cast<char>('a' + i % 26));
+    l.Set(name, value);
+    if (!value.empty()) want[name] = value;
+    if (value.empty()) want[name] = "";
+    if (i % 5 == 0) {
+      l.Erase(name);
+      want.erase(name);
+    }
+  }
+  l.Set("m", std::string(100, 'z'));
+  want["m"] = std::string(100, 'z');
+  l.Set("m", std::string(100, 'y'));  // same length: in place
+  want["m"] = std::string(100, 'y');
+  std::map<std::string, std::string> seen;
+  std::string order;
+  l.ForEach([&](std::string_view n, std::string_view v) {
+    seen[std::string(n)] = std::string(v);
+    order.append(n);
+    order += ' ';
+  });
+  EXPECT_EQ(seen, want);
+  std::string sorted;
+  for (const auto& [n, v] : want) {
+    sorted += n;
+    sorted += ' ';
+  }
+  EXPECT_EQ(order, sorted);
+
+  LabelSet copy = l;  // heap overlay copied
+  LabelSet moved = std::move(l);
+  EXPECT_EQ(copy, moved);
+  EXPECT_EQ(moved.size(), want.size());
+  LabelSet small{{"a", "1"}};
+  small.Set("b", "2");
+  LabelSet small_moved = std::move(small);  // inline overlay moved
+  EXPECT_EQ(small_moved.ToString(), "{a=\"1\", b=\"2\"}");
+  copy = small_moved;
+  EXPECT_EQ(copy.ToString(), "{a=\"1\", b=\"2\"}");
+  copy = std::move(moved);
+  EXPECT_EQ(copy.size(), want.size());
+}
+
+TEST(LabelSet, SetFromAViewOfItself) {
+  LabelSet l;
+  l.Set("a", "first value");
+  l.Set("b", "x");
+  l.Set("b", *l.Get("a"));  // the value is a view of the overlay that Set rewrites
+  EXPECT_EQ(l.Get("b"), "first value");
+  l.Set("a", l.Get("a")->substr(6));
+  EXPECT_EQ(l.Get("a"), "value");
+  EXPECT_EQ(l.ToString(), "{a=\"value\", b=\"first value\"}");
 }
 
 TEST(Value, NumbersPrintShortestWithoutExponent) {
