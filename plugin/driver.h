@@ -52,9 +52,12 @@ struct DriverConfig {
   std::filesystem::path state_dir;
   uint64_t journal_max_total_bytes = 2ull * 1024 * 1024 * 1024;  // all journals together
   std::chrono::seconds journal_max_age{7 * 24 * 3600};           // stopped containers' journals
-  // Decoded lines not yet acknowledged, per stream (always allowed) and in all.
-  std::size_t stream_window_bytes = 1024 * 1024;
-  std::size_t total_window_bytes = 64 * 1024 * 1024;
+  // Decoded lines not yet acknowledged: a stream may always hold `stream_window_bytes`, and
+  // more while all streams together hold less than `total_window_bytes` (a busy stream needs
+  // several batches in flight). The rest waits in the journal, so memory stays flat in an
+  // outage.
+  std::size_t stream_window_bytes = 512 * 1024;
+  std::size_t total_window_bytes = 8 * 1024 * 1024;
   std::chrono::milliseconds maintenance_interval{250};  // cursors, budget, age limit
 };
 

@@ -96,6 +96,13 @@ int main(int argc, char** argv) {
   skald::Driver& driver = *driver_ptr;
 
   skald::PluginApiServer api(driver);
+  if (!config.state_dir.empty()) {
+    // docker logs (ReadLogs) is served from the journals; without them the daemon's own
+    // cache serves it.
+    api.SetJournalResolver([&driver](const skald::ContainerInfo& info, std::string* error) {
+      return driver.JournalFor(info, error);
+    });
+  }
   if (!api.Bind(socket_path)) return 1;
   driver.Recover();
   api.Start();

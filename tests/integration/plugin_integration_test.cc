@@ -163,7 +163,7 @@ TEST_F(PluginIntegration, BadOptionsAreRefusedWithTheirNames) {
 
 TEST_F(PluginIntegration, CapabilitiesAndActivateAnswerAsTheDaemonExpects) {
   auto caps = daemon_->Call("Capabilities", nlohmann::json::object());
-  EXPECT_EQ(caps["Cap"]["ReadLogs"], false);
+  EXPECT_EQ(caps["Cap"]["ReadLogs"], true);
   EXPECT_EQ(daemon_->Call("StopLogging", {{"File", "/nowhere"}}).value("Err", "?"), "");
 }
 
