@@ -15,6 +15,7 @@
 #   BENCH_LINES   lines per run in parts 2 and 3 (200000)
 #   BENCH_REPEAT  runs per variant in part 3 (3); medians are reported
 #   BENCH_CONTAINERS  container counts of part 2 (1,10,50,100)
+#   BENCH_NO_BUILD 1: use the binaries already in BENCH_BUILD (no ninja)
 #   BENCH_INSTALL 1 (default): `make install` when the installed skald plugin is not the binary
 #                 just built; 0: measure whichever skald plugin is installed
 # Part 3 replaces the installed `skald` plugin (make install), so it is skipped while
@@ -39,9 +40,11 @@ mkdir -p "$out"
 if [[ ! -f "$build/build.ninja" ]]; then
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSKALD_BUILD_BENCH=ON >&2
 fi
-log "building the benchmark targets in $build"
-ninja -C "$build" -j"$jobs" skald fake-loki pipeline_bench micro_bench plugin_load_bench \
-  docker_bench bench_report >&2
+if [[ "${BENCH_NO_BUILD:-0}" != 1 ]]; then
+  log "building the benchmark targets in $build"
+  ninja -C "$build" -j"$jobs" skald fake-loki pipeline_bench micro_bench plugin_load_bench \
+    docker_bench bench_report >&2
+fi
 
 report_args=()
 
