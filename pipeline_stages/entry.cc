@@ -1,6 +1,7 @@
 #include "pipeline_stages/entry.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -61,17 +62,42 @@ void LabelSet::Edits::Assign(const char* d, uint32_t n) {
   size_ = n;
 }
 
+namespace {
+// memcpy for the short strings labels mostly are: overlapping word moves, no call.
+inline void CopyBytes(char* dst, const char* src, size_t n) {
+  if (n >= 8) {
+    if (n > 16) {
+      std::memcpy(dst, src, n);
+      return;
+    }
+    uint64_t a, b;
+    std::memcpy(&a, src, 8);
+    std::memcpy(&b, src + n - 8, 8);
+    std::memcpy(dst, &a, 8);
+    std::memcpy(dst + n - 8, &b, 8);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, src, 4);
+    std::memcpy(&b, src + n - 4, 4);
+    std::memcpy(dst, &a, 4);
+    std::memcpy(dst + n - 4, &b, 4);
+  } else {
+    for (size_t i = 0; i < n; ++i) dst[i] = src[i];
+  }
+}
+}  // namespace
+
 void LabelSet::Edits::Append(std::string_view name, std::string_view value, bool erased) {
   if (value.size() >= 0x80000000u) throw std::length_error("LabelSet: label value too long");
   const size_t n = 8 + name.size() + value.size();
-  Reserve(size_t{size_} + n);
+  if (size_t{size_} + n > cap_) Reserve(size_t{size_} + n);
   char* d = data() + size_;
   const uint32_t nl = static_cast<uint32_t>(name.size());
   const uint32_t vl = static_cast<uint32_t>(value.size()) | (erased ? 0x80000000u : 0);
   std::memcpy(d, &nl, 4);
   std::memcpy(d + 4, &vl, 4);
-  std::memcpy(d + 8, name.data(), name.size());
-  std::memcpy(d + 8 + name.size(), value.data(), value.size());
+  CopyBytes(d + 8, name.data(), name.size());
+  CopyBytes(d + 8 + name.size(), value.data(), value.size());
   size_ += static_cast<uint32_t>(n);
 }
 
@@ -198,9 +224,28 @@ std::optional<std::string_view> Value::AsStringSlow() const {
       if (!formatted_) {
         str_.clear();
         if (is_int_) {
+          // Digits from the end, two at a time.
+          static constexpr char kPairs[] =
+              "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+              "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+              "8081828384858687888990919293949596979899";
           char buf[24];
-          auto r = std::to_chars(buf, buf + sizeof buf, int_);
-          str_.append(buf, static_cast<size_t>(r.ptr - buf));
+          char* p = buf + sizeof buf;
+          uint64_t u = int_ < 0 ? 0 - static_cast<uint64_t>(int_) : static_cast<uint64_t>(int_);
+          while (u >= 100) {
+            const size_t pair = static_cast<size_t>(u % 100) * 2;
+            u /= 100;
+            *--p = kPairs[pair + 1];
+            *--p = kPairs[pair];
+          }
+          if (u >= 10) {
+            *--p = kPairs[u * 2 + 1];
+            *--p = kPairs[u * 2];
+          } else {
+            *--p = static_cast<char>('0' + u);
+          }
+          if (int_ < 0) *--p = '-';
+          str_.append(p, static_cast<size_t>(buf + sizeof buf - p));
         } else {
           AppendNumber(double_, str_);
         }
@@ -262,6 +307,18 @@ inline uint64_t FilterBit(uint64_t head) {
 constexpr size_t kMaxSlots = 1024;
 }  // namespace
 
+uint64_t Extracted::NewLayout() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::unique_ptr<Extracted::Impl> Extracted::Copy(const Extracted& o) {
+  if (!o.impl_) return nullptr;
+  auto impl = std::make_unique<Impl>(*o.impl_);
+  impl->layout = NewLayout();  // the copies will add different keys
+  return impl;
+}
+
 void Extracted::Reset(std::shared_ptr<const std::vector<Label>> labels) {
   if (!impl_) impl_ = std::make_unique<Impl>();
   Impl& m = *impl_;
@@ -270,6 +327,7 @@ void Extracted::Reset(std::shared_ptr<const std::vector<Label>> labels) {
   if (m.slots.size() > kMaxSlots) {
     m.slots.clear();
     m.index.clear();
+    m.layout = NewLayout();
   }
   if (++m.generation == 0) {  // wrapped: forget every stamp
     for (Slot& s : m.slots) s.generation = 0;
@@ -374,11 +432,17 @@ void Extracted::TouchSlow(Slot& s) {
 }
 
 Value* Extracted::FindSlow(std::string_view key, size_t& hint) {
-  if (!impl_) return nullptr;
+  if (!impl_) {
+    hint = kNoHint;
+    return nullptr;
+  }
   const uint64_t head = KeyHead(key);
   size_t i = SlotOf(key, head, hint);
   if (i == std::string::npos) {
-    if (LabelOf(key, head) < 0) return nullptr;
+    if (LabelOf(key, head) < 0) {
+      hint = kNoHint;
+      return nullptr;
+    }
     hint = i = NewSlot(key, head);
   }
   Slot& s = impl_->slots[i];

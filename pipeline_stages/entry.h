@@ -84,9 +84,15 @@ class LabelSet {
     ~Edits() {
       if (cap_ > kInline) delete[] heap_;
     }
-    Edits(const Edits& o) : Edits() { Assign(o.data(), o.size_); }
+    Edits(const Edits& o) : Edits() {
+      if (o.size_ != 0) Assign(o.data(), o.size_);
+    }
     Edits& operator=(const Edits& o) {
-      if (this != &o) Assign(o.data(), o.size_);
+      if (o.size_ == 0) {
+        size_ = 0;
+      } else if (this != &o) {
+        Assign(o.data(), o.size_);
+      }
       return *this;
     }
     Edits(Edits&& o) noexcept : size_(o.size_), cap_(o.cap_) {
@@ -127,13 +133,19 @@ class LabelSet {
     }
     // The record of name, if any.
     std::optional<Record> Find(std::string_view name) const {
-      std::optional<Record> found;
-      Visit([&](const Record& r) {
-        if (r.name != name) return true;
-        found = r;
-        return false;
-      });
-      return found;
+      const char* d = data();
+      for (uint32_t off = 0; off < size_;) {
+        uint32_t nl, vl;
+        std::memcpy(&nl, d + off, 4);
+        std::memcpy(&vl, d + off + 4, 4);
+        const uint32_t len = vl & 0x7FFFFFFFu;
+        if (nl == name.size() && std::memcmp(d + off + 8, name.data(), nl) == 0) {
+          return Record{std::string_view(d + off + 8, nl), std::string_view(d + off + 8 + nl, len),
+                        (vl >> 31) != 0, off, 8 + nl + len};
+        }
+        off += 8 + nl + len;
+      }
+      return std::nullopt;
     }
     void Append(std::string_view name, std::string_view value, bool erased);
     void Remove(const Record& r);
@@ -289,9 +301,9 @@ void AppendNumber(double d, std::string& out);
 class Extracted {
  public:
   Extracted() = default;
-  Extracted(const Extracted& o) : impl_(o.impl_ ? std::make_unique<Impl>(*o.impl_) : nullptr) {}
+  Extracted(const Extracted& o) : impl_(Copy(o)) {}
   Extracted& operator=(const Extracted& o) {
-    if (this != &o) impl_ = o.impl_ ? std::make_unique<Impl>(*o.impl_) : nullptr;
+    if (this != &o) impl_ = Copy(o);
     return *this;
   }
   Extracted(Extracted&&) noexcept = default;
@@ -309,7 +321,8 @@ class Extracted {
   }
   const Value* Find(std::string_view key) const { return const_cast<Extracted*>(this)->Find(key); }
   // Find that tries slot `hint` first (stages remember where their keys were on the last line;
-  // lines of one stream usually have the same layout). Sets hint to the slot used.
+  // lines of one stream usually have the same layout). Sets hint to the slot used, or to
+  // kNoHint when the key is absent.
   Value* FindHinted(std::string_view key, size_t& hint) {
     if (impl_ && hint < impl_->slots.size()) {
       Slot& s = impl_->slots[hint];
@@ -341,6 +354,37 @@ class Extracted {
     return UpsertSlow(key, hint);
   }
   void Erase(std::string_view key);
+
+  // Where keys are: a slot keeps its key for as long as layout() stays the same (0: no storage
+  // yet), and no two maps share a layout. A stage whose hints all came from Hinted calls under
+  // one layout may use the At calls while it lasts: they skip comparing the key.
+  uint64_t layout() const { return impl_ ? impl_->layout : 0; }
+  Value& UpsertAt(size_t slot) {
+    Slot& s = impl_->slots[slot];
+    if (s.generation != impl_->generation) {
+      if (s.label < 0 && s.label_epoch == impl_->label_epoch) {
+        s.generation = impl_->generation;
+        s.erased = false;
+        s.value.SetNull();
+        return s.value;
+      }
+      TouchSlow(s);
+    }
+    if (s.erased) {
+      s.erased = false;
+      s.value.SetNull();
+    }
+    return s.value;
+  }
+  Value* FindAt(size_t slot) {
+    Slot& s = impl_->slots[slot];
+    if (s.generation != impl_->generation) {
+      if (LabelOf(s) < 0) return nullptr;
+      TouchSlow(s);
+    }
+    return s.erased ? nullptr : &s.value;
+  }
+
   // Copies every initial label into its slot, so that views stay valid across lookups.
   void MaterializeAll();
 
@@ -379,7 +423,10 @@ class Extracted {
     std::vector<uint64_t> label_heads;
     uint64_t label_filter = 0;
     uint32_t label_epoch = 1;  // changes with labels_for
+    uint64_t layout = NewLayout();
   };
+  static uint64_t NewLayout();
+  static std::unique_ptr<Impl> Copy(const Extracted& o);
   // Length and a few bytes of a key: equal keys have equal heads; compared before the bytes.
   static uint64_t KeyHead(std::string_view key) {
     const size_t n = key.size();

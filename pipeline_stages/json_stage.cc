@@ -669,9 +669,13 @@ Verdict JsonStage::Process(Entry& entry, Downstream&) {
     text = copy;
   }
   if (fast_path_ && Scan(text)) {
+    // Under the layout of the last line, the hints are known to be right.
+    const bool known = entry.extracted.layout() == layout_seen_ && layout_seen_ != 0;
     for (size_t i = 0; i < expressions_.size(); ++i) {
       const Scanned& s = scanned_[top_of_[i]];
-      Value& v = entry.extracted.UpsertHinted(expressions_[i].key, expressions_[i].hint);
+      Expression& e = expressions_[i];
+      Value& v =
+          known ? entry.extracted.UpsertAt(e.hint) : entry.extracted.UpsertHinted(e.key, e.hint);
       switch (s.kind) {
         case Scanned::Kind::kMissing:
         case Scanned::Kind::kNull:
@@ -694,12 +698,14 @@ Verdict JsonStage::Process(Entry& entry, Downstream&) {
           break;
       }
     }
+    layout_seen_ = entry.extracted.layout();
     return Verdict::kPass;
   }
   if (Extract(text)) {
     for (size_t i = 0; i < expressions_.size(); ++i) {
       swap(entry.extracted.UpsertHinted(expressions_[i].key, expressions_[i].hint), values_[i]);
     }
+    layout_seen_ = entry.extracted.layout();  // every hint was just set
     return Verdict::kPass;
   }
   if (!drop_malformed_) return Verdict::kPass;

@@ -91,6 +91,7 @@ class JsonStage final : public Stage {
   };
   std::vector<KeyAt> layout_;
   int16_t empty_key_field_ = -1;  // the top field named "", if any
+  uint64_t layout_seen_ = 0;      // Extracted::layout() under which every hint was set
 
   simdjson::ondemand::parser parser_;
   std::string padded_;

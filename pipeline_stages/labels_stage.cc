@@ -34,14 +34,24 @@ LabelsStage::LabelsStage(const YAML::Node& config, const StageContext& ctx)
     : labels_(ReadLabelSourceMap(config, ctx)), hints_(labels_.size(), Extracted::kNoHint) {}
 
 Verdict LabelsStage::Process(Entry& entry, Downstream&) {
+  // Under the layout where every key was found last time, the hints are known to be right.
+  const bool known = entry.extracted.layout() == layout_seen_ && layout_seen_ != 0;
+  bool all_found = true;
   for (size_t i = 0; i < labels_.size(); ++i) {
     const auto& [label, key] = labels_[i];
-    const Value* v = entry.extracted.FindHinted(key, hints_[i]);
+    const Value* v;
+    if (known) {
+      v = entry.extracted.FindAt(hints_[i]);
+    } else {
+      v = entry.extracted.FindHinted(key, hints_[i]);
+      all_found &= hints_[i] != Extracted::kNoHint;
+    }
     if (!v) continue;
     auto s = v->AsString();
     if (!s || s->empty() || !IsValidUtf8(*s)) continue;
     entry.labels.Set(label, *s);
   }
+  if (!known) layout_seen_ = all_found ? entry.extracted.layout() : 0;
   return Verdict::kPass;
 }
 

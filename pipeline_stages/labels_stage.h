@@ -23,7 +23,8 @@ class LabelsStage final : public Stage {
 
  private:
   std::vector<std::pair<std::string, std::string>> labels_;  // label -> extracted key
-  std::vector<size_t> hints_;                                // extracted slot of each key
+  uint64_t layout_seen_ = 0;   // Extracted::layout() under which every hint was found
+  std::vector<size_t> hints_;  // extracted slot of each key
 };
 
 }  // namespace skald::stages

@@ -16,6 +16,7 @@ class OutputStage final : public Stage {
  private:
   std::string source_;
   size_t hint_ = Extracted::kNoHint;  // extracted slot of source_
+  uint64_t layout_seen_ = 0;          // Extracted::layout() under which hint_ was found
 };
 
 }  // namespace skald::stages

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <string>
 
@@ -117,6 +118,17 @@ TEST(LabelSet, SetFromAViewOfItself) {
   l.Set("a", l.Get("a")->substr(6));
   EXPECT_EQ(l.Get("a"), "value");
   EXPECT_EQ(l.ToString(), "{a=\"value\", b=\"first value\"}");
+}
+
+TEST(Value, IntegersPrintExactly) {
+  Value v;
+  for (int64_t i :
+       {int64_t{0}, int64_t{7}, int64_t{9}, int64_t{10}, int64_t{99}, int64_t{100}, int64_t{101},
+        int64_t{-1}, int64_t{-10}, int64_t{1700000000000}, int64_t{1700000000123456789},
+        std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()}) {
+    v.SetInt(i);
+    EXPECT_EQ(v.AsString(), std::to_string(i));
+  }
 }
 
 TEST(Value, NumbersPrintShortestWithoutExponent) {
