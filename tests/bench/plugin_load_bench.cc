@@ -10,8 +10,10 @@
 // is fresh for every run) and its idle VmHWM, and whether delivered == sent.
 //
 //   plugin_load_bench --skald PATH [--containers 1,10,50,100] [--lines N] [--pipelines none,seed]
-//                     [--timeout-s S] [--json FILE] [--outage-s S [--outage-rate LPS]]
+//                     [--timeout-s S] [--frames-per-write N] [--json FILE]
+//                     [--outage-s S [--outage-rate LPS]]
 // --lines is the number of lines per run (default 200000), split evenly over the containers.
+// --frames-per-write: frames per write(2) into a FIFO; 1 (default) is what dockerd does.
 // --outage-s adds a run where Loki answers 503 for S seconds while 10 containers log LPS
 // lines/s in total (default 2000), sampling VmRSS each second; then every line must arrive.
 // --containers "" runs no throughput run (only the outage, if asked).
@@ -20,6 +22,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -51,6 +54,7 @@ struct Options {
   uint64_t lines = 200'000;
   std::vector<std::string> pipelines = {"none", "seed"};
   int timeout_s = 120;
+  int frames_per_write = 1;  // as dockerd writes them
   std::string json_path;
   int outage_s = 0;        // > 0: also the Loki outage scenario, this long
   int outage_rate = 2000;  // lines per second over all containers during the outage
@@ -64,10 +68,14 @@ int64_t NowNs() {
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-// The frames of one container, cut into writes of about the pipe's size.
-std::vector<std::string> ContainerFrames(int container, uint64_t lines) {
-  constexpr std::size_t kWriteBytes = 64 * 1024;
-  std::vector<std::string> writes(1);
+// The frames of one container, back to back, and where each frame ends.
+struct Frames {
+  std::string bytes;
+  std::vector<std::size_t> ends;
+};
+
+Frames ContainerFrames(int container, uint64_t lines) {
+  Frames f;
   const int64_t base_ns = NowNs();
   const int64_t base_ms = base_ns / 1'000'000;
   for (uint64_t i = 0; i < lines; ++i) {
@@ -76,10 +84,24 @@ std::vector<std::string> ContainerFrames(int container, uint64_t lines) {
     e.source = i % 20 == 19 ? "stderr" : "stdout";
     e.time_nano = base_ns + static_cast<int64_t>(i) * 1000;
     e.line = line;
-    EncodeFrame(e, writes.back());
-    if (writes.back().size() >= kWriteBytes) writes.emplace_back();
+    EncodeFrame(e, f.bytes);
+    f.ends.push_back(f.bytes.size());
   }
-  return writes;
+  return f;
+}
+
+// Writes `frames` into the FIFO `per_write` frames at a time (dockerd writes one per write).
+void WriteFrames(int fd, const Frames& frames, int per_write) {
+  std::size_t from = 0;
+  for (std::size_t i = 0; i < frames.ends.size(); i += static_cast<std::size_t>(per_write)) {
+    const std::size_t to = frames.ends[std::min(frames.ends.size() - 1, i + per_write - 1)];
+    while (from < to) {
+      const ssize_t n = write(fd, frames.bytes.data() + from, to - from);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw std::runtime_error("write to FIFO failed");
+      from += static_cast<std::size_t>(n);
+    }
+  }
 }
 
 pid_t PluginPid(const std::string& binary) {
@@ -108,7 +130,7 @@ json RunOnce(const Options& opt, const std::string& pipeline, int k) {
 
   const uint64_t per_container = (opt.lines + static_cast<uint64_t>(k) - 1) / k;
   const uint64_t total = per_container * static_cast<uint64_t>(k);
-  std::vector<std::vector<std::string>> frames(static_cast<std::size_t>(k));
+  std::vector<Frames> frames(static_cast<std::size_t>(k));
   for (int c = 0; c < k; ++c)
     frames[static_cast<std::size_t>(c)] = ContainerFrames(c, per_container);
 
@@ -127,8 +149,11 @@ json RunOnce(const Options& opt, const std::string& pipeline, int k) {
   for (int c = 0; c < k; ++c) {
     writers.emplace_back([&, c] {
       go.wait();
-      for (const auto& w : frames[static_cast<std::size_t>(c)]) {
-        daemon.WriteRaw(containers[static_cast<std::size_t>(c)], w);
+      try {
+        WriteFrames(containers[static_cast<std::size_t>(c)].write_fd,
+                    frames[static_cast<std::size_t>(c)], opt.frames_per_write);
+      } catch (const std::exception& e) {
+        std::cerr << "writer " << c << ": " << e.what() << "\n";
       }
     });
   }
@@ -279,6 +304,8 @@ int Main(int argc, char** argv) {
       opt.timeout_s = std::stoi(v);
     } else if (a == "--json") {
       opt.json_path = v;
+    } else if (a == "--frames-per-write") {
+      opt.frames_per_write = std::max(1, std::stoi(v));
     } else if (a == "--outage-s") {
       opt.outage_s = std::stoi(v);
     } else if (a == "--outage-rate") {
@@ -292,11 +319,15 @@ int Main(int argc, char** argv) {
   if (opt.skald.empty()) {
     std::cerr << "usage: plugin_load_bench --skald PATH [--containers 1,10,50,100] [--lines N]\n"
                  "                         [--pipelines none,seed] [--timeout-s S] [--json F]\n"
+                 "                         [--frames-per-write N]\n"
                  "                         [--outage-s S [--outage-rate LPS]]\n";
     return 2;
   }
 
-  json out = {{"skald", opt.skald}, {"lines_per_run", opt.lines}, {"runs", json::array()}};
+  json out = {{"skald", opt.skald},
+              {"lines_per_run", opt.lines},
+              {"frames_per_write", opt.frames_per_write},
+              {"runs", json::array()}};
   bool ok = true;
   for (const auto& pipeline : opt.pipelines) {
     for (int k : opt.containers) {
