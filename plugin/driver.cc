@@ -120,6 +120,11 @@ struct Driver::Stream {
   JournalPosition last_resume;  // of the newest chunk (shipping thread)
   std::atomic<int64_t> window_bytes{0};
   bool finished = false;  // (Driver::mu_) the FIFOs ended and the last lines were shipped
+  JournalPosition end;    // (Driver::mu_) once finished: where its decoding stopped
+  // The container's previous stream, still waiting for acknowledgements when this one began
+  // after it (at its end): this stream's cursor is persisted only once that one retired.
+  std::shared_ptr<Stream> predecessor;
+  std::atomic<bool> retired{false};
   struct Chunk {
     uint64_t seq;
     JournalPosition resume;
@@ -392,7 +397,13 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
           joined = streams_.at(it->second);  // the container's stream is still draining
         } else {
           stream->journal = journal;
-          const JournalPosition cursor = journal->ReadCursor().value_or(journal->Begin());
+          JournalPosition cursor = journal->ReadCursor().value_or(journal->Begin());
+          if (auto prev = retiring_by_container_.find(info.container_id);
+              prev != retiring_by_container_.end()) {
+            // Its lines up to `end` are delivered or on their way: go on after them.
+            stream->predecessor = prev->second;
+            cursor = std::max(cursor, prev->second->end);
+          }
           stream->acked = stream->persisted = stream->last_resume = cursor;
           stream->id = next_id_++;
           streams_[stream->id] = stream;
@@ -621,6 +632,10 @@ void Driver::MaybeRetire(const std::shared_ptr<Stream>& stream) {
     if (!stream->chunks.empty()) return;
     if (streams_.erase(stream->id) == 0) return;
     live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+    if (auto it = retiring_by_container_.find(stream->info.container_id);
+        it != retiring_by_container_.end() && it->second == stream) {
+      retiring_by_container_.erase(it);
+    }
   }
   if (stream->journal) {
     JournalPosition acked;
@@ -636,6 +651,7 @@ void Driver::MaybeRetire(const std::shared_ptr<Stream>& stream) {
                     e.what());
     }
   }
+  stream->retired = true;
   idle_cv_.notify_all();
 }
 
@@ -738,6 +754,8 @@ void Driver::FinishStream(uint64_t stream_id) {
       if (it != stream_by_container_.end() && it->second == stream_id) {
         stream_by_container_.erase(it);
       }
+      stream->end = stream->last_resume;
+      retiring_by_container_[stream->info.container_id] = stream;
     }
     if (!stream->journal) {
       streams_.erase(stream_id);
@@ -808,6 +826,10 @@ void Driver::PersistCursors() {
     }
   }
   for (const auto& s : streams) {
+    if (s->predecessor) {
+      if (!s->predecessor->retired) continue;  // its cursor still rules the journal
+      s->predecessor.reset();
+    }
     JournalPosition acked;
     {
       std::lock_guard lock(s->ack_mu);
@@ -828,6 +850,10 @@ void Driver::PersistCursors() {
 
 void Driver::Maintain() {
   PersistCursors();
+  // The budget and the age limit look at every journal: once a second is enough.
+  const auto now_steady = std::chrono::steady_clock::now();
+  if (now_steady - last_budget_check_ < std::chrono::seconds(1)) return;
+  last_budget_check_ = now_steady;
   // Journals of containers with no stream (stopped, delivered) are candidates for removal.
   std::vector<std::pair<std::string, std::shared_ptr<Journal>>> idle, live;
   {

@@ -58,7 +58,9 @@ struct DriverConfig {
   // outage.
   std::size_t stream_window_bytes = 512 * 1024;
   std::size_t total_window_bytes = 8 * 1024 * 1024;
-  std::chrono::milliseconds maintenance_interval{250};  // cursors, budget, age limit
+  // Cursors are persisted this often (lines acknowledged since may be sent again after a
+  // kill -9); the budget and the age limit are checked once a second.
+  std::chrono::milliseconds maintenance_interval{100};
 };
 
 // The labels every line of a container carries (before `source` and the pipeline), in the
@@ -161,9 +163,12 @@ class Driver : public LineSink, public DeliveryListener {
   std::condition_variable idle_cv_;
   std::map<uint64_t, std::shared_ptr<Stream>> streams_;
   std::map<std::string, uint64_t> stream_by_file_;
-  std::map<std::string, uint64_t> stream_by_container_;       // journaled, not finished
+  std::map<std::string, uint64_t> stream_by_container_;  // journaled, not finished
+  // Finished journaled streams still waiting for acknowledgements, by container.
+  std::map<std::string, std::shared_ptr<Stream>> retiring_by_container_;
   std::map<std::string, std::shared_ptr<Journal>> journals_;  // by container id
   std::unique_ptr<JournalStore> store_;
+  std::chrono::steady_clock::time_point last_budget_check_;  // reader thread
   std::atomic<int64_t> window_bytes_{0};  // decoded, not acknowledged, all journaled streams
   std::map<std::string, std::shared_ptr<LokiClient>> clients_;  // by LokiClientConfig::Key()
   std::deque<Batch> queue_;
