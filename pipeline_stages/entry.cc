@@ -45,9 +45,11 @@ const Label* LabelSet::FindBase(std::string_view name) const {
   return nullptr;
 }
 
+void LabelSet::Edits::TooLong() { throw std::length_error("LabelSet: label value too long"); }
+
 void LabelSet::Edits::Reserve(size_t n) {
-  if (n <= cap_) return;
   if (n > 0xFFFFFFFFu) throw std::length_error("LabelSet: labels too long");
+  if (n <= cap_) return;
   const size_t cap = std::min<size_t>(std::max<size_t>(n, size_t{cap_} * 2), 0xFFFFFFFFu);
   char* heap = new char[cap];
   std::memcpy(heap, data(), size_);
@@ -60,45 +62,6 @@ void LabelSet::Edits::Assign(const char* d, uint32_t n) {
   Reserve(n);
   std::memmove(data(), d, n);
   size_ = n;
-}
-
-namespace {
-// memcpy for the short strings labels mostly are: overlapping word moves, no call.
-inline void CopyBytes(char* dst, const char* src, size_t n) {
-  if (n >= 8) {
-    if (n > 16) {
-      std::memcpy(dst, src, n);
-      return;
-    }
-    uint64_t a, b;
-    std::memcpy(&a, src, 8);
-    std::memcpy(&b, src + n - 8, 8);
-    std::memcpy(dst, &a, 8);
-    std::memcpy(dst + n - 8, &b, 8);
-  } else if (n >= 4) {
-    uint32_t a, b;
-    std::memcpy(&a, src, 4);
-    std::memcpy(&b, src + n - 4, 4);
-    std::memcpy(dst, &a, 4);
-    std::memcpy(dst + n - 4, &b, 4);
-  } else {
-    for (size_t i = 0; i < n; ++i) dst[i] = src[i];
-  }
-}
-}  // namespace
-
-void LabelSet::Edits::Append(std::string_view name, std::string_view value, bool erased) {
-  if (value.size() >= 0x80000000u) throw std::length_error("LabelSet: label value too long");
-  const size_t n = 8 + name.size() + value.size();
-  if (size_t{size_} + n > cap_) Reserve(size_t{size_} + n);
-  char* d = data() + size_;
-  const uint32_t nl = static_cast<uint32_t>(name.size());
-  const uint32_t vl = static_cast<uint32_t>(value.size()) | (erased ? 0x80000000u : 0);
-  std::memcpy(d, &nl, 4);
-  std::memcpy(d + 4, &vl, 4);
-  CopyBytes(d + 8, name.data(), name.size());
-  CopyBytes(d + 8 + name.size(), value.data(), value.size());
-  size_ += static_cast<uint32_t>(n);
 }
 
 void LabelSet::Edits::Remove(const Record& r) {
@@ -198,20 +161,6 @@ void AppendNumber(double d, std::string& out) {
   char buf[400];
   auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed);
   out.append(buf, r.ptr);
-}
-
-void Value::SetDouble(double d) {
-  kind_ = Kind::kNumber;
-  is_int_ = false;
-  formatted_ = false;
-  double_ = d;
-}
-
-void Value::SetInt(int64_t i) {
-  kind_ = Kind::kNumber;
-  is_int_ = true;
-  formatted_ = false;
-  int_ = i;
 }
 
 std::optional<std::string_view> Value::AsStringSlow() const {
@@ -499,7 +448,7 @@ bool IsValidLabelName(std::string_view name) {
   return true;
 }
 
-bool IsValidUtf8(std::string_view s) {
+bool IsValidUtf8Slow(std::string_view s) {
   size_t i = 0;
   const size_t n = s.size();
   while (i + 8 <= n) {  // ASCII fast path

@@ -147,7 +147,19 @@ class LabelSet {
       }
       return std::nullopt;
     }
-    void Append(std::string_view name, std::string_view value, bool erased);
+    void Append(std::string_view name, std::string_view value, bool erased) {
+      const size_t n = 8 + name.size() + value.size();
+      if (value.size() >= 0x80000000u) TooLong();
+      if (size_t{size_} + n > cap_) Reserve(size_t{size_} + n);
+      char* d = data() + size_;
+      const uint32_t nl = static_cast<uint32_t>(name.size());
+      const uint32_t vl = static_cast<uint32_t>(value.size()) | (erased ? 0x80000000u : 0);
+      std::memcpy(d, &nl, 4);
+      std::memcpy(d + 4, &vl, 4);
+      CopyBytes(d + 8, name.data(), name.size());
+      CopyBytes(d + 8 + name.size(), value.data(), value.size());
+      size_ += static_cast<uint32_t>(n);
+    }
     void Remove(const Record& r);
 
    private:
@@ -156,6 +168,7 @@ class LabelSet {
     char* data() { return cap_ > kInline ? heap_ : inline_; }
     void Assign(const char* d, uint32_t n);
     void Reserve(size_t n);
+    [[noreturn]] static void TooLong();
 
     uint32_t size_ = 0;
     uint32_t cap_ = kInline;
@@ -166,6 +179,28 @@ class LabelSet {
   };
 
   const Label* FindBase(std::string_view name) const;
+  // memcpy for the short strings labels mostly are: overlapping word moves, no call.
+  static void CopyBytes(char* dst, const char* src, size_t n) {
+    if (n >= 8) {
+      if (n > 16) {
+        std::memcpy(dst, src, n);
+        return;
+      }
+      uint64_t a, b;
+      std::memcpy(&a, src, 8);
+      std::memcpy(&b, src + n - 8, 8);
+      std::memcpy(dst, &a, 8);
+      std::memcpy(dst + n - 8, &b, 8);
+    } else if (n >= 4) {
+      uint32_t a, b;
+      std::memcpy(&a, src, 4);
+      std::memcpy(&b, src + n - 4, 4);
+      std::memcpy(dst, &a, 4);
+      std::memcpy(dst + n - 4, &b, 4);
+    } else {
+      for (size_t i = 0; i < n; ++i) dst[i] = src[i];
+    }
+  }
 
   std::shared_ptr<const Base> base_;  // sorted by name, unique names
   Edits edits_;                       // override base
@@ -237,9 +272,19 @@ class Value {
     str_.clear();
     return str_;
   }
-  void SetDouble(double d);
+  void SetDouble(double d) {
+    kind_ = Kind::kNumber;
+    is_int_ = false;
+    formatted_ = false;
+    double_ = d;
+  }
   // An integral number kept exact (e.g. a nanosecond timestamp that a double would round).
-  void SetInt(int64_t i);
+  void SetInt(int64_t i) {
+    kind_ = Kind::kNumber;
+    is_int_ = true;
+    formatted_ = false;
+    int_ = i;
+  }
   void SetBool(bool b) {
     kind_ = Kind::kBool;
     bool_ = b;
@@ -496,6 +541,27 @@ struct Entry {
 
 // Label names: ^[a-zA-Z_][a-zA-Z0-9_]*$.
 bool IsValidLabelName(std::string_view name);
-bool IsValidUtf8(std::string_view s);
+bool IsValidUtf8Slow(std::string_view s);
+inline bool IsValidUtf8(std::string_view s) {
+  // Short ASCII strings (most label values) take two overlapping word loads.
+  const size_t n = s.size();
+  const char* p = s.data();
+  if (n >= 8 && n <= 16) {
+    uint64_t a, b;
+    std::memcpy(&a, p, 8);
+    std::memcpy(&b, p + n - 8, 8);
+    if (((a | b) & 0x8080808080808080ull) == 0) return true;
+  } else if (n >= 4 && n < 8) {
+    uint32_t a, b;
+    std::memcpy(&a, p, 4);
+    std::memcpy(&b, p + n - 4, 4);
+    if (((a | b) & 0x80808080u) == 0) return true;
+  } else if (n < 4) {
+    unsigned char o = 0;
+    for (size_t i = 0; i < n; ++i) o |= static_cast<unsigned char>(p[i]);
+    if (o < 0x80) return true;
+  }
+  return IsValidUtf8Slow(s);
+}
 
 }  // namespace skald::stages

@@ -47,7 +47,7 @@ enum StringFlags : unsigned {
 };
 
 // p is after an opening quote; returns the position after the closing one.
-inline const char* ScanString(const char* p, unsigned& flags) {
+[[gnu::always_inline]] inline const char* ScanString(const char* p, unsigned& flags) {
   for (;;) {
 #if defined(__SSE2__)
     const __m128i quote = _mm_set1_epi8('"');

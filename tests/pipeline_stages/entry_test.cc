@@ -221,6 +221,23 @@ TEST(LabelNames, Validation) {
   EXPECT_FALSE(IsValidLabelName(""));
 }
 
+TEST(Utf8, EveryLengthAndPosition) {
+  // Short strings take word loads first: every byte must still count.
+  for (size_t n = 1; n <= 20; ++n) {
+    for (size_t i = 0; i < n; ++i) {
+      std::string s(n, 'a');
+      s[i] = '\xff';
+      EXPECT_FALSE(IsValidUtf8(s)) << n << " " << i;
+      if (i + 1 < n) {
+        s[i] = '\xc3';
+        s[i + 1] = '\xa9';
+        EXPECT_TRUE(IsValidUtf8(s)) << n << " " << i;
+      }
+    }
+    EXPECT_TRUE(IsValidUtf8(std::string(n, 'a')));
+  }
+}
+
 TEST(Utf8, Validation) {
   EXPECT_TRUE(IsValidUtf8("héllo ✓"));
   EXPECT_FALSE(IsValidUtf8("\xff"));
