@@ -18,6 +18,7 @@ class CriStage final : public Stage {
   CriStage(const YAML::Node& config, const StageContext& ctx);
   Verdict Process(Entry& entry, Downstream& next) override;
   void Flush(int64_t now_ns, bool final, Downstream& next) override;
+  bool Holds() const override { return partial_.has_value(); }
 
  private:
   void EmitPartial(Downstream& next);

@@ -26,6 +26,7 @@ class LimitStage final : public Stage {
   LimitStage(const YAML::Node& config, const StageContext& ctx);
   Verdict Process(Entry& entry, Downstream& next) override;
   void Flush(int64_t now_ns, bool final, Downstream& next) override;
+  bool Holds() const override { return !held_.empty(); }
 
  private:
   struct Bucket {

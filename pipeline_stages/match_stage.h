@@ -19,6 +19,7 @@ class MatchStage final : public Stage {
   MatchStage(const YAML::Node& config, const StageContext& ctx);
   Verdict Process(Entry& entry, Downstream& next) override;
   void Flush(int64_t now_ns, bool final, Downstream& next) override;
+  bool Holds() const override { return stages_.Holds(); }
 
  private:
   StageContext ctx_;

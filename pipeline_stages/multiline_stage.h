@@ -22,6 +22,7 @@ class MultilineStage final : public Stage {
   MultilineStage(const YAML::Node& config, const StageContext& ctx);
   Verdict Process(Entry& entry, Downstream& next) override;
   void Flush(int64_t now_ns, bool final, Downstream& next) override;
+  bool Holds() const override { return block_.has_value(); }
 
  private:
   void EmitBlock(Downstream& next);

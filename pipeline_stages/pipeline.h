@@ -43,6 +43,9 @@ class Pipeline {
   void Process(const Entry& entry, std::vector<Entry>& out) { Process(Entry(entry), out); }
   // `now_ns` is read from the same clock the pipeline was built with.
   void Flush(int64_t now_ns, bool final, std::vector<Entry>& out);
+  // True while a stage holds entries (multiline, limit, cri) that Process or Flush will emit
+  // later; false means every entry given so far has come out or was dropped.
+  bool Holds() const { return chain_.Holds(); }
 
   bool empty() const { return chain_.empty(); }
   size_t size() const { return chain_.size(); }

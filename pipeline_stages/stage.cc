@@ -26,6 +26,13 @@ void StageChain::Run(Entry& entry, Downstream& tail, size_t from) {
   tail.Emit(std::move(entry));
 }
 
+bool StageChain::Holds() const {
+  for (const auto& stage : stages_) {
+    if (stage->Holds()) return true;
+  }
+  return false;
+}
+
 void StageChain::Flush(int64_t now_ns, bool final, Downstream& tail) {
   for (size_t i = 0; i < stages_.size(); ++i) {
     ChainRest rest(this, i + 1, &tail);

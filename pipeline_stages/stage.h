@@ -36,6 +36,9 @@ class Stage {
   virtual Verdict Process(Entry& entry, Downstream& next) = 0;
   // Emits held entries whose time has come; `final` (end of stream) emits all of them.
   virtual void Flush(int64_t /*now_ns*/, bool /*final*/, Downstream& /*next*/) {}
+  // True while the stage holds entries it has taken (a multiline block, rate-limited or
+  // partial entries) that a later Process or Flush will emit.
+  virtual bool Holds() const { return false; }
 };
 
 class StageChain {
@@ -48,6 +51,8 @@ class StageChain {
   void Run(Entry& entry, Downstream& tail, size_t from = 0);
   // Flushes every stage in order, so entries released early pass through later stages.
   void Flush(int64_t now_ns, bool final, Downstream& tail);
+  // True while any stage holds entries.
+  bool Holds() const;
 
  private:
   std::vector<std::unique_ptr<Stage>> stages_;

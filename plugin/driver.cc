@@ -175,7 +175,7 @@ bool IsFifo(const std::string& path) {
 // just processed: the cursor then waits for a later chunk after which it holds nothing.
 template <typename S>
 bool PipelineHolds(const S& stream) {
-  return stream.pipeline != nullptr;
+  return stream.pipeline != nullptr && stream.pipeline->Holds();
 }
 
 }  // namespace

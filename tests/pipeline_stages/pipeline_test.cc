@@ -88,6 +88,37 @@ TEST(Pipeline, FlushReleasesHeldEntriesWhenTheirTimeComes) {
   EXPECT_EQ(out[0].line, "S1\ncont");
 }
 
+TEST(Pipeline, HoldsWhileAStageKeepsEntriesItTook) {
+  FakeClock clock;
+  auto p = Pipeline::FromYaml(R"(
+- json: {expressions: {level: level}}
+- match:
+    selector: '{job="x"}'
+    stages:
+      - multiline: {firstline: '^S', max_wait_time: 2s}
+)",
+                              nullptr, &clock);
+  std::vector<Entry> out;
+  EXPECT_FALSE(p->Holds());
+  p->Process(MakeEntry("S1", LabelSet{{"job", "x"}}), out);
+  EXPECT_TRUE(p->Holds()) << "the nested multiline holds its block";
+  p->Process(MakeEntry("not matched", LabelSet{{"job", "y"}}), out);
+  EXPECT_TRUE(p->Holds());
+  ASSERT_EQ(out.size(), 1u);
+  clock.Advance(3'000'000'000);
+  p->Flush(clock.NowNs(), false, out);
+  EXPECT_FALSE(p->Holds()) << "the block left at max_wait_time";
+  EXPECT_EQ(out.size(), 2u);
+
+  auto limited = Pipeline::FromYaml("- limit: {rate: 1, burst: 1, drop: false}", nullptr, &clock);
+  limited->Process(MakeEntry("a"), out);
+  EXPECT_FALSE(limited->Holds()) << "within the burst";
+  limited->Process(MakeEntry("b"), out);
+  EXPECT_TRUE(limited->Holds()) << "over the rate: held";
+  limited->Flush(clock.NowNs(), true, out);
+  EXPECT_FALSE(limited->Holds());
+}
+
 TEST(Pipeline, FinalFlushEmitsEverything) {
   FakeClock clock;
   auto p = Pipeline::FromYaml(R"(
