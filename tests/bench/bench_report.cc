@@ -98,12 +98,15 @@ void PrintLoad(const json& load) {
   if (!load["runs"].empty()) {
     std::cout << "### Plugin alone (fake daemon -> skald -> fake Loki sink; "
               << load.value("lines_per_run", 0) << " lines per run, split over K containers)\n\n"
-              << "| pipeline | K | lines/s | CPU-s per M lines | lines per CPU-s | peak RSS MB | "
-                 "idle VmHWM MB | delivered / sent |\n"
-                 "|---|---:|---:|---:|---:|---:|---:|---|\n";
+              << "| pipeline | K | lines/s into the FIFOs | lines/s delivered | CPU-s per M lines "
+                 "| lines per CPU-s | peak RSS MB | idle VmHWM MB | delivered / sent |\n"
+                 "|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
     for (const auto& r : load["runs"]) {
       std::cout << "| " << r.value("pipeline", "") << " | " << r.value("containers", 0) << " | "
-                << Thousands(r.value("lines_per_s", 0.0)) << " | "
+                << (r.value("write_s", 0.0) > 0
+                        ? Thousands(r.value("lines", 0.0) / r.value("write_s", 1.0))
+                        : std::string("-"))
+                << " | " << Thousands(r.value("lines_per_s", 0.0)) << " | "
                 << Fmt("%.3f", r.value("cpu_s_per_million", 0.0)) << " | "
                 << Thousands(r.value("lines_per_cpu_s", 0.0)) << " | "
                 << Mb(r.value("peak_rss_bytes", -1.0)) << " | "
@@ -299,7 +302,7 @@ std::vector<Target> Targets(const std::optional<json>& load, const std::optional
     if (load && load->contains("outage") && (*load)["outage"].value("rss_10s_bytes", -1.0) > 0) {
       const json& o = (*load)["outage"];
       const double growth = o["rss_end_bytes"].get<double>() / o["rss_10s_bytes"].get<double>();
-      x.measured = Fmt("%+.0f%%", (growth - 1) * 100) + " (" + Mb(o["rss_10s_bytes"]) + " -> " +
+      x.measured = Fmt("%+.1f%%", (growth - 1) * 100) + " (" + Mb(o["rss_10s_bytes"]) + " -> " +
                    Mb(o["rss_end_bytes"]) + " MB over " + std::to_string(o.value("outage_s", 0)) +
                    " s)";
       x.status = Status(growth <= 1.2);
