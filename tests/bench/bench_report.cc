@@ -97,7 +97,10 @@ void PrintMicro(const json& rows) {
 void PrintLoad(const json& load) {
   if (!load["runs"].empty()) {
     std::cout << "### Plugin alone (fake daemon -> skald -> fake Loki sink; "
-              << load.value("lines_per_run", 0) << " lines per run, split over K containers)\n\n"
+              << load.value("lines_per_run", 0)
+              << " lines per run, split over K containers; each row the median of "
+              << (load["runs"].empty() ? 1 : load["runs"][0].value("repeats", 1))
+              << " runs by CPU per line)\n\n"
               << "| pipeline | K | lines/s into the FIFOs | lines/s delivered | CPU-s per M lines "
                  "| lines per CPU-s | peak RSS MB | idle VmHWM MB | delivered / sent |\n"
                  "|---|---:|---:|---:|---:|---:|---:|---:|---|\n";

@@ -15,6 +15,7 @@
 #   BENCH_LINES   lines per run in parts 2 and 3 (200000)
 #   BENCH_REPEAT  runs per variant in part 3 (3); medians are reported
 #   BENCH_CONTAINERS  container counts of part 2 (1,10,50,100)
+#   BENCH_LOAD_REPEAT runs per configuration in part 2 (3); the median CPU per line is shown
 #   BENCH_NO_BUILD 1: use the binaries already in BENCH_BUILD (no ninja)
 #   BENCH_INSTALL 1 (default): `make install` when the installed skald plugin is not the binary
 #                 just built; 0: measure whichever skald plugin is installed
@@ -64,7 +65,7 @@ if has_part load || has_part outage; then
   log "part 2: plugin alone (${load_args[*]})"
   rm -f "$out/plugin_alone.json"
   "$bin/plugin_load_bench" --skald "$build/plugin/skald" "${load_args[@]}" --lines "$lines" \
-    --json "$out/plugin_alone.json" || true
+    --repeat "${BENCH_LOAD_REPEAT:-3}" --json "$out/plugin_alone.json" || true
   report_args+=(--load "$out/plugin_alone.json")
 fi
 
