@@ -238,6 +238,14 @@ bool FifoReader::Feed(Session& session) {
   return true;
 }
 
+void FifoReader::ReportCounts(const LineAssembler& assembler, AssemblerCounts& reported) {
+  const AssemblerCounts& c = assembler.counts();
+  blank_lines_.Add(c.blank_lines - reported.blank_lines);
+  split_lines_.Add(c.split_lines - reported.split_lines);
+  lines_read_.Add(c.blank_lines - reported.blank_lines);  // blank lines were read too
+  reported = c;
+}
+
 void FifoReader::FeedAndMaybeEnd(Session& session, Journaled& j) {
   if (!Feed(session)) {
     spdlog::debug("{}: end of file", session.path);
@@ -266,8 +274,7 @@ void FifoReader::OnEvict(Journaled& j, uint64_t segment) {
   }
   if (j.assembler.HasPending()) ++lines;  // a line whose first chunks were read already
   j.reader = std::make_unique<JournalFrameReader>(j.journal, JournalPosition{segment + 1, 0});
-  blank_lines_.Add(j.assembler.counts().blank_lines - j.reported.blank_lines);
-  split_lines_.Add(j.assembler.counts().split_lines - j.reported.split_lines);
+  ReportCounts(j.assembler, j.reported);
   j.assembler = LineAssembler(j.max_line_bytes);
   j.reported = {};
   j.skipped_reported = 0;
@@ -322,11 +329,7 @@ bool FifoReader::Decode(Journaled& j) {
     torn_bytes_.Add(skipped - j.skipped_reported);
     j.skipped_reported = skipped;
   }
-  const AssemblerCounts& c = j.assembler.counts();
-  blank_lines_.Add(c.blank_lines - j.reported.blank_lines);
-  split_lines_.Add(c.split_lines - j.reported.split_lines);
-  lines_read_.Add(c.blank_lines - j.reported.blank_lines);
-  j.reported = c;
+  ReportCounts(j.assembler, j.reported);
   if (!j.lines.empty()) {
     lines_read_.Add(j.lines.size());
     const JournalPosition resume =
@@ -387,11 +390,7 @@ bool FifoReader::Drain(Stream& s) {
     if (static_cast<std::size_t>(n) < kReadChunk) break;  // drained for now
   }
   if (eof || corrupt) s.assembler.Finish(s.lines);
-  const AssemblerCounts& c = s.assembler.counts();
-  blank_lines_.Add(c.blank_lines - s.reported.blank_lines);
-  split_lines_.Add(c.split_lines - s.reported.split_lines);
-  lines_read_.Add(c.blank_lines - s.reported.blank_lines);
-  s.reported = c;
+  ReportCounts(s.assembler, s.reported);
   if (!s.lines.empty()) {
     lines_read_.Add(s.lines.size());
     sink_.OnLines(s.id, s.lines, JournalPosition{});

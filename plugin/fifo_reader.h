@@ -94,6 +94,8 @@ class FifoReader {
   // Decodes what the stream may; returns false when the stream ended (and was reported).
   bool Decode(Journaled& j);
   void OnEvict(Journaled& j, uint64_t segment);
+  // Adds what the assembler counted since `reported` to the metrics; updates `reported`.
+  void ReportCounts(const LineAssembler& assembler, AssemblerCounts& reported);
   void Close(int fd);
 
   LineSink& sink_;

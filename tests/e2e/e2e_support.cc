@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
@@ -281,6 +282,32 @@ std::optional<std::string> DockerInspect(const std::string& name, const std::str
   auto r = Docker({"inspect", "--format", format, name}, 30s);
   if (!r.ok()) return std::nullopt;
   return Trim(r.out);
+}
+
+std::optional<int> PluginPid(const std::string& plugin) {
+  auto id = Docker({"plugin", "inspect", "--format", "{{.Id}}", plugin});
+  if (!id.ok()) return std::nullopt;
+  const std::string plugin_id = id.out.substr(0, id.out.find_first_of(" \n"));
+  auto pids = RunCommand({"pgrep", "-x", "skald"});
+  std::vector<std::string> all;
+  for (const std::string& p : SplitLines(pids.out)) {
+    if (p.empty()) continue;
+    all.push_back(p);
+    std::ifstream cgroup("/proc/" + p + "/cgroup");
+    std::string text((std::istreambuf_iterator<char>(cgroup)), std::istreambuf_iterator<char>());
+    if (text.find(plugin_id) != std::string::npos) return std::stoi(p);
+  }
+  if (all.size() == 1) return std::stoi(all[0]);
+  return std::nullopt;
+}
+
+std::optional<long> VmRssKb(int pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return std::nullopt;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -101,6 +101,12 @@ std::optional<int> WaitContainerExit(const std::string& name, std::chrono::milli
 // `docker inspect --format FORMAT NAME`, trimmed; nullopt if the object does not exist.
 std::optional<std::string> DockerInspect(const std::string& name, const std::string& format);
 
+// The process of the installed managed plugin `plugin` (matched by its id in the process's
+// cgroup), or nullopt.
+std::optional<int> PluginPid(const std::string& plugin = "skald");
+// VmRSS of a process in kB, or nullopt.
+std::optional<long> VmRssKb(int pid);
+
 // ---------------------------------------------------------------------------------------------
 // Loki
 

@@ -52,30 +52,6 @@ uint64_t DirectoryBytes(const std::string& dir) {
 }
 
 // The skald plugin's process (the one Docker runs for the installed plugin).
-std::optional<int> PluginPid() {
-  auto id = Docker({"plugin", "inspect", "--format", "{{.Id}}", "skald"});
-  if (!id.ok()) return std::nullopt;
-  std::string plugin_id = id.out.substr(0, id.out.find_first_of(" \n"));
-  auto pids = RunShell("pgrep -x skald");
-  for (const std::string& p : SplitLines(pids.out)) {
-    if (p.empty()) continue;
-    std::ifstream cgroup("/proc/" + p + "/cgroup");
-    std::string text((std::istreambuf_iterator<char>(cgroup)), std::istreambuf_iterator<char>());
-    if (text.find(plugin_id) != std::string::npos) return std::stoi(p);
-  }
-  auto lines = SplitLines(pids.out);
-  if (lines.size() == 1 && !lines[0].empty()) return std::stoi(lines[0]);
-  return std::nullopt;
-}
-
-std::optional<long> VmRssKb(int pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  }
-  return std::nullopt;
-}
 
 class Journal : public SkaldTest {
  protected:

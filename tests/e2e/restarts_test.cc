@@ -15,23 +15,6 @@
 namespace skald::e2e {
 namespace {
 
-std::optional<int> PluginPid() {
-  auto id = Docker({"plugin", "inspect", "--format", "{{.Id}}", "skald"});
-  if (!id.ok()) return std::nullopt;
-  const std::string plugin_id = id.out.substr(0, id.out.find_first_of(" \n"));
-  auto pids = RunShell("pgrep -x skald");
-  std::vector<std::string> all;
-  for (const std::string& p : SplitLines(pids.out)) {
-    if (p.empty()) continue;
-    all.push_back(p);
-    std::ifstream cgroup("/proc/" + p + "/cgroup");
-    std::string text((std::istreambuf_iterator<char>(cgroup)), std::istreambuf_iterator<char>());
-    if (text.find(plugin_id) != std::string::npos) return std::stoi(p);
-  }
-  if (all.size() == 1) return std::stoi(all[0]);
-  return std::nullopt;
-}
-
 class Restarts : public SkaldTest {
  protected:
   // Lines the shared Loki's distributor received (duplicates included; a query would hide
