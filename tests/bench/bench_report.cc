@@ -156,6 +156,9 @@ void PrintDocker(const json& docker) {
   std::cout << "### Real Docker, side by side (" << docker.value("lines", 0)
             << " pino JSON lines from one container; median of " << docker.value("repeat", 0)
             << " runs; Go driver " << docker.value("go_driver_version", "?") << ")\n\n";
+  if (docker.contains("stopped")) {
+    std::cout << "**Incomplete: " << docker["stopped"].get<std::string>() << ".**\n\n";
+  }
   if (docker.value("skald_is_build", "") == "false") {
     std::cout << "**Note: the installed skald plugin is not the binary built for parts 1-2 "
                  "(make install failed?).**\n\n";
@@ -180,6 +183,15 @@ void PrintDocker(const json& docker) {
       }
     }
     std::string delivered = "-";
+    std::string notes;
+    if (r.value("interrupted_runs", 0) > 0) {
+      notes += " (" + std::to_string(r.value("interrupted_runs", 0)) +
+               " run(s) not counted: plugin replaced meanwhile)";
+    }
+    if (r.value("restarted_runs", 0) > 0) {
+      notes += " **" + std::to_string(r.value("restarted_runs", 0)) +
+               " run(s): plugin died and was restarted**";
+    }
     if (plugin) {
       delivered = std::to_string(static_cast<long long>(Median(r, "delivered"))) + " / " +
                   std::to_string(docker.value("lines", 0));
@@ -187,12 +199,13 @@ void PrintDocker(const json& docker) {
         delivered += driver == "skald" ? " **FAIL**" : " (lost)";
     }
     std::cout << "| " << driver << " | " << pipeline << " | " << Fmt("%.2f", wall) << " | "
-              << Fmt("%.2f", Median(r, "container_s")) << " | " << (plugin ? Fmt("%.2f", cpu) : "-")
-              << " | " << (plugin && cpu > 0 ? Thousands(docker.value("lines", 0) / cpu) : "-")
-              << " | " << Fmt("%.2f", Median(r, "dockerd_cpu_s")) << " | "
-              << (plugin ? Mb(Median(r, "peak_rss_bytes")) : "-") << " | " << delivered << " | "
-              << (jf_wall > 0 ? Fmt("%.2f", Median(r, "container_s") / jf_wall) : "-") << " | "
-              << vs_go << " |\n";
+              << Fmt("%.2f", Median(r, "container_s")) << " | "
+              << (plugin && cpu >= 0 ? Fmt("%.2f", cpu) : "-") << " | "
+              << (plugin && cpu > 0 ? Thousands(docker.value("lines", 0) / cpu) : "-") << " | "
+              << Fmt("%.2f", Median(r, "dockerd_cpu_s")) << " | "
+              << (plugin ? Mb(Median(r, "peak_rss_bytes")) : "-") << " | " << delivered << notes
+              << " | " << (jf_wall > 0 ? Fmt("%.2f", Median(r, "container_s") / jf_wall) : "-")
+              << " | " << vs_go << " |\n";
   }
   std::cout << "\n";
 }
@@ -221,7 +234,8 @@ std::vector<Target> Targets(const std::optional<json>& load, const std::optional
   {
     Target x{"Docker: skald plugin CPU per line, seed pipeline <= 1/10 of the Go driver's", "-",
              "n/a"};
-    if (skald_seed && go_seed && Median(*go_seed, "plugin_cpu_s") > 0) {
+    if (skald_seed && go_seed && Median(*go_seed, "plugin_cpu_s") > 0 &&
+        Median(*skald_seed, "plugin_cpu_s") > 0) {
       const double ratio = Median(*skald_seed, "plugin_cpu_s") / Median(*go_seed, "plugin_cpu_s");
       x.measured = Fmt("%.3f", ratio) + " (" + Fmt("%.2f", Median(*skald_seed, "plugin_cpu_s")) +
                    " vs " + Fmt("%.2f", Median(*go_seed, "plugin_cpu_s")) + " CPU-s)";
@@ -355,8 +369,12 @@ std::vector<Target> Targets(const std::optional<json>& load, const std::optional
       for (const auto& r : (*docker)["results"]) {
         if (r.value("driver", "") != "skald") continue;
         for (const auto& run : r["runs"]) {
+          if (run.contains("interrupted")) continue;  // someone replaced the plugin meanwhile
           ++runs;
-          if (run.value("delivered", -1LL) != docker->value("lines", 0LL)) ++bad;
+          if (run.value("delivered", -1LL) != docker->value("lines", 0LL) ||
+              run.value("restarted", false)) {
+            ++bad;
+          }
         }
       }
     }

@@ -86,11 +86,26 @@ void Must(const e2e::CommandResult& r) {
   if (!r.ok()) throw std::runtime_error(r.Describe());
 }
 
-// The process of a managed plugin: the one whose cgroup names the plugin's id.
-pid_t PluginPid(const std::string& plugin) {
+// An end-to-end test process (they install and restart the skald plugin), or "".
+std::string RunningE2eTests() {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    std::string cmdline = ReadFileOr(entry.path().string() + "/cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find("e2e_tests") != std::string::npos) return name + ": " + Trim(cmdline);
+  }
+  return "";
+}
+
+std::string PluginId(const std::string& plugin) {
   auto id = Docker({"plugin", "inspect", "--format", "{{.Id}}", plugin}, 30s);
-  if (!id.ok()) return -1;
-  const std::string plugin_id = Trim(id.out);
+  return id.ok() ? Trim(id.out) : "";
+}
+
+// The process of a managed plugin: the one whose cgroup names the plugin's id.
+pid_t PluginPid(const std::string& plugin_id) {
+  if (plugin_id.empty()) return -1;
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     const std::string name = entry.path().filename();
     if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
@@ -196,8 +211,9 @@ json RunOnce(const Options& opt, const Variant& v, const std::string& image,
 
   const auto dockerd = PidsByComm("dockerd");
   const pid_t dockerd_pid = dockerd.empty() ? -1 : dockerd.front();
-  const pid_t plugin_pid =
-      v.plugin ? PluginPid(v.driver == "go" ? kGoPlugin : opt.skald_plugin) : -1;
+  const std::string plugin_name = v.driver == "go" ? kGoPlugin : opt.skald_plugin;
+  const std::string plugin_id = v.plugin ? PluginId(plugin_name) : "";
+  const pid_t plugin_pid = v.plugin ? PluginPid(plugin_id) : -1;
   if (v.plugin && plugin_pid <= 0) throw std::runtime_error("cannot find the plugin's process");
   if (v.plugin) ResetPeakRss(plugin_pid);
   const double received0 = LokiLinesReceived(loki.port());
@@ -234,8 +250,20 @@ json RunOnce(const Options& opt, const Variant& v, const std::string& image,
       }
     }
     r["deliver_s"] = Seconds(t_last_line - t0);
-    r["plugin_cpu_s"] = ProcessCpuSeconds(plugin_pid) - plugin_cpu0;
-    r["peak_rss_bytes"] = ProcessStatusBytes(plugin_pid, "VmHWM");
+    // Someone may have reinstalled the plugin meanwhile (`make install` elsewhere: another id),
+    // or it may have died and been restarted by dockerd (same id, another process): either way
+    // its CPU and memory figures are not the run's.
+    const std::string id_after = PluginId(plugin_name);
+    const pid_t pid_after = PluginPid(id_after);
+    if (id_after != plugin_id) {
+      r["interrupted"] = "the plugin was replaced during the run (docker plugin id " +
+                         plugin_id.substr(0, 12) + " -> " + id_after.substr(0, 12) + ")";
+    } else if (pid_after != plugin_pid) {
+      r["restarted"] = true;
+    } else {
+      r["plugin_cpu_s"] = ProcessCpuSeconds(plugin_pid) - plugin_cpu0;
+      r["peak_rss_bytes"] = ProcessStatusBytes(plugin_pid, "VmHWM");
+    }
     std::this_thread::sleep_for(500ms);  // duplicates, if any, would arrive right behind
     r["delivered"] = loki.Query().Count("{container_name=" + e2e::LogqlQuote(name) + "}");
   }
@@ -250,7 +278,7 @@ json Medians(const json& runs) {
                           "peak_rss_bytes", "delivered"}) {
     std::vector<double> v;
     for (const auto& r : runs) {
-      if (r.contains(key)) v.push_back(r[key].get<double>());
+      if (r.contains(key) && !r.contains("interrupted")) v.push_back(r[key].get<double>());
     }
     if (v.empty()) continue;
     std::sort(v.begin(), v.end());
@@ -335,9 +363,16 @@ int Main(int argc, char** argv) {
     if (wanted(v.driver)) variants.push_back(v);
   }
   std::vector<json> runs(variants.size(), json::array());
-  for (int rep = 1; rep <= opt.repeat; ++rep) {
+  std::string stopped;
+  for (int rep = 1; rep <= opt.repeat && stopped.empty(); ++rep) {
     for (std::size_t i = 0; i < variants.size(); ++i) {
       const Variant& v = variants[i];
+      if (const std::string e2e = RunningE2eTests(); !e2e.empty()) {
+        stopped = "end-to-end tests started (pid " + e2e.substr(0, 120) +
+                  "); they reinstall the skald plugin, so the runs stopped here";
+        std::cerr << "docker side by side: " << stopped << "\n";
+        break;
+      }
       json r = RunOnce(opt, v, image, loki, rep);
       char line[256];
       std::snprintf(line, sizeof line,
@@ -347,6 +382,11 @@ int Main(int argc, char** argv) {
                     r.value("plugin_cpu_s", 0.0), r.value("peak_rss_bytes", 0.0) / 1048576.0,
                     r.value("delivered", -1LL));
       std::cerr << line << "\n";
+      if (r.contains("interrupted")) {
+        std::cerr << "  NOT COUNTED: " << r["interrupted"].get<std::string>() << "\n";
+      } else if (r.value("restarted", false)) {
+        std::cerr << "  the plugin process died during the run and dockerd restarted it\n";
+      }
       runs[i].push_back(std::move(r));
     }
   }
@@ -354,8 +394,16 @@ int Main(int argc, char** argv) {
   bool ok = true;
   for (std::size_t i = 0; i < variants.size(); ++i) {
     bool all = true;
+    int interrupted = 0, restarted = 0;
     if (variants[i].plugin) {
-      for (const auto& r : runs[i]) all = all && r.value("delivered", -1LL) == opt.lines;
+      for (const auto& r : runs[i]) {
+        if (r.contains("interrupted")) {
+          ++interrupted;
+          continue;
+        }
+        if (r.value("restarted", false)) ++restarted;
+        all = all && r.value("delivered", -1LL) == opt.lines && !r.value("restarted", false);
+      }
     }
     // Only skald's losses fail the benchmark; the Go driver's are reported.
     if (variants[i].driver == "skald") ok = ok && all;
@@ -364,9 +412,12 @@ int Main(int argc, char** argv) {
                        {"plugin", variants[i].plugin},
                        {"runs", runs[i]},
                        {"median", Medians(runs[i])},
-                       {"all_delivered", all}});
+                       {"all_delivered", all},
+                       {"interrupted_runs", interrupted},
+                       {"restarted_runs", restarted}});
   }
   out["results"] = results;
+  if (!stopped.empty()) out["stopped"] = stopped;
   out["ok"] = ok;
   if (!opt.json_path.empty()) {
     std::ofstream(opt.json_path) << out.dump(2) << "\n";
