@@ -425,9 +425,8 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
         if (writer) writer->Seal();
         std::lock_guard lock(mu_);
         stream_by_file_.erase(file);
-        if (!joined) {
-          // Left to the reader: the stream (with no session) reads what the journal holds.
-        }
+        // A new stream stays with the reader: with no session it reads what the journal
+        // holds and ends.
         throw;
       }
       // The joined stream ended just now: start a new one for this session.
