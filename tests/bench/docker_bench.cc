@@ -55,6 +55,7 @@ struct Options {
   std::string json_path;
   std::string drivers = "none,json-file,skald,go";
   std::string skald_is_build;  // "true"/"false": whether the installed skald is the one built
+  std::string skald_state;     // host directory of skald's journals (found at start)
 };
 
 std::string Trim(std::string s) {
@@ -116,6 +117,25 @@ pid_t PluginPid(const std::string& plugin_id) {
     }
   }
   return -1;
+}
+
+// The host directory of skald's journals: the mount whose destination is the plugin's
+// STATE_DIR; "" when it keeps none.
+std::string SkaldStateSource(const std::string& plugin) {
+  auto r = Docker({"plugin", "inspect", "--format", "{{json .Settings}}", plugin}, 30s);
+  if (!r.ok()) return "";
+  const json settings = json::parse(r.out, nullptr, false);
+  if (settings.is_discarded()) return "";
+  std::string state_dir;
+  for (const auto& e : settings.value("Env", json::array())) {
+    const std::string kv = e.get<std::string>();
+    if (kv.rfind("STATE_DIR=", 0) == 0) state_dir = kv.substr(10);
+  }
+  if (state_dir.empty()) return "";
+  for (const auto& m : settings.value("Mounts", json::array())) {
+    if (m.value("Destination", "") == state_dir) return m.value("Source", "");
+  }
+  return "";
 }
 
 // Loki's own count of lines its distributor accepted (all tenants).
@@ -224,6 +244,7 @@ json RunOnce(const Options& opt, const Variant& v, const std::string& image,
   json r = {{"container", name}};
   auto run = Docker(args, 300s);
   if (!run.ok()) throw std::runtime_error("docker run failed: " + run.Describe());
+  const std::string container_id = Trim(run.out);
   auto exit_code = e2e::WaitContainerExit(name, 600s);
   const auto t_exit = std::chrono::steady_clock::now();
   r["run_s"] = Seconds(t_exit - t0);
@@ -269,6 +290,11 @@ json RunOnce(const Options& opt, const Variant& v, const std::string& image,
   }
   r["dockerd_cpu_s"] = ProcessCpuSeconds(dockerd_pid) - dockerd_cpu0;
   Docker({"rm", "-f", name}, 60s);
+  // skald keeps a stopped container's journal for `docker logs` (days); ours can go now.
+  if (v.driver == "skald" && !opt.skald_state.empty() && !container_id.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(opt.skald_state + "/containers/" + container_id, ec);
+  }
   return r;
 }
 
@@ -342,6 +368,7 @@ int Main(int argc, char** argv) {
               << "' is not installed and enabled (make install)\n";
     return 1;
   }
+  opt.skald_state = SkaldStateSource(opt.skald_plugin);
   const std::string image = e2e::E2eEnv::Get().TestImage();
   std::cerr << "docker side by side: starting Loki on 127.0.0.1:" << opt.loki_port << "\n";
   LokiProcess loki(opt.loki_dir, opt.loki_port);

@@ -20,7 +20,7 @@
 #   BENCH_INSTALL 1 (default): `make install` when the installed skald plugin is not the binary
 #                 just built; 0: measure whichever skald plugin is installed
 # Part 3 replaces the installed `skald` plugin (make install), so it is skipped while
-# end-to-end tests run. It leaves no container, Loki or Go plugin behind.
+# end-to-end tests run. It leaves no container, Loki, Go plugin or skald journal behind.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
