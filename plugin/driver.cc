@@ -525,13 +525,24 @@ void Driver::OnEnd(uint64_t stream_id, bool /*corrupt*/) {
   queue_cv_.notify_one();
 }
 
+bool Driver::WindowFull(const Stream& stream) const {
+  return stream.window_bytes.load() >= static_cast<int64_t>(config_.stream_window_bytes) &&
+         window_bytes_.load() >= static_cast<int64_t>(config_.total_window_bytes);
+}
+
 bool Driver::WantsLines(uint64_t stream_id) {
-  std::lock_guard lock(mu_);
-  auto it = streams_.find(stream_id);
-  if (it == streams_.end()) return true;
-  const int64_t own = it->second->window_bytes.load();
-  return own < static_cast<int64_t>(config_.stream_window_bytes) ||
-         window_bytes_.load() < static_cast<int64_t>(config_.total_window_bytes);
+  std::shared_ptr<LokiClient> client;
+  {
+    std::lock_guard lock(mu_);
+    auto it = streams_.find(stream_id);
+    if (it == streams_.end() || !WindowFull(*it->second)) return true;
+    client = it->second->client;
+  }
+  // The window frees only as entries are acknowledged: the client must not sit on them until
+  // loki-batch-wait (a stream's stderr lines, say, filling a batch slowly would hold back
+  // every chunk they belong to).
+  if (client) client->SendBuffered();
+  return false;
 }
 
 void Driver::OnEvicted(uint64_t stream_id, uint64_t lines) {
@@ -576,6 +587,7 @@ void Driver::PushChunk(Stream& stream, std::vector<LokiEntry>& entries,
     freed = AdvanceLocked(stream);
   }
   if (freed > 0) reader_->Wake();
+  if (WindowFull(stream)) stream.client->SendBuffered();  // see WantsLines
 }
 
 std::size_t Driver::AdvanceLocked(Stream& stream) {

@@ -144,6 +144,8 @@ class Driver : public LineSink, public DeliveryListener {
   void MaybeRetire(const std::shared_ptr<Stream>& stream);
   // Reader thread, every maintenance_interval: cursors, journal budget, age limit.
   void Maintain();
+  // The stream holds its window and all streams together hold theirs: decoding pauses.
+  bool WindowFull(const Stream& stream) const;
   void PersistCursors();
 
   DriverConfig config_;

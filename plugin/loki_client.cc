@@ -365,6 +365,7 @@ struct LokiClient::Impl {
 
   void Push(LokiEntry entry);
   bool Flush(std::chrono::milliseconds deadline);
+  void SendBuffered();
   void Stop(std::chrono::milliseconds deadline);
 
   void LaneLoop(Lane& lane);
@@ -619,6 +620,13 @@ bool LokiClient::Impl::Flush(std::chrono::milliseconds deadline) {
   flush_target_ = std::max(flush_target_, target);
   for (auto& lane : lanes_) lane->cv.notify_one();
   return done_cv_.wait_for(lock, deadline, [&] { return FlushedLocked(target); });
+}
+
+void LokiClient::Impl::SendBuffered() {
+  std::lock_guard lock(mu_);
+  if (flush_target_ >= next_seq_) return;
+  flush_target_ = next_seq_;
+  for (auto& lane : lanes_) lane->cv.notify_one();
 }
 
 void LokiClient::Impl::Stop(std::chrono::milliseconds deadline) {
@@ -917,6 +925,8 @@ LokiClient::~LokiClient() = default;
 void LokiClient::Push(LokiEntry entry) { impl_->Push(std::move(entry)); }
 
 bool LokiClient::Flush(std::chrono::milliseconds deadline) { return impl_->Flush(deadline); }
+
+void LokiClient::SendBuffered() { impl_->SendBuffered(); }
 
 void LokiClient::Stop(std::chrono::milliseconds deadline) { impl_->Stop(deadline); }
 

@@ -119,6 +119,11 @@ class LokiClient {
   // Returns true when everything pushed so far was delivered or dropped.
   bool Flush(std::chrono::milliseconds deadline);
 
+  // Sends what is buffered now without waiting for loki-batch-wait or a full batch, and
+  // returns at once. For a producer whose memory window is full: it gets room back only when
+  // these entries are acknowledged.
+  void SendBuffered();
+
   // Flush(deadline), then stops the lanes; entries still unsent are counted as dropped
   // (reason "shutdown"). No Push() after Stop().
   void Stop(std::chrono::milliseconds deadline);
