@@ -754,6 +754,8 @@ void Driver::FinishStream(uint64_t stream_id) {
     // Nothing is held any more: this last chunk carries the cursor to the end.
     PushChunk(*stream, stream->converted, stream->last_resume, 0, false);
   }
+  // The container's last lines go now, not after loki-batch-wait.
+  if (stream->client) stream->client->SendBuffered();
   {
     std::lock_guard lock(mu_);
     stream->finished = true;

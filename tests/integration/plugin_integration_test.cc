@@ -76,6 +76,25 @@ TEST_F(PluginIntegration, EveryLineArrivesInOrderWithLabels) {
   }
 }
 
+// A stream whose stderr lines are few fills its stderr batch slowly; the chunks they belong to
+// hold the in-memory window (8 MiB) until they are acknowledged. A full window makes the client
+// send what it holds, and so does the end of the stream, so delivery never waits for
+// loki-batch-wait (30 s here; the 30 MB take about a second when that works, and four batch
+// waits, 2 minutes, when it does not).
+TEST_F(PluginIntegration, AFullWindowDoesNotWaitForTheBatchWait) {
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(c, Opts({{"loki-batch-wait", "30s"}})), "");
+  const int kLines = 120000;
+  const std::string pad(230, 'p');
+  for (int i = 0; i < kLines; ++i) {
+    daemon_->WriteLine(c, std::to_string(i) + pad, i % 20 == 19 ? "stderr" : "stdout");
+  }
+  ASSERT_EQ(daemon_->StopContainer(c), "");
+  ASSERT_TRUE(loki_.WaitForEntries(kLines, 25s)) << loki_.StatsJson();
+  EXPECT_EQ(loki_.Duplicates(), 0u);
+  EXPECT_EQ(loki_.OutOfOrder(), 0u);
+}
+
 TEST_F(PluginIntegration, TheLastLinesArriveWhenStopLoggingPrecedesEof) {
   FakeDaemon::Container c;
   ASSERT_EQ(daemon_->StartContainer(c, Opts()), "");
