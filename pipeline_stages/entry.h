@@ -64,6 +64,12 @@ class LabelSet {
 
   friend bool operator==(const LabelSet& a, const LabelSet& b);
 
+  // For caches of what is derived from a set: sets copied from one set share its base until
+  // one of them is compacted, and two sets that share a base and whose OverlayBytes() are equal
+  // are equal (equal sets may still differ there: edits made in another order).
+  bool SharesBaseWith(const LabelSet& other) const { return base_ == other.base_; }
+  std::string_view OverlayBytes() const { return edits_.bytes(); }
+
  private:
   using Base = std::vector<Label>;
 
@@ -114,6 +120,7 @@ class LabelSet {
 
     bool empty() const { return size_ == 0; }
     void clear() { size_ = 0; }
+    std::string_view bytes() const { return std::string_view(data(), size_); }
 
     // Calls f(const Record&) for each record in the order made; stops when f returns false.
     template <typename F>

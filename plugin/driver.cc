@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unordered_map>
 
 #include "pipeline_stages/config_error.h"
 #include "pipeline_stages/pipeline.h"
@@ -37,6 +39,22 @@ std::vector<std::string> SplitComma(const std::string& list) {
 }
 
 constexpr std::chrono::milliseconds kPipelineFlushInterval{200};
+// Distinct label sets a pipeline's output may have per stream before the cache starts over.
+constexpr std::size_t kMaxCachedSelectors = 4096;
+
+struct OverlayHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+// The selector of `labels`; empty when Loki would refuse them (counted by the caller).
+StreamSelector RenderSelector(const stages::LabelSet& labels) {
+  StreamLabelSet pairs;
+  labels.ForEach([&](std::string_view k, std::string_view v) { pairs.emplace_back(k, v); });
+  std::string rendered, error;
+  if (!RenderStreamLabels(pairs, rendered, &error)) return {};
+  return StreamSelector(std::move(rendered));
+}
 
 std::size_t LinesBytes(const std::vector<LogLine>& lines) {
   std::size_t bytes = 0;
@@ -105,7 +123,7 @@ struct Driver::Stream {
   ContainerInfo info;
   LogOptions options;
   std::shared_ptr<LokiClient> client;
-  std::string rendered_labels[2];  // stdout, stderr
+  StreamSelector rendered_labels[2];  // stdout, stderr
   std::atomic<bool> stop_requested{false};
   bool dropped_by_relabel = false;  // a relabel rule dropped the stream: count, never send
   // With a pipeline (shipping thread only):
@@ -113,8 +131,10 @@ struct Driver::Stream {
   stages::LabelSet labels[2];  // container labels + source, the pipeline's input
   std::vector<stages::Entry> out;
   std::vector<LokiEntry> converted;
-  StreamLabelSet last_labels;  // the label set rendered last, and its rendering
-  std::string last_rendered;
+  // Selectors of the pipeline's output whose labels are labels[source] and an overlay the
+  // stages made, by the overlay's bytes (empty: Loki would refuse them).
+  std::unordered_map<std::string, StreamSelector, OverlayHash, std::equal_to<>> selectors[2];
+  StreamSelector uncached;  // the last selector of labels that are not in `selectors`
   // With a journal:
   std::shared_ptr<Journal> journal;
   JournalPosition last_resume;  // of the newest chunk (shipping thread)
@@ -253,12 +273,11 @@ std::shared_ptr<Driver::Stream> Driver::MakeStream(const std::string& file,
     StreamLabelSet with_source = labels;
     with_source.emplace_back("source", std::string(LogSourceName(source)));
     std::sort(with_source.begin(), with_source.end());
-    std::string error;
-    if (!stream->dropped_by_relabel &&
-        !RenderStreamLabels(with_source, stream->rendered_labels[static_cast<int>(source)],
-                            &error)) {
+    std::string rendered, error;
+    if (!stream->dropped_by_relabel && !RenderStreamLabels(with_source, rendered, &error)) {
       throw OptionError("skald: the container's labels are not valid for Loki: " + error);
     }
+    stream->rendered_labels[static_cast<int>(source)] = StreamSelector(std::move(rendered));
     std::vector<stages::Label> as_stage_labels;
     for (const auto& [k, v] : with_source) as_stage_labels.push_back({k, v});
     stream->labels[static_cast<int>(source)] =
@@ -562,8 +581,7 @@ void Driver::OnEvicted(uint64_t stream_id, uint64_t lines) {
 void Driver::PushChunk(Stream& stream, std::vector<LokiEntry>& entries,
                        const JournalPosition& resume, std::size_t bytes, bool held) {
   if (!stream.journal) {
-    for (LokiEntry& e : entries) stream.client->Push(std::move(e));
-    entries.clear();
+    stream.client->PushAll(entries);
     return;
   }
   uint64_t seq;
@@ -574,11 +592,8 @@ void Driver::PushChunk(Stream& stream, std::vector<LokiEntry>& entries,
         Stream::Chunk{seq, resume, static_cast<int64_t>(entries.size()) + 1, bytes, held});
   }
   stream.last_resume = resume;
-  for (LokiEntry& e : entries) {
-    e.ticket = DeliveryTicket{this, stream.id, seq};
-    stream.client->Push(std::move(e));
-  }
-  entries.clear();
+  for (LokiEntry& e : entries) e.ticket = DeliveryTicket{this, stream.id, seq};
+  stream.client->PushAll(entries);
   std::size_t freed;
   {
     std::lock_guard lock(stream.ack_mu);
@@ -696,21 +711,14 @@ void Driver::Ship(Stream& stream, Batch& batch) {
 
 void Driver::ConvertPipelineOutput(Stream& stream, std::vector<stages::Entry>& entries,
                                    std::vector<LokiEntry>& converted) {
-  StreamLabelSet labels;
   for (stages::Entry& e : entries) {
-    labels.clear();
-    e.labels.ForEach([&](std::string_view k, std::string_view v) { labels.emplace_back(k, v); });
-    if (labels != stream.last_labels) {
-      std::string error;
-      if (!RenderStreamLabels(labels, stream.last_rendered, &error)) {
-        observer_.EntryDropped("invalid_labels");
-        stream.last_labels.clear();
-        continue;
-      }
-      stream.last_labels = labels;
+    const StreamSelector* selector = SelectorFor(stream, e.labels);
+    if (selector == nullptr) {
+      observer_.EntryDropped("invalid_labels");
+      continue;
     }
     LokiEntry& out = converted.emplace_back();
-    out.labels = stream.last_rendered;
+    out.labels = *selector;
     out.timestamp_ns = e.timestamp_ns;
     out.line = std::move(e.line);
     out.tenant = std::move(e.tenant);
@@ -719,6 +727,22 @@ void Driver::ConvertPipelineOutput(Stream& stream, std::vector<stages::Entry>& e
     }
   }
   entries.clear();
+}
+
+const StreamSelector* Driver::SelectorFor(Stream& stream, const stages::LabelSet& labels) {
+  for (int source = 0; source < 2; ++source) {
+    if (!labels.SharesBaseWith(stream.labels[source])) continue;
+    auto& cache = stream.selectors[source];
+    const std::string_view overlay = labels.OverlayBytes();
+    auto it = cache.find(overlay);
+    if (it == cache.end()) {
+      if (cache.size() >= kMaxCachedSelectors) cache.clear();
+      it = cache.emplace(std::string(overlay), RenderSelector(labels)).first;
+    }
+    return it->second.empty() ? nullptr : &it->second;
+  }
+  stream.uncached = RenderSelector(labels);
+  return stream.uncached.empty() ? nullptr : &stream.uncached;
 }
 
 void Driver::FlushPipelines(bool final_for_all) {

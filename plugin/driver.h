@@ -41,6 +41,7 @@
 #include "plugin/metrics.h"
 #include "plugin/pipeline_metrics_observer.h"
 #include "plugin/stream_labels.h"
+#include "plugin/stream_selector.h"
 
 namespace skald {
 
@@ -131,6 +132,8 @@ class Driver : public LineSink, public DeliveryListener {
   // Converts what a pipeline let out; labels are rendered once per distinct label set.
   void ConvertPipelineOutput(Stream& stream, std::vector<stages::Entry>& entries,
                              std::vector<LokiEntry>& out);
+  // The selector of `labels` (cached per stream); null when Loki would refuse the labels.
+  const StreamSelector* SelectorFor(Stream& stream, const stages::LabelSet& labels);
   // Hands `entries` to the stream's client as one chunk of the journal (resume: where a
   // restart would read again to produce what comes after them).
   void PushChunk(Stream& stream, std::vector<LokiEntry>& entries, const JournalPosition& resume,

@@ -179,8 +179,9 @@ std::size_t EntryBytes(const LokiEntry& e) {
   return n;
 }
 
+// The selector is shared by the entries of a stream: not counted per entry.
 std::size_t EntryMemory(const LokiEntry& e) {
-  std::size_t n = kEntryOverheadBytes + e.labels.size() + e.tenant.size() + e.line.size();
+  std::size_t n = kEntryOverheadBytes + e.tenant.size() + e.line.size();
   for (const auto& [name, value] : e.structured_metadata) n += 32 + name.size() + value.size();
   return n;
 }
@@ -364,6 +365,7 @@ struct LokiClient::Impl {
   ~Impl();
 
   void Push(LokiEntry entry);
+  void PushAll(std::vector<LokiEntry>& entries);
   bool Flush(std::chrono::milliseconds deadline);
   void SendBuffered();
   void Stop(std::chrono::milliseconds deadline);
@@ -528,44 +530,78 @@ void LokiClient::Impl::CountDropped(const std::string& reason, std::span<const Q
 }
 
 void LokiClient::Impl::Push(LokiEntry entry) {
-  if (entry.tenant.empty()) entry.tenant = config.tenant_id;
-  const std::size_t bytes = EntryBytes(entry);
-  const std::size_t memory = EntryMemory(entry);
-  Lane& lane = *lanes_[std::hash<std::string>{}(entry.labels) % lanes_.size()];
-  pending_.fetch_add(1, std::memory_order_relaxed);
-  pending_gauge.Add(1);
+  std::vector<LokiEntry> one;
+  one.push_back(std::move(entry));
+  PushAll(one);
+}
+
+void LokiClient::Impl::PushAll(std::vector<LokiEntry>& entries) {
+  if (entries.empty()) return;
+  pending_.fetch_add(entries.size(), std::memory_order_relaxed);
+  pending_gauge.Add(static_cast<int64_t>(entries.size()));
 
   std::unique_lock lock(mu_);
   if (closed_) {
     lock.unlock();
-    if (config.durable) {
-      Settle(1);
-      Notify(entry, false);
-    } else {
-      CountDropped("shutdown", 1, bytes);
-      Notify(entry, true);
+    for (LokiEntry& entry : entries) {
+      if (config.durable) {
+        Settle(1);
+        Notify(entry, false);
+      } else {
+        CountDropped("shutdown", 1, EntryBytes(entry));
+        Notify(entry, true);
+      }
     }
+    entries.clear();
     return;
   }
+  const auto now = Clock::now();
   uint64_t dropped = 0;
-  if (!config.durable && memory > config.max_buffered_bytes) {
-    lock.unlock();
-    CountDropped("buffer_full", 1, bytes);
-    Notify(entry, true);
-    dropped = 1;
-  } else {
+  // Entries that could never fit are settled after the lock is released.
+  std::vector<LokiEntry> too_big;
+  // Consecutive entries mostly share their stream and tenant: the lane and queue are looked
+  // up again only when they change.
+  const StreamSelector* last_labels = nullptr;
+  Lane* lane = nullptr;
+  TenantQueue* tq = nullptr;
+  const std::string* tq_tenant = nullptr;
+  for (LokiEntry& entry : entries) {
+    if (entry.tenant.empty()) entry.tenant = config.tenant_id;
+    const std::size_t bytes = EntryBytes(entry);
+    const std::size_t memory = EntryMemory(entry);
+    if (!config.durable && memory > config.max_buffered_bytes) {
+      too_big.push_back(std::move(entry));
+      continue;
+    }
     while (!config.durable && queued_memory_ + memory > config.max_buffered_bytes &&
            DropOldestLocked()) {
       ++dropped;
+      tq = nullptr;  // DropOldestLocked may have erased it, or popped the entry last points to
+      last_labels = nullptr;
     }
-    const auto now = Clock::now();
-    TenantQueue& tq = lane.tenants[entry.tenant];
-    const bool was_empty = tq.entries.empty();
-    tq.bytes += bytes;
+    if (last_labels == nullptr || !last_labels->SameText(entry.labels)) {
+      Lane* l = lanes_[entry.labels.hash() % lanes_.size()].get();
+      if (l != lane) tq = nullptr;
+      lane = l;
+    }
+    if (tq == nullptr || *tq_tenant != entry.tenant) {
+      auto it = lane->tenants.try_emplace(entry.tenant).first;
+      tq = &it->second;
+      tq_tenant = &it->first;
+    }
+    const bool was_empty = tq->entries.empty();
+    tq->bytes += bytes;
     queued_memory_ += memory;
-    tq.entries.push_back(Queued{std::move(entry), next_seq_++, now, bytes, memory});
-    if (was_empty || tq.bytes >= config.batch_size_bytes) lane.cv.notify_one();
-    lock.unlock();
+    tq->entries.push_back(Queued{std::move(entry), next_seq_++, now, bytes, memory});
+    last_labels = &tq->entries.back().entry.labels;
+    if (was_empty || tq->bytes >= config.batch_size_bytes) lane->cv.notify_one();
+  }
+  lock.unlock();
+  entries.clear();
+  for (LokiEntry& entry : too_big) {
+    CountDropped("buffer_full", 1, EntryBytes(entry));
+    Notify(entry, true);
+    ++dropped;
   }
   if (dropped > 0) {
     done_cv_.notify_all();
@@ -749,14 +785,21 @@ void LokiClient::Impl::Deliver(Lane& lane, std::span<Queued> batch) {
   lane.stream_index.clear();
   lane.stream_labels.clear();
   for (auto& v : lane.stream_entries) v.clear();
+  const StreamSelector* last = nullptr;
+  std::size_t index = 0;
   for (const Queued& q : batch) {
-    auto [it, inserted] = lane.stream_index.try_emplace(q.entry.labels, lane.stream_labels.size());
-    if (inserted) {
-      lane.stream_labels.push_back(q.entry.labels);
-      if (lane.stream_entries.size() < lane.stream_labels.size())
-        lane.stream_entries.emplace_back();
+    if (last == nullptr || !last->SameText(q.entry.labels)) {
+      auto [it, inserted] =
+          lane.stream_index.try_emplace(q.entry.labels.view(), lane.stream_labels.size());
+      if (inserted) {
+        lane.stream_labels.push_back(q.entry.labels.view());
+        if (lane.stream_entries.size() < lane.stream_labels.size())
+          lane.stream_entries.emplace_back();
+      }
+      index = it->second;
+      last = &q.entry.labels;
     }
-    lane.stream_entries[it->second].push_back(&q.entry);
+    lane.stream_entries[index].push_back(&q.entry);
   }
   lane.streams.clear();
   for (std::size_t i = 0; i < lane.stream_labels.size(); ++i) {
@@ -923,6 +966,8 @@ LokiClient::LokiClient(LokiClientConfig config, MetricsRegistry& metrics)
 LokiClient::~LokiClient() = default;
 
 void LokiClient::Push(LokiEntry entry) { impl_->Push(std::move(entry)); }
+
+void LokiClient::PushAll(std::vector<LokiEntry>& entries) { impl_->PushAll(entries); }
 
 bool LokiClient::Flush(std::chrono::milliseconds deadline) { return impl_->Flush(deadline); }
 

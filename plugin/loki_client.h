@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "plugin/metrics.h"
+#include "plugin/stream_selector.h"
 
 namespace skald {
 
@@ -97,7 +98,7 @@ class DeliveryListener {
 
 // One finished entry, as it goes to Loki.
 struct LokiEntry {
-  std::string labels;  // rendered stream selector, stable: {a="x", b="y"} (names sorted)
+  StreamSelector labels;  // rendered stream selector, stable: {a="x", b="y"} (names sorted)
   int64_t timestamp_ns = 0;
   std::string line;
   std::vector<std::pair<std::string, std::string>> structured_metadata;
@@ -114,6 +115,8 @@ class LokiClient {
   LokiClient& operator=(const LokiClient&) = delete;
 
   void Push(LokiEntry entry);
+  // Push() of each entry, in order, taking the client's lock once; `entries` is left empty.
+  void PushAll(std::vector<LokiEntry>& entries);
 
   // Sends what is buffered now, waiting at most `deadline` for it to be acknowledged.
   // Returns true when everything pushed so far was delivered or dropped.

@@ -294,6 +294,54 @@ TEST_F(PluginIntegration, PipelineStagesSetLabelsLineAndStructuredMetadata) {
   }
 }
 
+// Selectors of the pipeline's output are cached per stream by the labels the stages set: lines
+// whose labels alternate (and whose stages set them in either order) each reach the stream of
+// their own labels, on stdout and stderr alike.
+TEST_F(PluginIntegration, EveryLineReachesTheStreamOfItsOwnPipelineLabels) {
+  const std::string stages = R"(
+- json:
+    expressions: {level: level, context: context}
+- match:
+    selector: '{source="stderr"}'
+    stages:
+    - labels: {context: }
+    - labels: {level: }
+- labels: {level: , context: }
+)";
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(c, Opts({{"loki-pipeline-stages", stages}})), "");
+  const char* levels[] = {"info", "warn", "error"};
+  const char* contexts[] = {"a", "b"};
+  const int kLines = 600;
+  for (int i = 0; i < kLines; ++i) {
+    const std::string level = levels[i % 3], context = contexts[(i / 3) % 2];
+    const std::string source = i % 5 == 0 ? "stderr" : "stdout";
+    daemon_->WriteLine(c,
+                       R"({"level":")" + level + R"(","context":")" + context + R"(","for":")" +
+                           level + "/" + context + "/" + source + R"("})",
+                       source);
+  }
+  daemon_->StopContainer(c);
+  ASSERT_TRUE(loki_.WaitForEntries(kLines, 10s));
+  auto streams = loki_.Streams();
+  EXPECT_EQ(streams.size(), 12u);
+  std::size_t seen = 0;
+  for (const auto& st : streams) {
+    for (const auto& e : st.entries) {
+      const std::string want = e.line.substr(e.line.find(R"("for":")") + 7);
+      const std::string level = want.substr(0, want.find('/'));
+      const std::string context = want.substr(level.size() + 1, want.rfind('/') - level.size() - 1);
+      const std::string source =
+          want.substr(want.rfind('/') + 1, want.size() - want.rfind('/') - 3);
+      EXPECT_THAT(st.labels, HasSubstr("level=\"" + level + "\""));
+      EXPECT_THAT(st.labels, HasSubstr("context=\"" + context + "\""));
+      EXPECT_THAT(st.labels, HasSubstr("source=\"" + source + "\""));
+      ++seen;
+    }
+  }
+  EXPECT_EQ(seen, static_cast<std::size_t>(kLines));
+}
+
 TEST_F(PluginIntegration, DropStageCountsWhatItDrops) {
   FakeDaemon::Container c;
   ASSERT_EQ(daemon_->StartContainer(c, Opts({{"loki-pipeline-stages",
