@@ -129,8 +129,6 @@ struct Driver::Stream {
   // With a pipeline (shipping thread only):
   std::unique_ptr<stages::Pipeline> pipeline;
   stages::LabelSet labels[2];  // container labels + source, the pipeline's input
-  std::vector<stages::Entry> out;
-  std::vector<LokiEntry> converted;
   // Selectors of the pipeline's output whose labels are labels[source] and an overlay the
   // stages made, by the overlay's bytes (empty: Loki would refuse them).
   std::unordered_map<std::string, StreamSelector, OverlayHash, std::equal_to<>> selectors[2];
@@ -683,7 +681,7 @@ void Driver::MaybeRetire(const std::shared_ptr<Stream>& stream) {
 
 void Driver::Ship(Stream& stream, Batch& batch) {
   std::vector<LogLine>& lines = batch.lines;
-  std::vector<LokiEntry>& entries = stream.converted;
+  std::vector<LokiEntry>& entries = converted_;
   entries.clear();
   if (stream.dropped_by_relabel) {
     dropped_relabel_.Add(lines.size());
@@ -701,9 +699,9 @@ void Driver::Ship(Stream& stream, Batch& batch) {
       e.labels = stream.labels[static_cast<int>(l.source)];
       e.timestamp_ns = l.time_nano;
       e.line = std::move(l.line);
-      stream.pipeline->Process(std::move(e), stream.out);
+      stream.pipeline->Process(std::move(e), pipeline_out_);
     }
-    ConvertPipelineOutput(stream, stream.out, entries);
+    ConvertPipelineOutput(stream, pipeline_out_, entries);
   }
   PushChunk(stream, entries, batch.resume, batch.journaled ? batch.bytes : 0,
             PipelineHolds(stream));
@@ -755,11 +753,11 @@ void Driver::FlushPipelines(bool final_for_all) {
   }
   int64_t now = stages::Clock::System().NowNs();
   for (const auto& s : with_pipeline) {
-    s->pipeline->Flush(now, final_for_all, s->out);
-    if (s->out.empty()) continue;
-    s->converted.clear();
-    ConvertPipelineOutput(*s, s->out, s->converted);
-    PushChunk(*s, s->converted, s->last_resume, 0, PipelineHolds(*s));
+    s->pipeline->Flush(now, final_for_all, pipeline_out_);
+    if (pipeline_out_.empty()) continue;
+    converted_.clear();
+    ConvertPipelineOutput(*s, pipeline_out_, converted_);
+    PushChunk(*s, converted_, s->last_resume, 0, PipelineHolds(*s));
   }
 }
 
@@ -772,11 +770,11 @@ void Driver::FinishStream(uint64_t stream_id) {
     stream = it->second;
   }
   if (stream->pipeline) {  // the end of the stream releases what stages hold
-    stream->pipeline->Flush(stages::Clock::System().NowNs(), true, stream->out);
-    stream->converted.clear();
-    ConvertPipelineOutput(*stream, stream->out, stream->converted);
+    stream->pipeline->Flush(stages::Clock::System().NowNs(), true, pipeline_out_);
+    converted_.clear();
+    ConvertPipelineOutput(*stream, pipeline_out_, converted_);
     // Nothing is held any more: this last chunk carries the cursor to the end.
-    PushChunk(*stream, stream->converted, stream->last_resume, 0, false);
+    PushChunk(*stream, converted_, stream->last_resume, 0, false);
   }
   // The container's last lines go now, not after loki-batch-wait.
   if (stream->client) stream->client->SendBuffered();
@@ -887,10 +885,14 @@ void Driver::PersistCursors() {
 
 void Driver::Maintain() {
   PersistCursors();
-  // The budget and the age limit look at every journal: once a second is enough.
+  // The budget looks at every journal's size (kept in memory): once a second is enough. The
+  // age limit and the order of removal need each stopped container's newest file time (a
+  // stat): only once a minute, or when the budget is exceeded.
   const auto now_steady = std::chrono::steady_clock::now();
   if (now_steady - last_budget_check_ < std::chrono::seconds(1)) return;
   last_budget_check_ = now_steady;
+  const bool check_age = now_steady - last_age_check_ >= std::chrono::minutes(1);
+  if (check_age) last_age_check_ = now_steady;
   // Journals of containers with no stream (stopped, delivered) are candidates for removal.
   std::vector<std::pair<std::string, std::shared_ptr<Journal>>> idle, live;
   {
@@ -906,7 +908,7 @@ void Driver::Maintain() {
   // Age limit: stopped containers' journals not written for journal_max_age, unless keep-file.
   const auto now = std::filesystem::file_time_type::clock::now();
   std::vector<std::string> removed;
-  for (auto it = idle.begin(); it != idle.end();) {
+  for (auto it = idle.begin(); check_age && it != idle.end();) {
     auto& [id, j] = *it;
     bool expired = now - j->LastWrite() > config_.journal_max_age;
     if (expired) {
@@ -933,9 +935,15 @@ void Driver::Maintain() {
   }
   // Plugin-wide budget: stopped containers' journals go first (least recently written first),
   // then the oldest segments of the largest live journals.
-  std::sort(idle.begin(), idle.end(), [](const auto& a, const auto& b) {
-    return a.second->LastWrite() < b.second->LastWrite();
-  });
+  if (total > config_.journal_max_total_bytes) {
+    std::vector<std::pair<std::filesystem::file_time_type, std::size_t>> order;
+    for (std::size_t i = 0; i < idle.size(); ++i)
+      order.emplace_back(idle[i].second->LastWrite(), i);
+    std::sort(order.begin(), order.end());
+    std::vector<std::pair<std::string, std::shared_ptr<Journal>>> sorted;
+    for (const auto& [time, i] : order) sorted.push_back(std::move(idle[i]));
+    idle.swap(sorted);
+  }
   for (auto it = idle.begin(); total > config_.journal_max_total_bytes && it != idle.end(); ++it) {
     total -= std::min(total, it->second->TotalBytes());
     spdlog::info(

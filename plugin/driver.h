@@ -33,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "pipeline_stages/entry.h"
 #include "plugin/container_info.h"
 #include "plugin/fifo_reader.h"
 #include "plugin/journal.h"
@@ -57,7 +58,7 @@ struct DriverConfig {
   // more while all streams together hold less than `total_window_bytes` (a busy stream needs
   // several batches in flight). The rest waits in the journal, so memory stays flat in an
   // outage.
-  std::size_t stream_window_bytes = 512 * 1024;
+  std::size_t stream_window_bytes = 64 * 1024;
   std::size_t total_window_bytes = 8 * 1024 * 1024;
   // Cursors are persisted this often (lines acknowledged since may be sent again after a
   // kill -9); the budget and the age limit are checked once a second.
@@ -174,6 +175,7 @@ class Driver : public LineSink, public DeliveryListener {
   std::map<std::string, std::shared_ptr<Journal>> journals_;  // by container id
   std::unique_ptr<JournalStore> store_;
   std::chrono::steady_clock::time_point last_budget_check_;  // reader thread
+  std::chrono::steady_clock::time_point last_age_check_;     // reader thread
   std::atomic<int64_t> window_bytes_{0};  // decoded, not acknowledged, all journaled streams
   std::map<std::string, std::shared_ptr<LokiClient>> clients_;  // by LokiClientConfig::Key()
   std::deque<Batch> queue_;
@@ -182,6 +184,11 @@ class Driver : public LineSink, public DeliveryListener {
   uint64_t in_flight_lines_ = 0;  // taken from the queue, not yet pushed
   uint64_t next_id_ = 1;
   bool stopping_ = false;
+
+  // Shipping thread's scratch, shared by every stream (a vector per stream would keep the
+  // capacity of its largest chunk for the stream's life).
+  std::vector<stages::Entry> pipeline_out_;
+  std::vector<LokiEntry> converted_;
 
   std::unique_ptr<FifoReader> reader_;
   std::thread shipper_;

@@ -282,9 +282,17 @@ void FifoReader::OnEvict(Journaled& j, uint64_t segment) {
   if (lines > 0) sink_.OnEvicted(j.id, lines);
 }
 
+void FifoReader::HandOver(Journaled& j) {
+  if (j.lines.empty()) return;
+  lines_read_.Add(j.lines.size());
+  const JournalPosition resume = j.assembler.HasPending() ? j.pending_since : j.reader->position();
+  sink_.OnLines(j.id, j.lines, resume);
+  j.lines.clear();
+}
+
 bool FifoReader::Decode(Journaled& j) {
-  constexpr std::size_t kRoundLines = 8192;  // per call: other streams get their turn
-  constexpr std::size_t kWantsLinesEvery = 256;
+  constexpr std::size_t kRoundFrames = 8192;  // per call: other streams get their turn
+  constexpr std::size_t kChunkFrames = 256;
   j.more = false;
   j.paused = false;
   bool end = false;
@@ -292,16 +300,21 @@ bool FifoReader::Decode(Journaled& j) {
   JournalPosition start;
   std::size_t frames = 0;
   while (!end) {
-    if (j.lines.size() >= kRoundLines) {
-      j.more = true;
-      break;
+    // Lines go to the sink in chunks of kChunkFrames frames, and its window is checked before
+    // each chunk (not per line: it takes a lock), so a window overshoots by at most one chunk
+    // per stream.
+    if (frames % kChunkFrames == 0) {
+      if (frames == kRoundFrames) {
+        j.more = true;
+        break;
+      }
+      HandOver(j);
+      if (!sink_.WantsLines(j.id)) {
+        j.paused = true;
+        break;
+      }
     }
-    // The sink's window is checked every kWantsLinesEvery frames, not per line (it takes a
-    // lock): a window overshoots by at most that many lines.
-    if (frames++ % kWantsLinesEvery == 0 && !sink_.WantsLines(j.id)) {
-      j.paused = true;
-      break;
-    }
+    ++frames;
     const auto st = j.reader->Next(&body, &start);
     if (st == JournalFrameReader::Status::kWait) break;
     if (st == JournalFrameReader::Status::kEnd) {
@@ -334,13 +347,7 @@ bool FifoReader::Decode(Journaled& j) {
     j.skipped_reported = skipped;
   }
   ReportCounts(j.assembler, j.reported);
-  if (!j.lines.empty()) {
-    lines_read_.Add(j.lines.size());
-    const JournalPosition resume =
-        j.assembler.HasPending() ? j.pending_since : j.reader->position();
-    sink_.OnLines(j.id, j.lines, resume);
-    j.lines.clear();
-  }
+  HandOver(j);
   if (end) {
     j.journal->SetEvictHook(nullptr);
     sink_.OnEnd(j.id, false);

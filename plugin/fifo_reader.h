@@ -93,6 +93,8 @@ class FifoReader {
   void FeedAndMaybeEnd(Session& session, Journaled& j);
   // Decodes what the stream may; returns false when the stream ended (and was reported).
   bool Decode(Journaled& j);
+  // Gives the lines decoded so far to the sink.
+  void HandOver(Journaled& j);
   void OnEvict(Journaled& j, uint64_t segment);
   // Adds what the assembler counted since `reported` to the metrics; updates `reported`.
   void ReportCounts(const LineAssembler& assembler, AssemblerCounts& reported);

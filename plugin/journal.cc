@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::size_t kScanBlock = 1024 * 1024;  // frame-boundary scans (rotation, seal, open)
-constexpr std::size_t kReadBlock = 256 * 1024;   // JournalFrameReader's reused buffer
+constexpr std::size_t kReadBlock = 64 * 1024;    // JournalFrameReader's reused buffer
 constexpr std::size_t kCopyBlock = 64 * 1024;    // read+write where splice is refused
 constexpr std::size_t kEvictedRemembered = 1024;
 constexpr std::string_view kSegmentExt = ".seg";
@@ -493,9 +493,26 @@ void Journal::WriteInfo(std::string_view json) { WriteFileAtomically(dir() / "in
 
 std::optional<std::string> Journal::ReadInfo() const { return ReadSmallFile(dir() / "info.json"); }
 
+// The cursor is rewritten in place (it is persisted several times a second per stream: a new
+// file and a rename each time cost an inode allocation). Both numbers are zero-padded to 20
+// digits, so every write is one 42-byte pwrite at offset 0 over a file of that size: readers
+// see the old cursor or the new one. Files of the shorter, unpadded form (earlier versions)
+// are read and overwritten whole.
 void Journal::WriteCursor(JournalPosition cursor) {
-  WriteFileAtomically(dir() / "cursor",
-                      std::to_string(cursor.segment) + " " + std::to_string(cursor.offset) + "\n");
+  char text[64];
+  const int n = std::snprintf(text, sizeof text, "%020llu %020llu\n",
+                              static_cast<unsigned long long>(cursor.segment),
+                              static_cast<unsigned long long>(cursor.offset));
+  const fs::path path = dir() / "cursor";
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) Fail(errno, "create", path);
+  try {
+    PwriteFull(fd, text, static_cast<std::size_t>(n), 0, path);
+  } catch (...) {
+    close(fd);
+    throw;
+  }
+  close(fd);
 }
 
 std::optional<JournalPosition> Journal::ReadCursor() const {

@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string_view>
@@ -899,7 +900,7 @@ LokiClient::Impl::Outcome LokiClient::Impl::SendWithRetries(Lane& lane, std::str
                                 ? HostForUrl(url.host)
                                 : HostForUrl(url.host) + ":" + std::to_string(url.port));
   }
-  Backoff backoff(config.min_backoff, config.max_backoff);
+  std::optional<Backoff> backoff;  // seeded from the random device only when a push fails
   for (int attempt = 0;; ++attempt) {
     {
       std::lock_guard lock(mu_);
@@ -940,7 +941,8 @@ LokiClient::Impl::Outcome LokiClient::Impl::SendWithRetries(Lane& lane, std::str
     if (!config.durable && config.max_retries >= 0 && attempt >= config.max_retries) {
       return Outcome::kRetriesExhausted;
     }
-    const std::chrono::milliseconds delay = backoff.Next();
+    if (!backoff) backoff.emplace(config.min_backoff, config.max_backoff);
+    const std::chrono::milliseconds delay = backoff->Next();
     batch_retries.Add();
     uint64_t suppressed = 0;
     if (log_limiter.Allow("retry", suppressed)) {

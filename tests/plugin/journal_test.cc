@@ -376,11 +376,33 @@ TEST_F(JournalTest, CursorAndInfoRoundTripWithoutTempFiles) {
   journal->WriteCursor({4, 6789012345});
   EXPECT_EQ(journal->ReadInfo(), R"({"ContainerID":"c1"})");
   EXPECT_EQ(journal->ReadCursor(), (JournalPosition{4, 6789012345}));
-  EXPECT_EQ(ReadFile(dir_ / "cursor"), "4 6789012345\n");
+  EXPECT_EQ(ReadFile(dir_ / "cursor"), "00000000000000000004 00000000006789012345\n");
   EXPECT_TRUE(Files(".tmp").empty());
 
   WriteFile(dir_ / "cursor", "4 12");  // not what WriteCursor writes
   EXPECT_FALSE(journal->ReadCursor());
+}
+
+// Cursors are rewritten in place, always 42 bytes: an earlier version's shorter file is read
+// and then overwritten whole.
+TEST_F(JournalTest, TheCursorIsRewrittenInPlaceOverTheUnpaddedForm) {
+  auto journal = Journal::Open(dir_, {});
+  WriteFile(dir_ / "cursor", "7 99\n");
+  EXPECT_EQ(journal->ReadCursor(), (JournalPosition{7, 99}));
+  const auto inode = [&] {
+    struct stat st {};
+    EXPECT_EQ(stat((dir_ / "cursor").c_str(), &st), 0);
+    return st.st_ino;
+  };
+  const ino_t before = inode();
+  journal->WriteCursor({7, 100});
+  EXPECT_EQ(inode(), before);  // the same file: no new inode per write
+  EXPECT_EQ(fs::file_size(dir_ / "cursor"), 42u);
+  EXPECT_EQ(journal->ReadCursor(), (JournalPosition{7, 100}));
+  journal->WriteCursor({18446744073709551615ull, 18446744073709551615ull});
+  EXPECT_EQ(fs::file_size(dir_ / "cursor"), 42u);
+  EXPECT_EQ(journal->ReadCursor(),
+            (JournalPosition{18446744073709551615ull, 18446744073709551615ull}));
 }
 
 TEST_F(JournalTest, OpenRemovesTempLeftoversAndSkipsBadFiles) {
