@@ -59,7 +59,7 @@ struct DriverConfig {
   // several batches in flight). The rest waits in the journal, so memory stays flat in an
   // outage.
   std::size_t stream_window_bytes = 64 * 1024;
-  std::size_t total_window_bytes = 8 * 1024 * 1024;
+  std::size_t total_window_bytes = 4 * 1024 * 1024;
   // Cursors are persisted this often (lines acknowledged since may be sent again after a
   // kill -9); the budget and the age limit are checked once a second.
   std::chrono::milliseconds maintenance_interval{100};

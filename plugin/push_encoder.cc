@@ -142,12 +142,17 @@ std::string_view PushEncoder::Encode(std::span<const PushStream> streams) {
     }
   }
 
-  // Snappy block format. Resizing down keeps the capacity for the next request.
-  compressed_.resize(snappy::MaxCompressedLength(raw_.size()));
+  // Snappy block format, into a buffer kept for the next request. Not zero-filled: of the
+  // worst-case size snappy asks for, only the pages it writes (the compressed size) are ever
+  // resident.
+  const std::size_t bound = snappy::MaxCompressedLength(raw_.size());
+  if (bound > compressed_capacity_) {
+    compressed_.reset(new char[bound]);
+    compressed_capacity_ = bound;
+  }
   std::size_t compressed_len = 0;
-  snappy::RawCompress(raw_.data(), raw_.size(), compressed_.data(), &compressed_len);
-  compressed_.resize(compressed_len);
-  return compressed_;
+  snappy::RawCompress(raw_.data(), raw_.size(), compressed_.get(), &compressed_len);
+  return std::string_view(compressed_.get(), compressed_len);
 }
 
 }  // namespace skald

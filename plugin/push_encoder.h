@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -36,7 +37,8 @@ class PushEncoder {
 
  private:
   std::string raw_;
-  std::string compressed_;
+  std::unique_ptr<char[]> compressed_;
+  std::size_t compressed_capacity_ = 0;
   std::vector<uint64_t> entry_sizes_;   // encoded size of each entry message, in visit order
   std::vector<uint64_t> stream_sizes_;  // encoded size of each stream message
 };
