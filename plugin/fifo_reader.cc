@@ -17,6 +17,8 @@ namespace skald {
 namespace {
 constexpr std::size_t kReadChunk = 256 * 1024;
 constexpr int kPipeBytes = 1024 * 1024;  // fewer wake-ups per MB; best effort
+constexpr std::size_t kCoalesceBytes = 32 * 1024;
+constexpr std::chrono::milliseconds kCoalesceDelay{1};
 }  // namespace
 
 struct FifoReader::Stream {
@@ -210,6 +212,7 @@ bool FifoReader::Feed(Session& session) {
     switch (r.status) {
       case Journal::Writer::Status::kMoved:
         moved += r.bytes;
+        round_bytes_ += r.bytes;
         bytes_read_.Add(r.bytes);
         if (session.blocked) {
           session.blocked = false;
@@ -372,6 +375,7 @@ bool FifoReader::Drain(Stream& s) {
       break;
     }
     bytes_read_.Add(static_cast<uint64_t>(n));
+    round_bytes_ += static_cast<std::size_t>(n);
     // Decode straight from the chunk; only a frame cut by the read waits in s.buffer.
     const bool buffered = !s.buffer.empty();
     if (buffered) s.buffer.append(chunk_.get(), static_cast<std::size_t>(n));
@@ -458,6 +462,8 @@ void FifoReader::Loop() {
       spdlog::critical("epoll_wait: {}", std::strerror(errno));
       return;
     }
+    round_bytes_ = 0;
+    int fifo_events = 0;
     for (int i = 0; i < n; ++i) {
       int fd = events[i].data.fd;
       if (fd == wake_fd_) {
@@ -478,10 +484,12 @@ void FifoReader::Loop() {
         }
       }
       if (s != nullptr) {
+        ++fifo_events;
         if (!Drain(*s)) Close(fd);
         continue;
       }
       if (session == nullptr) continue;
+      ++fifo_events;
       FeedAndMaybeEnd(*session, *j);
     }
     // Blocked sessions (loki-on-full=block): try again.
@@ -513,6 +521,13 @@ void FifoReader::Loop() {
     if (tick && std::chrono::steady_clock::now() >= next_tick) {
       tick();
       next_tick = std::chrono::steady_clock::now() + tick_interval;
+    }
+    // dockerd writes one frame per write(2): a FIFO that woke the loop for a few frames is
+    // given a moment to fill (its pipe holds far more than this many bytes), so that one
+    // wake-up moves many frames. Lines wait at most kCoalesceDelay longer; at a rate where
+    // every round moves kCoalesceBytes or more, nothing waits.
+    if (fifo_events > 0 && round_bytes_ < kCoalesceBytes && !stopping_.load()) {
+      std::this_thread::sleep_for(kCoalesceDelay);
     }
   }
 }
