@@ -19,6 +19,16 @@ constexpr std::size_t kReadChunk = 256 * 1024;
 constexpr int kPipeBytes = 1024 * 1024;  // fewer wake-ups per MB; best effort
 constexpr std::size_t kCoalesceBytes = 32 * 1024;
 constexpr std::chrono::milliseconds kCoalesceDelay{1};
+// Opens a FIFO for reading without blocking, with a large pipe buffer (best effort).
+int OpenFifo(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "open FIFO " + path);
+  fcntl(fd, F_SETPIPE_SZ, kPipeBytes);
+  return fd;
+}
+
+constexpr uint32_t kFifoEvents = EPOLLIN | EPOLLRDHUP;
+
 }  // namespace
 
 struct FifoReader::Stream {
@@ -79,10 +89,7 @@ FifoReader::FifoReader(LineSink& sink, MetricsRegistry& metrics)
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (epoll_fd_ < 0 || wake_fd_ < 0)
     throw std::system_error(errno, std::generic_category(), "epoll");
-  epoll_event ev{};
-  ev.events = EPOLLIN;
-  ev.data.fd = wake_fd_;
-  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
+  Watch(wake_fd_, EPOLLIN, EPOLL_CTL_ADD);
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -102,21 +109,22 @@ void FifoReader::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+int FifoReader::Watch(int fd, uint32_t events, int op) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.fd = fd;
+  return epoll_ctl(epoll_fd_, op, fd, &ev) == 0 ? 0 : errno;
+}
+
 void FifoReader::Add(uint64_t stream_id, const std::string& path, std::size_t max_line_bytes) {
-  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw std::system_error(errno, std::generic_category(), "open FIFO " + path);
-  fcntl(fd, F_SETPIPE_SZ, kPipeBytes);
+  const int fd = OpenFifo(path);
   auto s = std::unique_ptr<Stream>(
       new Stream{stream_id, fd, path, {}, LineAssembler(max_line_bytes), {}, {}});
   {
     std::lock_guard lock(mu_);
     streams_[fd] = std::move(s);
   }
-  epoll_event ev{};
-  ev.events = EPOLLIN | EPOLLRDHUP;
-  ev.data.fd = fd;
-  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
-    int err = errno;
+  if (const int err = Watch(fd, kFifoEvents, EPOLL_CTL_ADD); err != 0) {
     std::lock_guard lock(mu_);
     streams_.erase(fd);
     close(fd);
@@ -151,9 +159,7 @@ void FifoReader::AddJournalStream(uint64_t stream_id, std::shared_ptr<Journal> j
 
 bool FifoReader::AddSession(uint64_t stream_id, const std::string& fifo_path,
                             std::unique_ptr<Journal::Writer>& writer) {
-  int fd = open(fifo_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw std::system_error(errno, std::generic_category(), "open FIFO " + fifo_path);
-  fcntl(fd, F_SETPIPE_SZ, kPipeBytes);
+  const int fd = OpenFifo(fifo_path);
   {
     std::lock_guard lock(mu_);
     auto it = journaled_.find(stream_id);
@@ -164,11 +170,7 @@ bool FifoReader::AddSession(uint64_t stream_id, const std::string& fifo_path,
     ++it->second->sessions;
     sessions_[fd] = std::make_unique<Session>(Session{fd, fifo_path, stream_id, std::move(writer)});
   }
-  epoll_event ev{};
-  ev.events = EPOLLIN | EPOLLRDHUP;
-  ev.data.fd = fd;
-  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
-    int err = errno;
+  if (const int err = Watch(fd, kFifoEvents, EPOLL_CTL_ADD); err != 0) {
     std::lock_guard lock(mu_);
     writer = std::move(sessions_[fd]->writer);
     sessions_.erase(fd);
@@ -216,10 +218,7 @@ bool FifoReader::Feed(Session& session) {
         bytes_read_.Add(r.bytes);
         if (session.blocked) {
           session.blocked = false;
-          epoll_event ev{};
-          ev.events = EPOLLIN | EPOLLRDHUP;
-          ev.data.fd = session.fd;
-          epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, session.fd, &ev);
+          Watch(session.fd, kFifoEvents, EPOLL_CTL_MOD);
         }
         continue;
       case Journal::Writer::Status::kWouldBlock:
@@ -230,10 +229,7 @@ bool FifoReader::Feed(Session& session) {
       case Journal::Writer::Status::kFull:
         if (!session.blocked) {
           session.blocked = true;
-          epoll_event ev{};
-          ev.events = 0;
-          ev.data.fd = session.fd;
-          epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, session.fd, &ev);
+          Watch(session.fd, 0, EPOLL_CTL_MOD);  // not polled until there is room
         }
         return true;
     }

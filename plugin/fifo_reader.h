@@ -99,6 +99,8 @@ class FifoReader {
   // Adds what the assembler counted since `reported` to the metrics; updates `reported`.
   void ReportCounts(const LineAssembler& assembler, AssemblerCounts& reported);
   void Close(int fd);
+  // epoll_ctl(op) of `fd` for `events` (0: registered, not polled). Returns 0 or the errno.
+  int Watch(int fd, uint32_t events, int op);
 
   LineSink& sink_;
   std::unique_ptr<char[]> chunk_;  // read buffer, used by the loop thread only
