@@ -626,7 +626,16 @@ void Driver::OnSettled(const std::vector<DeliveryTicket>& tickets, bool final) {
   std::size_t freed = 0;
   std::shared_ptr<Stream> stream;
   std::vector<std::shared_ptr<Stream>> retire;
-  for (const DeliveryTicket& t : tickets) {
+  for (std::size_t i = 0; i < tickets.size();) {
+    // Tickets come in runs of one chunk (a batch holds whole chunks, mostly): settle a run at
+    // once.
+    const DeliveryTicket& t = tickets[i];
+    std::size_t run = 1;
+    while (i + run < tickets.size() && tickets[i + run].stream == t.stream &&
+           tickets[i + run].chunk == t.chunk) {
+      ++run;
+    }
+    i += run;
     if (!stream || stream->id != t.stream) {
       std::lock_guard lock(mu_);
       auto it = streams_.find(t.stream);
@@ -638,7 +647,7 @@ void Driver::OnSettled(const std::vector<DeliveryTicket>& tickets, bool final) {
     }
     std::lock_guard lock(stream->ack_mu);
     if (stream->chunks.empty() || t.chunk < stream->chunks.front().seq) continue;
-    --stream->chunks[t.chunk - stream->chunks.front().seq].outstanding;
+    stream->chunks[t.chunk - stream->chunks.front().seq].outstanding -= static_cast<int64_t>(run);
     freed += AdvanceLocked(*stream);
     if (stream->chunks.empty() && (retire.empty() || retire.back() != stream)) {
       retire.push_back(stream);

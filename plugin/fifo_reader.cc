@@ -433,16 +433,20 @@ void FifoReader::Loop() {
       std::lock_guard lock(mu_);
       tick = tick_;
       tick_interval = tick_interval_;
-      bool any_more = false, any_waiting = false;
+      bool any_more = false, any_paused = false, any_blocked = false;
       for (auto& [id, j] : journaled_) {
         any_more |= j->more;
-        any_waiting |= j->paused;
+        any_paused |= j->paused;
       }
-      for (auto& [fd, s] : sessions_) any_waiting |= s->blocked;
+      for (auto& [fd, s] : sessions_) any_blocked |= s->blocked;
+      // Paused streams are woken when acknowledgements free their window (Wake); the timeout
+      // is only a fallback, long enough not to spin through a Loki outage.
       if (any_more) {
         timeout_ms = 0;
-      } else if (any_waiting) {
+      } else if (any_blocked) {
         timeout_ms = 20;
+      } else if (any_paused) {
+        timeout_ms = 250;
       }
     }
     if (tick) {
