@@ -137,6 +137,8 @@ struct Driver::Stream {
   std::shared_ptr<Journal> journal;
   JournalPosition last_resume;  // of the newest chunk (shipping thread)
   std::atomic<int64_t> window_bytes{0};
+  // What all streams of this stream's Loki client hold (Driver::client_windows_).
+  std::shared_ptr<std::atomic<int64_t>> client_window;
   bool finished = false;  // (Driver::mu_) the FIFOs ended and the last lines were shipped
   JournalPosition end;    // (Driver::mu_) once finished: where its decoding stopped
   // The container's previous stream, still waiting for acknowledgements when this one began
@@ -234,11 +236,15 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
 
 Driver::~Driver() { Shutdown(std::chrono::milliseconds(0)); }
 
-std::shared_ptr<LokiClient> Driver::ClientFor(const LokiClientConfig& client_config) {
+std::shared_ptr<LokiClient> Driver::ClientFor(const LokiClientConfig& client_config,
+                                              std::shared_ptr<std::atomic<int64_t>>* window) {
   std::string key = client_config.Key();
   std::lock_guard lock(mu_);
   auto& slot = clients_[key];
   if (!slot) slot = std::make_shared<LokiClient>(client_config, metrics_);
+  auto& w = client_windows_[key];
+  if (!w) w = std::make_shared<std::atomic<int64_t>>(0);
+  *window = w;
   return slot;
 }
 
@@ -281,7 +287,7 @@ std::shared_ptr<Driver::Stream> Driver::MakeStream(const std::string& file,
     stream->labels[static_cast<int>(source)] =
         stages::LabelSet::FromVector(std::move(as_stage_labels));
   }
-  stream->client = ClientFor(options.client);
+  stream->client = ClientFor(options.client, &stream->client_window);
   return stream;
 }
 
@@ -513,7 +519,7 @@ void Driver::OnLines(uint64_t stream_id, std::vector<LogLine>& lines,
     if (it != streams_.end() && it->second->journal) {
       batch.journaled = true;
       it->second->window_bytes += static_cast<int64_t>(batch.bytes);
-      window_bytes_ += static_cast<int64_t>(batch.bytes);
+      *it->second->client_window += static_cast<int64_t>(batch.bytes);
     }
     queued_bytes_ += batch.bytes;
     queued_lines_ += batch.lines.size();
@@ -544,7 +550,7 @@ void Driver::OnEnd(uint64_t stream_id, bool /*corrupt*/) {
 
 bool Driver::WindowFull(const Stream& stream) const {
   return stream.window_bytes.load() >= static_cast<int64_t>(config_.stream_window_bytes) &&
-         window_bytes_.load() >= static_cast<int64_t>(config_.total_window_bytes);
+         stream.client_window->load() >= static_cast<int64_t>(config_.client_window_bytes);
 }
 
 bool Driver::WantsLines(uint64_t stream_id) {
@@ -616,7 +622,7 @@ std::size_t Driver::AdvanceLocked(Stream& stream) {
   }
   if (freed > 0) {
     stream.window_bytes -= static_cast<int64_t>(freed);
-    window_bytes_ -= static_cast<int64_t>(freed);
+    *stream.client_window -= static_cast<int64_t>(freed);
   }
   return freed;
 }

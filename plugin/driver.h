@@ -55,11 +55,12 @@ struct DriverConfig {
   uint64_t journal_max_total_bytes = 2ull * 1024 * 1024 * 1024;  // all journals together
   std::chrono::seconds journal_max_age{7 * 24 * 3600};           // stopped containers' journals
   // Decoded lines not yet acknowledged: a stream may always hold `stream_window_bytes`, and
-  // more while all streams together hold less than `total_window_bytes` (a busy stream needs
-  // several batches in flight). The rest waits in the journal, so memory stays flat in an
-  // outage.
+  // more (a busy stream needs several batches in flight) while all streams of its Loki client
+  // (one endpoint and option set) hold less than `client_window_bytes`, so that streams whose
+  // Loki is away never take the room of streams shipping elsewhere. The rest waits in the
+  // journal, so memory stays flat in an outage.
   std::size_t stream_window_bytes = 64 * 1024;
-  std::size_t total_window_bytes = 4 * 1024 * 1024;
+  std::size_t client_window_bytes = 4 * 1024 * 1024;
   // Cursors are persisted this often (lines acknowledged since may be sent again after a
   // kill -9); the budget and the age limit are checked once a second.
   std::chrono::milliseconds maintenance_interval{100};
@@ -123,7 +124,9 @@ class Driver : public LineSink, public DeliveryListener {
     JournalPosition resume;
   };
 
-  std::shared_ptr<LokiClient> ClientFor(const LokiClientConfig& config);
+  // The shared client for `config`, and the window its streams share.
+  std::shared_ptr<LokiClient> ClientFor(const LokiClientConfig& config,
+                                        std::shared_ptr<std::atomic<int64_t>>* window);
   // Parses options and builds labels, relabel result and pipeline (throws OptionError).
   std::shared_ptr<Stream> MakeStream(const std::string& file, const ContainerInfo& info);
   std::shared_ptr<Journal> OpenJournalLocked(const std::string& container_id,
@@ -176,7 +179,8 @@ class Driver : public LineSink, public DeliveryListener {
   std::unique_ptr<JournalStore> store_;
   std::chrono::steady_clock::time_point last_budget_check_;  // reader thread
   std::chrono::steady_clock::time_point last_age_check_;     // reader thread
-  std::atomic<int64_t> window_bytes_{0};  // decoded, not acknowledged, all journaled streams
+  // Decoded, not acknowledged: what the journaled streams of each client hold (by Key()).
+  std::map<std::string, std::shared_ptr<std::atomic<int64_t>>> client_windows_;
   std::map<std::string, std::shared_ptr<LokiClient>> clients_;  // by LokiClientConfig::Key()
   std::deque<Batch> queue_;
   std::size_t queued_bytes_ = 0;

@@ -98,6 +98,36 @@ TEST_F(PluginIntegration, AFullWindowDoesNotWaitForTheBatchWait) {
   EXPECT_EQ(loki_.OutOfOrder(), 0u);
 }
 
+// Lines not yet acknowledged are bounded per Loki client: a container whose Loki is away (a
+// closed port here) holds its own client's window, and a container shipping to a Loki that
+// answers keeps the whole of its own. With the room shared, the second would be held to 64 KiB
+// of lines at a time: 30 MB in 460 requests or more, instead of about 30 of 1 MiB.
+TEST_F(PluginIntegration, AContainerWhoseLokiIsAwayLeavesOthersTheirWindow) {
+  FakeDaemon::Container away;
+  ASSERT_EQ(daemon_->StartContainer(away, {{"loki-url", "http://127.0.0.1:1/loki/api/v1/push"},
+                                           {"loki-min-backoff", "1s"},
+                                           {"loki-max-backoff", "1s"}}),
+            "");
+  const std::string pad(230, 'p');
+  for (int i = 0; i < 40000; ++i) daemon_->WriteLine(away, std::to_string(i) + pad);
+  // Wait until its window is full: what it decoded stays pending.
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (daemon_->Metric("skald_entries_pending") < 14000 &&
+         std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_GE(daemon_->Metric("skald_entries_pending"), 14000) << loki_.StatsJson();
+
+  FakeDaemon::Container busy;
+  ASSERT_EQ(daemon_->StartContainer(busy, Opts()), "");
+  const int kLines = 120000;
+  for (int i = 0; i < kLines; ++i) daemon_->WriteLine(busy, std::to_string(i) + pad);
+  ASSERT_EQ(daemon_->StopContainer(busy), "");
+  ASSERT_TRUE(loki_.WaitForEntries(kLines, 30s)) << loki_.StatsJson();
+  EXPECT_LT(loki_.Requests(), 200u) << loki_.StatsJson();
+  EXPECT_EQ(loki_.Duplicates(), 0u);
+}
+
 TEST_F(PluginIntegration, TheLastLinesArriveWhenStopLoggingPrecedesEof) {
   FakeDaemon::Container c;
   ASSERT_EQ(daemon_->StartContainer(c, Opts()), "");
