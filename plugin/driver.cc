@@ -563,7 +563,7 @@ bool Driver::WantsLines(uint64_t stream_id) {
   }
   // The window frees only as entries are acknowledged: the client must not sit on them until
   // loki-batch-wait (a stream's stderr lines, say, filling a batch slowly would hold back
-  // every chunk they belong to).
+  // every chunk they belong to). SendBuffered returns at once when nothing came since.
   if (client) client->SendBuffered();
   return false;
 }

@@ -19,6 +19,7 @@ constexpr std::size_t kReadChunk = 256 * 1024;
 constexpr int kPipeBytes = 1024 * 1024;  // fewer wake-ups per MB; best effort
 constexpr std::size_t kCoalesceBytes = 32 * 1024;
 constexpr std::chrono::milliseconds kCoalesceDelay{1};
+constexpr std::chrono::milliseconds kPausedRetry{250};  // fallback: Wake() says when
 // Opens a FIFO for reading without blocking, with a large pipe buffer (best effort).
 int OpenFifo(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -424,6 +425,7 @@ void FifoReader::Loop() {
   auto next_tick = std::chrono::steady_clock::now();
   std::vector<Journaled*> to_decode;
   std::vector<Session*> blocked;
+  auto last_paused_retry = std::chrono::steady_clock::now();
   while (!stopping_.load()) {
     // Streams with more to read go on at once; paused or blocked ones are retried soon.
     int timeout_ms = -1;
@@ -446,7 +448,7 @@ void FifoReader::Loop() {
       } else if (any_blocked) {
         timeout_ms = 20;
       } else if (any_paused) {
-        timeout_ms = 250;
+        timeout_ms = static_cast<int>(kPausedRetry.count());
       }
     }
     if (tick) {
@@ -464,11 +466,13 @@ void FifoReader::Loop() {
     }
     round_bytes_ = 0;
     int fifo_events = 0;
+    bool woken = false;
     for (int i = 0; i < n; ++i) {
       int fd = events[i].data.fd;
       if (fd == wake_fd_) {
         uint64_t count;
         [[maybe_unused]] auto r = read(wake_fd_, &count, sizeof count);
+        woken = true;
         continue;
       }
       Stream* s = nullptr;
@@ -492,6 +496,11 @@ void FifoReader::Loop() {
       ++fifo_events;
       FeedAndMaybeEnd(*session, *j);
     }
+    // Paused streams are looked at again when the sink says it has room (Wake), or after
+    // kPausedRetry: not on every round, which a busy FIFO makes frequent.
+    const auto now = std::chrono::steady_clock::now();
+    const bool retry_paused = woken || now - last_paused_retry >= kPausedRetry;
+    if (retry_paused) last_paused_retry = now;
     // Blocked sessions (loki-on-full=block): try again.
     blocked.clear();
     to_decode.clear();
@@ -501,7 +510,7 @@ void FifoReader::Loop() {
         if (s->blocked) blocked.push_back(s.get());
       }
       for (auto& [id, j] : journaled_) {
-        if (j->more || j->paused) to_decode.push_back(j.get());
+        if (j->more || (j->paused && retry_paused)) to_decode.push_back(j.get());
       }
     }
     for (Session* session : blocked) {
