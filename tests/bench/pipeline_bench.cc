@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "pipeline_stages/pipeline.h"
+#include "tests/bench/bench_lines.h"
 
 namespace skald::stages {
 namespace {
@@ -30,24 +31,7 @@ constexpr const char* kLines[] = {
 
 const char* StagesFor(std::string_view name) {
   if (name == "none") return "[]";
-  if (name == "most_used") {
-    return R"(
-- json:
-    expressions:
-      output: msg
-      level: level
-      timestamp: time
-      pid: pid
-      hostname: hostname
-      context: context
-      traceID: traceID
-- labels:
-    level:
-    context:
-- output:
-    source: output
-)";
-  }
+  if (name == "most_used") return bench::kSeedPipeline;
   if (name == "json_timestamp_metadata") {
     return R"(
 - json:
