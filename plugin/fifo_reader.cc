@@ -20,8 +20,6 @@ constexpr int kPipeBytes = 1024 * 1024;  // fewer wake-ups per MB; best effort
 constexpr std::size_t kCoalesceBytes = 32 * 1024;
 constexpr std::chrono::milliseconds kCoalesceDelay{1};
 constexpr std::chrono::milliseconds kPausedRetry{250};  // fallback: Wake() says when
-constexpr std::size_t kDecodeBytes = 64 * 1024;
-constexpr std::chrono::milliseconds kDecodeDelay{5};
 // Opens a FIFO for reading without blocking, with a large pipe buffer (best effort).
 int OpenFifo(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -58,11 +56,6 @@ struct FifoReader::Journaled {
   bool ended = false;             // (mu_)
   bool paused = false;            // the sink wanted no more lines
   bool more = false;              // stopped at the round limit with more to read
-  // Bytes the sessions moved into the journal since the last Decode, and since when: a stream
-  // is decoded once kDecodeBytes are there or kDecodeDelay has passed, not for every few
-  // frames (with many busy containers, chunks of a handful of lines cost more than the lines).
-  std::size_t fed_bytes = 0;
-  std::chrono::steady_clock::time_point fed_since{};
 };
 
 struct FifoReader::Session {
@@ -254,14 +247,7 @@ void FifoReader::ReportCounts(const LineAssembler& assembler, AssemblerCounts& r
 }
 
 void FifoReader::FeedAndMaybeEnd(Session& session, Journaled& j) {
-  const std::size_t before = round_bytes_;
-  const bool open = Feed(session);
-  const std::size_t moved = round_bytes_ - before;
-  if (moved > 0) {
-    if (j.fed_bytes == 0) j.fed_since = std::chrono::steady_clock::now();
-    j.fed_bytes += moved;
-  }
-  if (!open) {
+  if (!Feed(session)) {
     spdlog::debug("{}: end of file", session.path);
     const int fd = session.fd;
     epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
@@ -269,10 +255,8 @@ void FifoReader::FeedAndMaybeEnd(Session& session, Journaled& j) {
     std::lock_guard lock(mu_);
     sessions_.erase(fd);  // `session` is gone from here on
     --j.sessions;
-    j.more = true;  // the end is decoded at once
-  } else if (j.fed_bytes >= kDecodeBytes) {
-    j.more = true;  // decoded once per loop round
   }
+  j.more = true;  // decoded once per loop round
 }
 
 void FifoReader::OnEvict(Journaled& j, uint64_t segment) {
@@ -311,7 +295,6 @@ bool FifoReader::Decode(Journaled& j) {
   constexpr std::size_t kChunkFrames = 256;
   j.more = false;
   j.paused = false;
-  j.fed_bytes = 0;
   bool end = false;
   std::string_view body;
   JournalPosition start;
@@ -453,11 +436,9 @@ void FifoReader::Loop() {
       tick = tick_;
       tick_interval = tick_interval_;
       bool any_more = false, any_paused = false, any_blocked = false;
-      auto next_decode = std::chrono::steady_clock::time_point::max();
       for (auto& [id, j] : journaled_) {
         any_more |= j->more;
         any_paused |= j->paused;
-        if (j->fed_bytes > 0) next_decode = std::min(next_decode, j->fed_since + kDecodeDelay);
       }
       for (auto& [fd, s] : sessions_) any_blocked |= s->blocked;
       // Paused streams are woken when acknowledgements free their window (Wake); the timeout
@@ -468,13 +449,6 @@ void FifoReader::Loop() {
         timeout_ms = 20;
       } else if (any_paused) {
         timeout_ms = static_cast<int>(kPausedRetry.count());
-      }
-      if (!any_more && next_decode != std::chrono::steady_clock::time_point::max()) {
-        const auto until = std::chrono::ceil<std::chrono::milliseconds>(
-                               next_decode - std::chrono::steady_clock::now())
-                               .count();
-        const int t = static_cast<int>(std::max<int64_t>(0, until));
-        timeout_ms = timeout_ms < 0 ? t : std::min(timeout_ms, t);
       }
     }
     if (tick) {
@@ -536,8 +510,7 @@ void FifoReader::Loop() {
         if (s->blocked) blocked.push_back(s.get());
       }
       for (auto& [id, j] : journaled_) {
-        const bool due = j->fed_bytes > 0 && now - j->fed_since >= kDecodeDelay;
-        if (j->more || due || (j->paused && retry_paused)) to_decode.push_back(j.get());
+        if (j->more || (j->paused && retry_paused)) to_decode.push_back(j.get());
       }
     }
     for (Session* session : blocked) {
