@@ -151,7 +151,8 @@ class Driver : public LineSink, public DeliveryListener {
   void MaybeRetire(const std::shared_ptr<Stream>& stream);
   // Reader thread, every maintenance_interval: cursors, journal budget, age limit.
   void Maintain();
-  // The stream holds its window and all streams together hold theirs: decoding pauses.
+  // The stream holds its own window and its client's streams together hold the client's:
+  // decoding pauses.
   bool WindowFull(const Stream& stream) const;
   void PersistCursors();
 
