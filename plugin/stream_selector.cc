@@ -9,11 +9,6 @@ StreamSelector::StreamSelector(std::string text) {
   rep_ = std::make_shared<const Rep>(Rep{std::move(text), h});
 }
 
-const std::string& StreamSelector::str() const {
-  static const std::string kEmpty;
-  return rep_ ? rep_->text : kEmpty;
-}
-
 std::size_t StreamSelector::EmptyHash() {
   static const std::size_t kHash = std::hash<std::string_view>{}(std::string_view());
   return kHash;

@@ -3,8 +3,7 @@
 //
 // Every entry handed to the Loki client names its stream; entries of a stream share one
 // immutable string, so copying a selector is a reference count, not an allocation, and its hash
-// (which picks the client's sender lane) is computed once. Two selectors are equal when their
-// texts are.
+// (which picks the client's sender lane) is computed once.
 #pragma once
 
 #include <cstddef>
@@ -22,17 +21,12 @@ class StreamSelector {
   StreamSelector(const char* text) : StreamSelector(std::string(text)) {}  // NOLINT
 
   std::string_view view() const { return rep_ ? std::string_view(rep_->text) : std::string_view(); }
-  const std::string& str() const;
   std::size_t size() const { return rep_ ? rep_->text.size() : 0; }
   bool empty() const { return size() == 0; }
   // std::hash of the text, computed at construction.
   std::size_t hash() const { return rep_ ? rep_->hash : EmptyHash(); }
   // True when both share one text (then they are equal without comparing bytes).
   bool SameText(const StreamSelector& other) const { return rep_ == other.rep_; }
-
-  friend bool operator==(const StreamSelector& a, const StreamSelector& b) {
-    return a.rep_ == b.rep_ || (a.hash() == b.hash() && a.view() == b.view());
-  }
 
  private:
   struct Rep {
