@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <system_error>
 
 #include "plugin/frame_codec.h"
@@ -20,6 +21,9 @@ constexpr int kPipeBytes = 1024 * 1024;  // fewer wake-ups per MB; best effort
 constexpr std::size_t kCoalesceBytes = 32 * 1024;
 constexpr std::chrono::milliseconds kCoalesceDelay{1};
 constexpr std::chrono::milliseconds kPausedRetry{250};  // fallback: Wake() says when
+constexpr std::chrono::seconds kJournalRetry{1};  // a journal that refused bytes is tried again
+// Memory mode: lines waiting for the sink's window, per session, before the oldest are dropped.
+constexpr std::size_t kMemoryModeBytes = 1024 * 1024;
 // Opens a FIFO for reading without blocking, with a large pipe buffer (best effort).
 int OpenFifo(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -51,19 +55,28 @@ struct FifoReader::Journaled {
   std::vector<LogLine> lines;
   AssemblerCounts reported;
   uint64_t skipped_reported = 0;
-  JournalPosition pending_since;  // first frame of a line whose chunks are still arriving
-  int sessions = 0;               // live sessions (mu_)
-  bool ended = false;             // (mu_)
-  bool paused = false;            // the sink wanted no more lines
-  bool more = false;              // stopped at the round limit with more to read
+  uint64_t lost_reported = 0;
+  int sessions = 0;     // live sessions (mu_)
+  bool ended = false;   // (mu_)
+  bool paused = false;  // the sink wanted no more lines
+  bool more = false;    // stopped at the round limit with more to read
 };
 
 struct FifoReader::Session {
-  int fd;
+  int fd = -1;
   std::string path;
-  uint64_t stream_id;
-  std::unique_ptr<Journal::Writer> writer;
-  bool blocked = false;  // loki-on-full=block and the journal is full: not polled
+  uint64_t stream_id = 0;
+  std::unique_ptr<Journal::Writer> writer;  // null in memory mode (the journal refused bytes)
+  // Not polled: loki-on-full=block and the journal is full, or cannot be written (then it is
+  // tried again at `retry_at`).
+  bool blocked = false;
+  std::chrono::steady_clock::time_point retry_at{};
+  // Memory mode.
+  std::string pending;  // bytes read, not decoded: the start of a frame at most
+  std::unique_ptr<LineAssembler> assembler;
+  AssemblerCounts reported;
+  std::deque<LogLine> queued;  // decoded, waiting for the sink's window
+  std::size_t queued_bytes = 0;
 };
 
 FifoReader::FifoReader(LineSink& sink, MetricsRegistry& metrics)
@@ -85,7 +98,20 @@ FifoReader::FifoReader(LineSink& sink, MetricsRegistry& metrics)
           "Streams closed (no-file) or journal segments skipped because a frame did not decode.")),
       torn_bytes_(metrics.GetCounter(
           "skald_journal_skipped_bytes_total",
-          "Journal bytes skipped: frames torn by a crash or a stream cut mid-frame.")) {
+          "Journal bytes skipped: frames torn by a crash or a stream cut mid-frame.")),
+      lost_bytes_(metrics.GetCounter("skald_journal_lost_bytes_total",
+                                     "Journal bytes that could not be read (a segment removed "
+                                     "by hand, an I/O error): their lines are lost.")),
+      write_errors_(metrics.GetCounter(
+          "skald_journal_write_errors_total",
+          "Writes the journal refused (disk full, I/O error): the stream went on in memory or, "
+          "with loki-on-full=block, waited.")),
+      disk_full_lines_(metrics.GetCounter("skald_entries_dropped_total",
+                                          "Entries not delivered, by reason.",
+                                          {{"reason", "disk_full"}})),
+      loop_errors_(metrics.GetCounter(
+          "skald_reader_errors_total",
+          "Unexpected errors on the FIFO reader's thread (logged; the stream is retried).")) {
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (epoll_fd_ < 0 || wake_fd_ < 0)
@@ -144,7 +170,7 @@ void FifoReader::AddJournalStream(uint64_t stream_id, std::shared_ptr<Journal> j
                                             {},
                                             {},
                                             0,
-                                            {},
+                                            0,
                                             0,
                                             false,
                                             false,
@@ -169,7 +195,12 @@ bool FifoReader::AddSession(uint64_t stream_id, const std::string& fifo_path,
       return false;
     }
     ++it->second->sessions;
-    sessions_[fd] = std::make_unique<Session>(Session{fd, fifo_path, stream_id, std::move(writer)});
+    auto session = std::make_unique<Session>();
+    session->fd = fd;
+    session->path = fifo_path;
+    session->stream_id = stream_id;
+    session->writer = std::move(writer);
+    sessions_[fd] = std::move(session);
   }
   if (const int err = Watch(fd, kFifoEvents, EPOLL_CTL_ADD); err != 0) {
     std::lock_guard lock(mu_);
@@ -193,24 +224,26 @@ void FifoReader::Wake() {
   [[maybe_unused]] auto n = write(wake_fd_, &one, sizeof one);
 }
 
+// The fd leaves the maps before it is closed, under mu_: once closed, its number may be given
+// to a FIFO that StartLogging opens on another thread, whose entry must not be erased here.
 void FifoReader::Close(int fd) {
-  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
-  close(fd);
   std::lock_guard lock(mu_);
   streams_.erase(fd);
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+  close(fd);
 }
 
-bool FifoReader::Feed(Session& session) {
+bool FifoReader::Feed(Session& session, Journaled& j) {
   constexpr std::size_t kRoundBytes = 16 * 1024 * 1024;  // then let other FIFOs have a turn
+  if (!session.writer) return FeedMemory(session, j);
+  if (session.blocked && std::chrono::steady_clock::now() < session.retry_at) return true;
   std::size_t moved = 0;
   while (moved < kRoundBytes) {
     Journal::Writer::Result r;
     try {
       r = session.writer->SpliceFrom(session.fd, kReadChunk * 4);
     } catch (const std::system_error& e) {
-      // Disk full or broken: keep the bytes in the FIFO (the container blocks) and retry.
-      spdlog::error("{}: cannot write the journal: {}; retrying", session.path, e.what());
-      r.status = Journal::Writer::Status::kFull;
+      return OnWriteError(session, j, e);
     }
     switch (r.status) {
       case Journal::Writer::Status::kMoved:
@@ -225,7 +258,7 @@ bool FifoReader::Feed(Session& session) {
       case Journal::Writer::Status::kWouldBlock:
         return true;
       case Journal::Writer::Status::kEof:
-        session.writer->Seal();
+        session.writer->Seal();  // never throws
         return false;
       case Journal::Writer::Status::kFull:
         if (!session.blocked) {
@@ -238,6 +271,194 @@ bool FifoReader::Feed(Session& session) {
   return true;
 }
 
+bool FifoReader::OnWriteError(Session& session, Journaled& j, const std::system_error& error) {
+  write_errors_.Add();
+  const auto now = std::chrono::steady_clock::now();
+  session.retry_at = now + kJournalRetry;
+  uint64_t suppressed = 0;
+  const bool block = j.journal->limits().block_when_full;
+  if (block) {
+    // The user chose to lose nothing: the bytes stay in the FIFO until the journal takes them.
+    if (log_limiter_.Allow("write:" + j.journal->dir().string(), suppressed)) {
+      spdlog::error(
+          "{}: the journal refuses bytes: {}; loki-on-full=block: the container waits until "
+          "it takes them again{}",
+          session.path, error.what(), Suppressed(suppressed));
+    }
+    if (!session.blocked) {
+      session.blocked = true;
+      Watch(session.fd, 0, EPOLL_CTL_MOD);
+    }
+    return true;
+  }
+  if (log_limiter_.Allow("write:" + j.journal->dir().string(), suppressed)) {
+    spdlog::error(
+        "{}: the journal refuses bytes: {}; the container's lines go on in memory (no docker "
+        "logs for them; dropped as disk_full when Loki does not keep up) until it takes bytes "
+        "again{}",
+        session.path, error.what(), Suppressed(suppressed));
+  }
+  // The segment may end inside a frame whose rest is still in the FIFO: that frame's start
+  // goes on in memory with it.
+  try {
+    session.pending = session.writer->CutAtFrameBoundary();
+  } catch (const std::system_error& e) {
+    spdlog::error("{}: {}; the frame it was writing is skipped", session.path, e.what());
+    session.pending.clear();
+  }
+  session.writer->Seal();
+  session.writer.reset();
+  session.assembler = std::make_unique<LineAssembler>(j.max_line_bytes);
+  session.reported = {};
+  if (session.blocked) {
+    session.blocked = false;
+    Watch(session.fd, kFifoEvents, EPOLL_CTL_MOD);
+  }
+  return FeedMemory(session, j);
+}
+
+bool FifoReader::TryResumeJournal(Session& session, Journaled& j) {
+  std::unique_ptr<Journal::Writer> writer;
+  try {
+    writer = j.journal->StartWriter(session.path);
+    // The start of a frame whose rest is in the FIFO: the new segment begins with it.
+    if (!session.pending.empty()) writer->Append(session.pending);
+  } catch (const std::system_error& e) {
+    if (writer) writer->Seal();
+    session.retry_at = std::chrono::steady_clock::now() + kJournalRetry;
+    write_errors_.Add();
+    uint64_t suppressed = 0;
+    if (log_limiter_.Allow("write:" + j.journal->dir().string(), suppressed)) {
+      spdlog::error("{}: the journal still refuses bytes: {}; going on in memory{}", session.path,
+                    e.what(), Suppressed(suppressed));
+    }
+    return false;
+  }
+  spdlog::info("{}: the journal takes bytes again; journaling resumed", session.path);
+  session.pending.clear();
+  std::vector<LogLine> rest;
+  session.assembler->Finish(rest);  // a line open in memory ends here; the journal goes on
+  for (LogLine& l : rest) {
+    session.queued_bytes += l.line.size();
+    session.queued.push_back(std::move(l));
+  }
+  ReportCounts(*session.assembler, session.reported);
+  HandOverMemory(session, j);
+  session.assembler.reset();
+  session.writer = std::move(writer);
+  return true;
+}
+
+bool FifoReader::FeedMemory(Session& session, Journaled& j) {
+  constexpr std::size_t kRoundBytes = 16 * 1024 * 1024;
+  if (std::chrono::steady_clock::now() >= session.retry_at && TryResumeJournal(session, j)) {
+    return Feed(session, j);
+  }
+  std::size_t moved = 0;
+  bool eof = false;
+  std::vector<LogLine> lines;
+  while (moved < kRoundBytes) {
+    const ssize_t n = read(session.fd, chunk_.get(), kReadChunk);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN) {
+        spdlog::error("reading {} failed: {}", session.path, std::strerror(errno));
+        eof = true;
+      }
+      break;
+    }
+    if (n == 0) {
+      eof = true;
+      break;
+    }
+    moved += static_cast<std::size_t>(n);
+    round_bytes_ += static_cast<std::size_t>(n);
+    bytes_read_.Add(static_cast<uint64_t>(n));
+    session.pending.append(chunk_.get(), static_cast<std::size_t>(n));
+    std::string_view rest = session.pending;
+    std::string_view body;
+    std::size_t used = 0;
+    for (;;) {
+      const FrameStatus st = NextFrame(rest, &body, &used);
+      if (st == FrameStatus::kNeedMore) break;
+      auto entry = st == FrameStatus::kOk ? DecodeLogEntry(body) : std::nullopt;
+      if (!entry) {
+        // Out of step with the frames (the journal could not hand back the start of the
+        // frame it was writing): look for the next frame one byte on.
+        torn_bytes_.Add(1);
+        rest.remove_prefix(1);
+        continue;
+      }
+      session.assembler->Add(*entry, lines);
+      rest.remove_prefix(used);
+    }
+    session.pending.erase(0, session.pending.size() - rest.size());
+    if (static_cast<std::size_t>(n) < kReadChunk) break;
+  }
+  if (eof) session.assembler->Finish(lines);
+  ReportCounts(*session.assembler, session.reported);
+  for (LogLine& l : lines) {
+    session.queued_bytes += l.line.size();
+    session.queued.push_back(std::move(l));
+  }
+  HandOverMemory(session, j);
+  if (eof && !session.queued.empty()) {
+    // The stream ends: what the window cannot take now is not kept.
+    lines_read_.Add(session.queued.size());
+    disk_full_lines_.Add(session.queued.size());
+    session.queued.clear();
+    session.queued_bytes = 0;
+  }
+  return !eof;
+}
+
+void FifoReader::HandOverMemory(Session& session, Journaled& j) {
+  uint64_t dropped = 0;
+  while (session.queued_bytes > kMemoryModeBytes && session.queued.size() > 1) {
+    session.queued_bytes -= session.queued.front().line.size();
+    session.queued.pop_front();
+    ++dropped;
+  }
+  if (dropped > 0) {
+    lines_read_.Add(dropped);
+    disk_full_lines_.Add(dropped);
+    uint64_t suppressed = 0;
+    if (log_limiter_.Allow("disk_full:" + j.journal->dir().string(), suppressed)) {
+      spdlog::warn(
+          "{}: the journal cannot be written and Loki does not keep up; {} lines dropped "
+          "(disk_full){}",
+          session.path, dropped, Suppressed(suppressed));
+    }
+  }
+  constexpr std::size_t kChunkLines = 256;
+  std::vector<LogLine> chunk;
+  while (!session.queued.empty() && sink_.WantsLines(j.id)) {
+    chunk.clear();
+    while (!session.queued.empty() && chunk.size() < kChunkLines) {
+      session.queued_bytes -= session.queued.front().line.size();
+      chunk.push_back(std::move(session.queued.front()));
+      session.queued.pop_front();
+    }
+    lines_read_.Add(chunk.size());
+    sink_.OnLines(j.id, chunk, ResumeOf(j));
+  }
+}
+
+void FifoReader::ReportReaderBytes(Journaled& j) {
+  if (uint64_t skipped = j.reader->skipped_bytes(); skipped > j.skipped_reported) {
+    torn_bytes_.Add(skipped - j.skipped_reported);
+    j.skipped_reported = skipped;
+  }
+  if (uint64_t lost = j.reader->lost_bytes(); lost > j.lost_reported) {
+    lost_bytes_.Add(lost - j.lost_reported);
+    j.lost_reported = lost;
+  }
+}
+
+JournalPosition FifoReader::ResumeOf(const Journaled& j) {
+  return j.assembler.HasPending() ? j.assembler.PendingSince() : j.reader->position();
+}
+
 void FifoReader::ReportCounts(const LineAssembler& assembler, AssemblerCounts& reported) {
   const AssemblerCounts& c = assembler.counts();
   blank_lines_.Add(c.blank_lines - reported.blank_lines);
@@ -247,14 +468,32 @@ void FifoReader::ReportCounts(const LineAssembler& assembler, AssemblerCounts& r
 }
 
 void FifoReader::FeedAndMaybeEnd(Session& session, Journaled& j) {
-  if (!Feed(session)) {
+  bool alive;
+  try {
+    alive = Feed(session, j);
+  } catch (const std::exception& e) {
+    // Not an expected I/O error (those are handled in Feed): hold this session back a moment.
+    loop_errors_.Add();
+    uint64_t suppressed = 0;
+    if (log_limiter_.Allow("feed:" + session.path, suppressed)) {
+      spdlog::error("{}: {}; retrying in a second{}", session.path, e.what(),
+                    Suppressed(suppressed));
+    }
+    session.retry_at = std::chrono::steady_clock::now() + kJournalRetry;
+    if (!session.blocked) {
+      session.blocked = true;
+      Watch(session.fd, 0, EPOLL_CTL_MOD);
+    }
+    alive = true;
+  }
+  if (!alive) {
     spdlog::debug("{}: end of file", session.path);
     const int fd = session.fd;
+    std::lock_guard lock(mu_);
+    --j.sessions;
+    sessions_.erase(fd);  // `session` is gone from here on; see Close()
     epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
     close(fd);
-    std::lock_guard lock(mu_);
-    sessions_.erase(fd);  // `session` is gone from here on
-    --j.sessions;
   }
   j.more = true;  // decoded once per loop round
 }
@@ -273,11 +512,13 @@ void FifoReader::OnEvict(Journaled& j, uint64_t segment) {
     if (entry && (!entry->partial || entry->partial_last || !entry->has_partial_metadata)) ++lines;
   }
   if (j.assembler.HasPending()) ++lines;  // a line whose first chunks were read already
+  ReportReaderBytes(j);
   j.reader = std::make_unique<JournalFrameReader>(j.journal, JournalPosition{segment + 1, 0});
   ReportCounts(j.assembler, j.reported);
   j.assembler = LineAssembler(j.max_line_bytes);
   j.reported = {};
   j.skipped_reported = 0;
+  j.lost_reported = 0;
   j.more = true;
   if (lines > 0) sink_.OnEvicted(j.id, lines);
 }
@@ -285,8 +526,7 @@ void FifoReader::OnEvict(Journaled& j, uint64_t segment) {
 void FifoReader::HandOver(Journaled& j) {
   if (j.lines.empty()) return;
   lines_read_.Add(j.lines.size());
-  const JournalPosition resume = j.assembler.HasPending() ? j.pending_since : j.reader->position();
-  sink_.OnLines(j.id, j.lines, resume);
+  sink_.OnLines(j.id, j.lines, ResumeOf(j));
   j.lines.clear();
 }
 
@@ -337,15 +577,10 @@ bool FifoReader::Decode(Journaled& j) {
                     j.journal->dir().string(), start.segment, start.offset);
       continue;
     }
-    const bool had_pending = j.assembler.HasPending();
-    j.assembler.Add(*entry, j.lines);
-    if (!had_pending && j.assembler.HasPending()) j.pending_since = start;
+    j.assembler.Add(*entry, j.lines, FrameSpan{start, j.reader->position()});
   }
   if (end) j.assembler.Finish(j.lines);
-  if (uint64_t skipped = j.reader->skipped_bytes(); skipped > j.skipped_reported) {
-    torn_bytes_.Add(skipped - j.skipped_reported);
-    j.skipped_reported = skipped;
-  }
+  ReportReaderBytes(j);
   ReportCounts(j.assembler, j.reported);
   HandOver(j);
   if (end) {
@@ -425,6 +660,7 @@ void FifoReader::Loop() {
   auto next_tick = std::chrono::steady_clock::now();
   std::vector<Journaled*> to_decode;
   std::vector<Session*> blocked;
+  std::vector<Session*> waiting;
   auto last_paused_retry = std::chrono::steady_clock::now();
   while (!stopping_.load()) {
     // Streams with more to read go on at once; paused or blocked ones are retried soon.
@@ -440,7 +676,10 @@ void FifoReader::Loop() {
         any_more |= j->more;
         any_paused |= j->paused;
       }
-      for (auto& [fd, s] : sessions_) any_blocked |= s->blocked;
+      for (auto& [fd, s] : sessions_) {
+        any_blocked |= s->blocked;
+        any_paused |= !s->queued.empty();  // memory mode, waiting for the sink's window
+      }
       // Paused streams are woken when acknowledgements free their window (Wake); the timeout
       // is only a fallback, long enough not to spin through a Loki outage.
       if (any_more) {
@@ -489,7 +728,14 @@ void FifoReader::Loop() {
       }
       if (s != nullptr) {
         ++fifo_events;
-        if (!Drain(*s)) Close(fd);
+        bool alive = true;
+        try {
+          alive = Drain(*s);
+        } catch (const std::exception& e) {
+          loop_errors_.Add();
+          spdlog::error("{}: {}", s->path, e.what());
+        }
+        if (!alive) Close(fd);
         continue;
       }
       if (session == nullptr) continue;
@@ -504,14 +750,25 @@ void FifoReader::Loop() {
     // Blocked sessions (loki-on-full=block): try again.
     blocked.clear();
     to_decode.clear();
+    waiting.clear();
     {
       std::lock_guard lock(mu_);
       for (auto& [fd, s] : sessions_) {
         if (s->blocked) blocked.push_back(s.get());
+        if (!s->queued.empty() && retry_paused) waiting.push_back(s.get());
       }
       for (auto& [id, j] : journaled_) {
         if (j->more || (j->paused && retry_paused)) to_decode.push_back(j.get());
       }
+    }
+    // Sessions end only on this thread, in FeedAndMaybeEnd: hand over before feeding.
+    for (Session* session : waiting) {
+      Journaled* j;
+      {
+        std::lock_guard lock(mu_);
+        j = journaled_.at(session->stream_id).get();
+      }
+      HandOverMemory(*session, *j);
     }
     for (Session* session : blocked) {
       Journaled* j;
@@ -522,13 +779,32 @@ void FifoReader::Loop() {
       FeedAndMaybeEnd(*session, *j);
     }
     for (Journaled* j : to_decode) {
-      if (!Decode(*j)) {
+      bool alive = true;
+      try {
+        alive = Decode(*j);
+      } catch (const std::exception& e) {
+        // Not an expected I/O error (the journal reader reports those): look again later.
+        loop_errors_.Add();
+        uint64_t suppressed = 0;
+        if (log_limiter_.Allow("decode:" + j->journal->dir().string(), suppressed)) {
+          spdlog::error("journal {}: {}; retrying{}", j->journal->dir().string(), e.what(),
+                        Suppressed(suppressed));
+        }
+        j->more = false;
+        j->paused = true;
+      }
+      if (!alive) {
         std::lock_guard lock(mu_);
         journaled_.erase(j->id);
       }
     }
     if (tick && std::chrono::steady_clock::now() >= next_tick) {
-      tick();
+      try {
+        tick();
+      } catch (const std::exception& e) {
+        loop_errors_.Add();
+        spdlog::error("journal maintenance: {}", e.what());
+      }
       next_tick = std::chrono::steady_clock::now() + tick_interval;
     }
     // dockerd writes one frame per write(2): a FIFO that woke the loop for a few frames is

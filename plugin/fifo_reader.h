@@ -14,6 +14,15 @@
 // ends (OnEnd with `corrupt`), a journal stream skips to the next segment; both are counted.
 // The loop never waits for anything but the FIFOs and its own tick, so a slow Loki can never
 // stop it from draining them.
+//
+// When the journal cannot be written (disk full, an I/O error, its directory removed), a
+// session goes on in memory: with loki-on-full=drop (the default) its FIFO is read and its
+// lines handed to the sink at once, at most kMemoryModeBytes of them waiting for the sink's
+// window (the oldest beyond are dropped, counted as `disk_full`), and the journal is tried
+// again every second; with loki-on-full=block the bytes stay in the FIFO (the container
+// blocks, as the user chose) until the journal takes them. Errors are logged rate-limited.
+// No I/O error or exception leaves the loop's thread: it is logged and that stream alone is
+// held back.
 #pragma once
 
 #include <atomic>
@@ -29,6 +38,7 @@
 
 #include "plugin/journal.h"
 #include "plugin/line_assembler.h"
+#include "plugin/log_limiter.h"
 #include "plugin/metrics.h"
 
 namespace skald {
@@ -88,7 +98,19 @@ class FifoReader {
   // Returns false when the memory stream has ended (EOF or corrupt).
   bool Drain(Stream& s);
   // Moves a session's FIFO into its journal. Returns false when the session ended.
-  bool Feed(Session& session);
+  bool Feed(Session& session, Journaled& j);
+  // The journal refused bytes: block, or go on in memory (see the header comment).
+  bool OnWriteError(Session& session, Journaled& j, const std::system_error& error);
+  // Memory mode: reads the FIFO, decodes it and hands its lines over.
+  bool FeedMemory(Session& session, Journaled& j);
+  // Memory mode: starts journaling again when the journal takes bytes. True on success.
+  bool TryResumeJournal(Session& session, Journaled& j);
+  // Memory mode: hands queued lines to the sink as far as its window lets.
+  void HandOverMemory(Session& session, Journaled& j);
+  // Adds the bytes `j`'s reader skipped (torn, evicted) or lost since the last report.
+  void ReportReaderBytes(Journaled& j);
+  // Where a restart must read `j`'s journal again to produce every line not handed over.
+  static JournalPosition ResumeOf(const Journaled& j);
   // Feed(), and when the session ended, closes and forgets it.
   void FeedAndMaybeEnd(Session& session, Journaled& j);
   // Decodes what the stream may; returns false when the stream ended (and was reported).
@@ -111,6 +133,11 @@ class FifoReader {
   Counter& split_lines_;
   Counter& corrupt_streams_;
   Counter& torn_bytes_;
+  Counter& lost_bytes_;
+  Counter& write_errors_;
+  Counter& disk_full_lines_;
+  Counter& loop_errors_;
+  LogLimiter log_limiter_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   std::atomic<bool> stopping_{false};

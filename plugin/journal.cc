@@ -179,6 +179,9 @@ struct Journal::Impl {
     bool live = false;      // a marker names a FIFO; a writer may (still) append
     bool writer = false;    // a Writer object is attached now
     std::optional<uint64_t> readable;  // sealed: bytes up to the last complete frame
+    // A reader could not open or read this live segment (its file was removed, an I/O
+    // error): the writer moves to a new segment at its next write.
+    bool unreadable = false;
     std::string fifo_path;
   };
 
@@ -207,13 +210,20 @@ struct Journal::Impl {
 
   // Writer side.
   uint64_t Reserve(const std::string& fifo_path);
-  void Publish(uint64_t seq, uint64_t size);
+  // Undoes Reserve() of a rotation that failed: removes the marker, any file, the entry.
+  void Unreserve(uint64_t seq);
+  // Returns true when a reader found the segment unreadable (the writer should rotate).
+  bool Publish(uint64_t seq, uint64_t size);
   void Seal(uint64_t seq, uint64_t readable);
   bool RoomFor(uint64_t rotating_seq, uint64_t rotating_boundary);
   void EvictWhileOver();
 
   // Reader side.
   uint64_t SealedReadable(uint64_t seq);
+  // A reader cannot read `seq`: a sealed segment is forgotten (its bytes are lost), a live one
+  // is flagged for its writer. Returns its size, or nullopt when it is no longer listed
+  // (evicted meanwhile).
+  std::optional<uint64_t> MarkUnreadable(uint64_t seq);
 
   bool AcknowledgedLocked(uint64_t seq, uint64_t readable) const {
     return acknowledged.segment > seq ||
@@ -356,15 +366,47 @@ uint64_t Journal::Impl::Reserve(const std::string& fifo_path) {
   return seq;
 }
 
-void Journal::Impl::Publish(uint64_t seq, uint64_t size) {
+void Journal::Impl::Unreserve(uint64_t seq) {
+  unlink(SegmentPath(seq).c_str());
+  unlink(MarkerPath(seq).c_str());
+  {
+    std::lock_guard lock(mu);
+    segments.erase(seq);
+    ++version;
+  }
+  Notify();
+}
+
+bool Journal::Impl::Publish(uint64_t seq, uint64_t size) {
+  bool unreadable;
   {
     std::lock_guard lock(mu);
     Segment& s = segments[seq];
     s.size = size;
     s.has_file = true;
+    unreadable = s.unreadable;
     ++version;
   }
   Notify();
+  return unreadable;
+}
+
+std::optional<uint64_t> Journal::Impl::MarkUnreadable(uint64_t seq) {
+  uint64_t size;
+  {
+    std::lock_guard lock(mu);
+    auto it = segments.find(seq);
+    if (it == segments.end()) return std::nullopt;
+    size = it->second.size;
+    if (it->second.live) {
+      it->second.unreadable = true;
+    } else {
+      segments.erase(it);
+    }
+    ++version;
+  }
+  Notify();
+  return size;
 }
 
 // The marker is gone (or was never there); the segment is sealed with `readable` bytes, or
@@ -605,10 +647,13 @@ struct Journal::Writer::State {
   uint64_t next_end = 0;  // no boundary after `boundary` can exist while size < next_end
   bool splice_works = true;
   bool sealed = false;
+  bool rotate_now = false;  // a reader cannot read the segment: rotate even below the limit
   std::unique_ptr<char[]> copy_buffer;  // read+write fallback only
 
-  // Rotates when the segment is at its limit and holds a complete frame; returns false when
-  // `may_refuse` and block_when_full forbid the eviction the rotation needs.
+  // Rotates when the segment is at its limit (or rotate_now) and holds a complete frame;
+  // returns false when `may_refuse` and block_when_full forbid the eviction the rotation
+  // needs. A rotation that fails (disk full, I/O error) throws and leaves the writer on its
+  // segment, as if it had not been tried.
   bool MaybeRotate(Impl& impl, const JournalLimits& limits, bool may_refuse);
 
   // The segment becomes `seq`, empty (its file is created by the first byte).
@@ -739,6 +784,14 @@ uint64_t Journal::Version() const {
   return impl_->version;
 }
 
+void Journal::Interrupt() {
+  {
+    std::lock_guard lock(impl_->mu);
+    ++impl_->version;
+  }
+  impl_->Notify();
+}
+
 uint64_t Journal::WaitForChange(uint64_t seen, std::chrono::milliseconds timeout) const {
   std::unique_lock lock(impl_->mu);
   impl_->changed.wait_for(lock, timeout, [&] { return impl_->version != seen; });
@@ -855,9 +908,16 @@ Journal::Writer::Result Journal::Writer::SpliceFrom(int fd, std::size_t max_byte
   }
   // An error after some bytes moved: report the bytes; the next call meets the error again.
   s.size += moved;
-  impl.Publish(s.seq, s.size);
+  if (impl.Publish(s.seq, s.size)) s.rotate_now = true;
   if (created) impl.EvictWhileOver();
-  s.MaybeRotate(impl, limits, true);
+  try {
+    s.MaybeRotate(impl, limits, true);
+  } catch (const std::system_error& e) {
+    // The bytes are in the journal; the next call tries the rotation again before it takes
+    // any byte, and reports the error then.
+    spdlog::debug("{}", e.what());
+    s.next_end = 0;
+  }
   return {Status::kMoved, moved};
 }
 
@@ -875,7 +935,7 @@ void Journal::Writer::Append(std::string_view bytes) {
     if (created) s.fd = CreateSegmentFile(s.path);
     PwriteFull(s.fd, bytes.data(), n, s.size, s.path);
     s.size += n;
-    impl.Publish(s.seq, s.size);
+    if (impl.Publish(s.seq, s.size)) s.rotate_now = true;
     if (created) impl.EvictWhileOver();
     bytes.remove_prefix(n);
   }
@@ -888,20 +948,45 @@ void Journal::Writer::Seal() {
   Impl& impl = *journal_->impl_;
   uint64_t readable = 0;
   if (s.fd >= 0) {
-    readable = ScanFrames(s.fd, s.boundary, s.size, s.path).boundary;
+    try {
+      readable = ScanFrames(s.fd, s.boundary, s.size, s.path).boundary;
+    } catch (const std::system_error& e) {
+      spdlog::error("{}; the segment is read up to byte {}", e.what(), s.boundary);
+      readable = s.boundary;
+    }
     close(s.fd);
     s.fd = -1;
   }
-  if (unlink(impl.MarkerPath(s.seq).c_str()) != 0 && errno != ENOENT)
-    Fail(errno, "remove", impl.MarkerPath(s.seq));
+  // A marker left behind names a FIFO that is gone: the next start seals the session again.
+  if (unlink(impl.MarkerPath(s.seq).c_str()) != 0 && errno != ENOENT) {
+    spdlog::error("journal: cannot remove {}: {}", impl.MarkerPath(s.seq).string(),
+                  strerror(errno));
+  }
   impl.Seal(s.seq, readable);
   s.sealed = true;
 }
 
+std::string Journal::Writer::CutAtFrameBoundary() {
+  State& s = *state_;
+  if (s.sealed || s.fd < 0) return {};
+  FrameScan scan = ScanFrames(s.fd, s.boundary, s.size, s.path);
+  if (scan.corrupt || scan.boundary >= s.size) return {};
+  std::string tail(static_cast<std::size_t>(s.size - scan.boundary), '\0');
+  tail.resize(PreadFull(s.fd, tail.data(), tail.size(), scan.boundary, s.path));
+  if (ftruncate(s.fd, static_cast<off_t>(scan.boundary)) != 0) Fail(errno, "truncate", s.path);
+  s.size = s.boundary = scan.boundary;
+  s.next_end = 0;
+  journal_->impl_->Publish(s.seq, s.size);
+  return tail;
+}
+
 bool Journal::Writer::State::MaybeRotate(Impl& impl, const JournalLimits& limits, bool may_refuse) {
   State& s = *this;
-  if (limits.max_segment_bytes < 0 || s.fd < 0) return true;
-  if (s.size < static_cast<uint64_t>(limits.max_segment_bytes)) return true;
+  if (s.fd < 0) return true;
+  if (!s.rotate_now) {
+    if (limits.max_segment_bytes < 0) return true;
+    if (s.size < static_cast<uint64_t>(limits.max_segment_bytes)) return true;
+  }
   if (s.size < s.next_end) return true;  // the frame after `boundary` is not complete yet
   FrameScan scan = ScanFrames(s.fd, s.boundary, s.size, s.path);
   s.boundary = scan.boundary;
@@ -925,15 +1010,22 @@ bool Journal::Writer::State::MaybeRotate(Impl& impl, const JournalLimits& limits
   fs::path new_path = impl.SegmentPath(new_seq);
   uint64_t tail = scan.corrupt ? 0 : s.size - s.boundary;
   int new_fd = -1;
-  if (tail > 0) {
-    new_fd = CreateSegmentFile(new_path);
-    std::unique_ptr<char[]> buf(new char[tail]);
-    std::size_t got = PreadFull(s.fd, buf.get(), tail, s.boundary, s.path);
-    PwriteFull(new_fd, buf.get(), got, 0, new_path);
-    tail = got;
+  try {
+    if (tail > 0) {
+      new_fd = CreateSegmentFile(new_path);
+      std::unique_ptr<char[]> buf(new char[tail]);
+      std::size_t got = PreadFull(s.fd, buf.get(), tail, s.boundary, s.path);
+      PwriteFull(new_fd, buf.get(), got, 0, new_path);
+      tail = got;
+    }
+    if (!scan.corrupt && ftruncate(s.fd, static_cast<off_t>(s.boundary)) != 0)
+      Fail(errno, "truncate", s.path);
+  } catch (...) {
+    // Nothing of the old segment changed yet: forget the new one, stay where we were.
+    if (new_fd >= 0) close(new_fd);
+    impl.Unreserve(new_seq);
+    throw;
   }
-  if (!scan.corrupt && ftruncate(s.fd, static_cast<off_t>(s.boundary)) != 0)
-    Fail(errno, "truncate", s.path);
   close(s.fd);
   if (unlink(impl.MarkerPath(s.seq).c_str()) != 0 && errno != ENOENT)
     spdlog::warn("journal: cannot remove {}: {}", impl.MarkerPath(s.seq).string(), strerror(errno));
@@ -953,6 +1045,7 @@ bool Journal::Writer::State::MaybeRotate(Impl& impl, const JournalLimits& limits
   s.Switch(new_seq, new_path);
   s.fd = new_fd;
   s.size = tail;
+  s.rotate_now = false;
   impl.EvictWhileOver();
   return true;
 }
@@ -975,6 +1068,22 @@ struct JournalFrameReader::State {
   uint64_t buf_off = 0;  // buf holds the file's bytes [buf_off, buf_off + buf_len)
   std::size_t buf_len = 0;
   uint64_t skipped = 0;
+  uint64_t lost = 0;
+
+  // Gives up the segment `seq` (not open, or open at `pos`): counts what was not read of it
+  // as lost and goes on with the next one.
+  void GiveUp(Journal::Impl& impl, uint64_t seq, uint64_t from, const char* what, int err) {
+    const std::optional<uint64_t> size = impl.MarkUnreadable(seq);
+    const uint64_t left = size && *size > from ? *size - from : 0;
+    lost += left;
+    spdlog::error("journal: cannot {} {}: {}; {} unread bytes of it are lost", what,
+                  impl.SegmentPath(seq).string(), strerror(err), left);
+    if (fd >= 0) close(fd);
+    fd = -1;
+    want = seq + 1;
+    want_offset = 0;
+    buf_len = 0;
+  }
 
   void CloseSegment() {
     if (fd >= 0) close(fd);
@@ -1002,6 +1111,8 @@ JournalPosition JournalFrameReader::position() const {
 }
 
 uint64_t JournalFrameReader::skipped_bytes() const { return state_->skipped; }
+
+uint64_t JournalFrameReader::lost_bytes() const { return state_->lost; }
 
 JournalFrameReader::Status JournalFrameReader::Next(std::string_view* body,
                                                     JournalPosition* start) {
@@ -1039,8 +1150,13 @@ JournalFrameReader::Status JournalFrameReader::Next(std::string_view* body,
       fs::path path = impl.SegmentPath(found);
       s.fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
       if (s.fd < 0) {
-        if (errno == ENOENT) continue;  // evicted meanwhile: counted on the next look
-        Fail(errno, "open", path);
+        const int err = errno;
+        if (err == ENOENT) {
+          std::lock_guard lock(impl.mu);
+          if (!impl.segments.count(found)) continue;  // evicted meanwhile: counted next look
+        }
+        s.GiveUp(impl, found, s.want_offset, "open", err);  // removed by hand, unreadable
+        continue;
       }
       s.seq = found;
       s.pos = s.want_offset;
@@ -1082,7 +1198,12 @@ JournalFrameReader::Status JournalFrameReader::Next(std::string_view* body,
         s.buf.reset(new char[s.cap]);
       }
       s.buf_off = s.pos;
-      s.buf_len = PreadFull(s.fd, s.buf.get(), want, s.pos, impl.SegmentPath(s.seq));
+      try {
+        s.buf_len = PreadFull(s.fd, s.buf.get(), want, s.pos, impl.SegmentPath(s.seq));
+      } catch (const std::system_error& e) {
+        s.GiveUp(impl, s.seq, s.pos, "read", e.code().value());
+        continue;
+      }
       if (s.buf_len > avail) continue;
       // The file is shorter than the journal said (truncated by a rotation): look again.
     }
@@ -1101,7 +1222,10 @@ JournalFrameReader::Status JournalFrameReader::Next(std::string_view* body,
       if (!exists) {
         // Evicted while open: read what the file holds.
         struct stat st {};
-        if (fstat(s.fd, &st) != 0) Fail(errno, "stat", impl.SegmentPath(s.seq));
+        if (fstat(s.fd, &st) != 0) {
+          s.GiveUp(impl, s.seq, s.pos, "stat", errno);
+          continue;
+        }
         s.sealed = true;
         s.file_size = s.limit = static_cast<uint64_t>(st.st_size);
       } else if (live) {

@@ -44,14 +44,9 @@
 #include <string_view>
 #include <vector>
 
-namespace skald {
+#include "plugin/journal_position.h"
 
-// A byte in a journal: a segment's sequence number and an offset inside that segment.
-struct JournalPosition {
-  uint64_t segment = 0;
-  uint64_t offset = 0;
-  friend auto operator<=>(const JournalPosition&, const JournalPosition&) = default;
-};
+namespace skald {
 
 struct JournalLimits {
   int64_t max_segment_bytes = 20 * 1024 * 1024;  // rotate past this (max-size); < 0: never
@@ -127,6 +122,9 @@ class Journal {
   uint64_t Version() const;
   // Waits until Version() != seen or `timeout` passes; returns Version().
   uint64_t WaitForChange(uint64_t seen, std::chrono::milliseconds timeout) const;
+  // Wakes every WaitForChange (the version moves on without new data), so that followers
+  // look at what else changed (the server stopping).
+  void Interrupt();
 
  private:
   struct Impl;
@@ -155,11 +153,20 @@ class Journal::Writer {
 
   // Moves at most `max_bytes` from `fd` (a FIFO opened O_NONBLOCK) into the journal with
   // splice(2) (falls back to read+write where splice is refused), then rotates and evicts as
-  // the limits say. Throws std::system_error on a write error (disk full, ...).
+  // the limits say. Throws std::system_error on a write error (disk full, ...) when nothing
+  // was moved; bytes it could not take are still in the FIFO, and a rotation that failed
+  // left the writer on its segment (it is tried again next time).
   Result SpliceFrom(int fd, std::size_t max_bytes);
   // Appends bytes (tests, and sources that are not FIFOs). Rotates and evicts the same way.
+  // Throws std::system_error on a write error.
   void Append(std::string_view bytes);
-  // The session is over (EOF): the active segment becomes sealed, its marker is removed.
+  // Cuts the active segment after its last complete frame and returns the bytes cut (the
+  // start of a frame whose rest is still in the FIFO), so that they can be carried elsewhere
+  // when the journal cannot take more. Throws std::system_error on an I/O error.
+  std::string CutAtFrameBoundary();
+  // The session is over (EOF, or the journal is given up): the active segment becomes sealed
+  // and its marker is removed. Never throws; errors are logged (a marker that could not be
+  // removed is sealed again at the next start).
   void Seal();
   uint64_t segment() const;  // the active segment
 
@@ -174,7 +181,9 @@ class Journal::Writer {
 // Reads frames from a journal, from a position on, across segments in order.
 // At the end of a live segment it reports kWait; it moves on to the next segment only once
 // the current one is sealed. When its segment was evicted it continues at the oldest segment
-// left (and counts the bytes it skipped).
+// left (and counts the bytes it skipped). A segment that cannot be opened or read (removed by
+// hand, an I/O error) is given up: its unread bytes are counted as lost, a sealed one is
+// forgotten by the journal, and the reader goes on with the next. Never throws.
 class JournalFrameReader {
  public:
   enum class Status {
@@ -193,6 +202,8 @@ class JournalFrameReader {
   JournalPosition position() const;
   // Bytes skipped: torn frames at the end of sealed segments, evicted data jumped over.
   uint64_t skipped_bytes() const;
+  // Bytes of segments that could not be read (their lines are lost).
+  uint64_t lost_bytes() const;
 
  private:
   struct State;

@@ -5,6 +5,9 @@
 namespace skald {
 namespace {
 
+// dockerd's copier cuts a line into chunks of at most this many bytes.
+constexpr std::size_t kDockerChunkBytes = 16 * 1024;
+
 LogSource SourceOf(std::string_view s) {
   return s == "stderr" ? LogSource::kStderr : LogSource::kStdout;
 }
@@ -19,6 +22,12 @@ std::size_t Utf8SafeCut(std::string_view text, std::size_t want) {
     if ((c & 0xC0) != 0x80) return cut;  // text[cut] starts a character
   }
   return want;
+}
+
+// A piece of at most `max` bytes from the front of `text`, never empty.
+std::size_t PieceBytes(std::string_view text, std::size_t max) {
+  std::size_t cut = Utf8SafeCut(text, max);
+  return cut == 0 ? std::min(max, text.size()) : cut;
 }
 
 }  // namespace
@@ -48,45 +57,112 @@ void LineAssembler::Emit(LogSource source, int64_t time_nano, std::string_view t
   // equal another's of the same stream, and the pieces of a repetitive line can be equal.
   int64_t piece = 0;
   while (!text.empty()) {
-    std::size_t cut = Utf8SafeCut(text, max_line_bytes_);
-    if (cut == 0) cut = std::min(max_line_bytes_, text.size());
+    const std::size_t cut = PieceBytes(text, max_line_bytes_);
     if (piece > 0) ++counts_.extra_pieces;
     out.push_back(LogLine{source, time_nano + piece++, std::string(text.substr(0, cut))});
     text.remove_prefix(cut);
   }
 }
 
-void LineAssembler::Add(const LogEntryView& frame, std::vector<LogLine>& out) {
-  LogSource source = SourceOf(frame.source);
-  auto it = std::find_if(groups_.begin(), groups_.end(), [&](const Group& g) {
-    return g.source == source && g.id == frame.partial_id;
-  });
+void LineAssembler::EmitPiece(Group& g, LogSource source, std::size_t bytes,
+                              std::vector<LogLine>& out) {
+  if (g.pieces == 0 && g.first_piece == 0) {
+    ++counts_.split_lines;
+  } else {
+    ++counts_.extra_pieces;
+  }
+  out.push_back(LogLine{source, g.time_nano + g.first_piece + g.pieces++, g.text.substr(0, bytes)});
+  g.text.erase(0, bytes);
+}
+
+void LineAssembler::Open(Group& g, const LogEntryView& frame, bool legacy) {
+  g.open = true;
+  g.legacy = legacy;
+  g.id.assign(frame.partial_id);
+  g.time_nano = frame.time_nano;
+  g.pieces = 0;
+  g.first_piece = 0;
+  if (!legacy && frame.partial_ordinal > 1) {
+    // The line began before this chunk (a restart resumed inside it): the chunks before it
+    // held at most kDockerChunkBytes each, and made at most this many pieces.
+    const auto per_chunk =
+        static_cast<int64_t>((kDockerChunkBytes + max_line_bytes_ - 1) / max_line_bytes_);
+    g.first_piece = int64_t{frame.partial_ordinal - 1} * per_chunk + 1;
+  }
+  g.text.clear();
+  g.since = {};
+}
+
+void LineAssembler::Append(Group& g, LogSource source, std::string_view text, const FrameSpan& span,
+                           std::vector<LogLine>& out) {
+  if (g.text.empty()) g.since = text.empty() ? span.end : span.start;
+  if (text.empty()) return;
+  g.text.append(text);
+  if (g.text.size() <= max_line_bytes_) return;
+  // Full pieces go out now: an unfinished line holds at most max_line_bytes_ plus a frame.
+  while (g.text.size() > max_line_bytes_) {
+    EmitPiece(g, source, PieceBytes(g.text, max_line_bytes_), out);
+  }
+  if (g.text.empty()) {
+    g.since = span.end;
+  } else if (g.text.size() <= text.size()) {
+    g.since = span.start;  // what is left came with this frame
+  }
+  // Otherwise what is left began in an earlier frame: `since` stays at or before it.
+}
+
+void LineAssembler::Close(Group& g, LogSource source, std::vector<LogLine>& out) {
+  if (g.pieces == 0 && g.first_piece == 0) {
+    Emit(source, g.time_nano, g.text, out);
+  } else if (!g.text.empty()) {
+    EmitPiece(g, source, g.text.size(), out);
+  }
+  g.open = false;
+  g.id.clear();
+  g.text = std::string();  // a long line's buffer is not kept for the stream's life
+}
+
+void LineAssembler::Add(const LogEntryView& frame, std::vector<LogLine>& out,
+                        const FrameSpan& span) {
+  const LogSource source = SourceOf(frame.source);
+  Group& g = groups_[static_cast<std::size_t>(source)];
   if (!frame.partial) {
-    // Daemons before 19.x sent partial chunks without metadata (empty id); the chunk that
-    // ends such a group is an ordinary, non-partial frame.
-    if (it != groups_.end() && it->id.empty()) {
-      it->text.append(frame.line);
-      Emit(it->source, it->time_nano, it->text, out);
-      groups_.erase(it);
-    } else {
-      Emit(source, frame.time_nano, frame.line, out);
+    // Daemons before 19.03 sent partial chunks without metadata; the chunk that ends such a
+    // group is an ordinary, non-partial frame.
+    if (g.open && g.legacy) {
+      Append(g, source, frame.line, span, out);
+      Close(g, source, out);
+      return;
     }
+    if (g.open) Close(g, source, out);  // the rest of the open line never came
+    Emit(source, frame.time_nano, frame.line, out);
     return;
   }
-  if (it == groups_.end()) {
-    groups_.push_back(Group{source, std::string(frame.partial_id), frame.time_nano, {}});
-    it = groups_.end() - 1;
+  const bool legacy = !frame.has_partial_metadata;
+  const bool continues = g.open && g.legacy == legacy && (legacy || g.id == frame.partial_id);
+  if (!continues) {
+    if (g.open) Close(g, source, out);
+    Open(g, frame, legacy);
   }
-  it->text.append(frame.line);
-  if (frame.partial_last) {
-    Emit(it->source, it->time_nano, it->text, out);
-    groups_.erase(it);
-  }
+  Append(g, source, frame.line, span, out);
+  if (!legacy && frame.partial_last) Close(g, source, out);
 }
 
 void LineAssembler::Finish(std::vector<LogLine>& out) {
-  for (const Group& g : groups_) Emit(g.source, g.time_nano, g.text, out);
-  groups_.clear();
+  for (std::size_t i = 0; i < groups_.size(); ++i) {
+    if (groups_[i].open) Close(groups_[i], static_cast<LogSource>(i), out);
+  }
+}
+
+JournalPosition LineAssembler::PendingSince() const {
+  JournalPosition since;
+  bool any = false;
+  for (const Group& g : groups_) {
+    if (!g.open) continue;
+    if (!any || g.since < since) since = g.since;
+    any = true;
+  }
+  return since;
 }
 
 }  // namespace skald

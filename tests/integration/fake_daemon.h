@@ -24,6 +24,8 @@ class FakeDaemon {
   ~FakeDaemon();  // kills the plugin if still running, removes the temp dir
 
   bool running() const;
+  pid_t pid() const { return pid_; }
+  const std::string& socket() const { return socket_; }
   int metrics_port() const { return metrics_port_; }
   const std::string& dir() const { return dir_; }
 

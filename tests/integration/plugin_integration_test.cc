@@ -2,9 +2,16 @@
 // Loki that decodes and counts. No Docker here: tests/e2e has the real daemon and Loki.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "plugin/frame_codec.h"
@@ -534,6 +541,105 @@ TEST_F(PluginIntegration, NoFileKeepsTheMemoryOnlyRetryBound) {
   EXPECT_EQ(dropped, 100);
   ASSERT_TRUE(WaitSettled(10s));
   EXPECT_EQ(loki_.TotalEntries(), 0u);
+}
+
+// --- One container's hostile input: the plugin stays up and bounded, the others ship.
+
+// Peak resident memory of a process, in kB (VmHWM), or -1.
+long PeakRssKb(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
+// The frames of one partial line as dockerd writes a line with no newline: 16 KiB chunks with
+// one id, none of them the last.
+std::string EndlessChunks(const std::string& id, int first_ordinal, int count, int64_t ts) {
+  const std::string text(16 * 1024, 'y');
+  std::string frames;
+  for (int i = 0; i < count; ++i) {
+    LogEntryView e;
+    e.source = "stdout";
+    e.time_nano = ts;
+    e.line = text;
+    e.partial = true;
+    e.has_partial_metadata = true;
+    e.partial_id = id;
+    e.partial_ordinal = first_ordinal + i;
+    EncodeFrame(e, frames);
+  }
+  return frames;
+}
+
+// Bytes and entries of the streams whose labels name `container`.
+std::pair<uint64_t, uint64_t> Received(const FakeLoki& loki, const std::string& container) {
+  uint64_t bytes = 0, entries = 0;
+  for (const auto& stream : loki.Streams()) {
+    if (stream.labels.find("\"" + container + "\"") == std::string::npos) continue;
+    for (const auto& e : stream.entries) bytes += e.line.size();
+    entries += stream.entries.size();
+  }
+  return {bytes, entries};
+}
+
+// `yes | tr -d '\n'`: a line that never ends. It used to be assembled in memory without bound
+// (hundreds of MB, then an OOM kill, and the replay of its journal did it again).
+TEST_F(PluginIntegration, ALineThatNeverEndsIsSentInPiecesWithBoundedMemory) {
+  FakeDaemon::Container endless, neighbour;
+  ASSERT_EQ(daemon_->StartContainer(endless, Opts({{"loki-max-line-size", "100000"}})), "");
+  ASSERT_EQ(daemon_->StartContainer(neighbour, Opts()), "");
+  constexpr int kChunks = 4096;  // 64 MiB
+  for (int i = 0; i < kChunks; i += 256) {
+    daemon_->WriteRaw(endless, EndlessChunks("forever", i + 1, 256, 1'000'000'000));
+    for (int j = 0; j < 10; ++j)
+      daemon_->WriteLine(neighbour, "neighbour " + std::to_string(i + j));
+  }
+  const uint64_t written = uint64_t{kChunks} * 16 * 1024;
+  const uint64_t full_pieces = written / 100000;
+  ASSERT_TRUE(loki_.WaitForEntries(full_pieces + 160, 60s))
+      << loki_.TotalEntries() << " entries; plugin log:\n"
+      << daemon_->Log();
+  EXPECT_EQ(Received(loki_, neighbour.name).second, 160u);
+  EXPECT_EQ(Received(loki_, endless.name), std::make_pair(full_pieces * 100000, full_pieces));
+  EXPECT_EQ(daemon_->Metric("skald_lines_split_total"), 1);
+  const long peak_kb = PeakRssKb(daemon_->pid());
+  EXPECT_GT(peak_kb, 0);
+  EXPECT_LT(peak_kb, 100 * 1024) << "peak RSS " << peak_kb << " kB for a 64 MiB line";
+  // The pieces sent move the journal's cursor (a restart does not send the line again).
+  std::this_thread::sleep_for(300ms);
+  std::ifstream cursor(daemon_->dir() + "/state/containers/" + endless.id + "/cursor");
+  uint64_t segment = 0, offset = 0;
+  ASSERT_TRUE(cursor >> segment >> offset);
+  EXPECT_GT(segment * 20 * 1024 * 1024 + offset, written / 2);
+  // Its end sends the rest.
+  ASSERT_EQ(daemon_->StopContainer(endless), "");
+  ASSERT_TRUE(loki_.WaitForEntries(full_pieces + 161, 20s));
+  EXPECT_EQ(Received(loki_, endless.name).first, written);
+  EXPECT_TRUE(daemon_->running());
+  daemon_->StopContainer(neighbour);
+}
+
+// A plugin killed in the middle of an endless line goes on after the pieces it sent: the line
+// is not sent again from its start.
+TEST_F(PluginIntegration, AKillInTheMiddleOfAnEndlessLineDoesNotResendIt) {
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(c, Opts({{"loki-max-line-size", "100000"}})), "");
+  daemon_->WriteRaw(c, EndlessChunks("forever", 1, 512, 1'000'000'000));  // 8 MiB
+  const uint64_t half = 512ull * 16 * 1024;
+  ASSERT_TRUE(loki_.WaitForEntries(half / 100000, 30s));
+  std::this_thread::sleep_for(500ms);  // the cursor is persisted every 100 ms
+  daemon_->KillAndRestartPlugin();
+  daemon_->WriteRaw(c, EndlessChunks("forever", 513, 512, 1'000'000'000));
+  ASSERT_EQ(daemon_->StopContainer(c), "");
+  ASSERT_TRUE(loki_.WaitForEntries(2 * half / 100000, 30s));
+  ASSERT_TRUE(WaitSettled(20s));
+  const uint64_t received = Received(loki_, c.name).first;
+  EXPECT_GE(received, 2 * half);
+  // Sent again: at most the frame the remainder began in and the piece it was filling.
+  EXPECT_LE(received, 2 * half + 16 * 1024 + 100000) << "received " << received;
 }
 
 class PluginWideDefaults : public PluginIntegration {

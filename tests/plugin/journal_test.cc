@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -692,6 +693,152 @@ TEST_F(JournalFrameReaderTest, CorruptLengthSkipsToNextSegment) {
   r = ReadFrames(late);
   EXPECT_EQ(r.lines, (std::vector<std::string>{"good", "after"}));
   EXPECT_EQ(late.skipped_bytes(), 12u);
+}
+
+// The README tells users they may remove journals by hand: a reader meeting a segment whose
+// file is gone must go on with the next one (it used to find the same segment again forever).
+TEST_F(JournalFrameReaderTest, ASegmentRemovedByHandIsSkippedAndCountedLost) {
+  auto journal = Journal::Open(dir_, {});
+  for (int s = 0; s < 3; ++s) {
+    auto w = journal->StartWriter("/fifo" + std::to_string(s));
+    w->Append(Frames(s * 10, s * 10 + 10));
+    w->Seal();
+  }
+  const uint64_t second_size = fs::file_size(SegPath(dir_, 2));
+  ASSERT_TRUE(fs::remove(SegPath(dir_, 2)));
+  JournalFrameReader reader(journal, {});
+  ReadResult r = ReadFrames(reader);
+  std::vector<std::string> want = Lines(0, 10);
+  for (auto& l : Lines(20, 30)) want.push_back(l);
+  EXPECT_EQ(r.lines, want);
+  EXPECT_EQ(r.last, Status::kEnd);
+  EXPECT_EQ(reader.lost_bytes(), second_size);
+  EXPECT_EQ(journal->Segments(), (std::vector<uint64_t>{1, 3}));  // forgotten: not budgeted
+}
+
+TEST_F(JournalFrameReaderTest, AWholeJournalRemovedWhileReadingEndsTheRead) {
+  auto journal = Journal::Open(dir_, {});
+  for (int s = 0; s < 3; ++s) {
+    auto w = journal->StartWriter("/fifo" + std::to_string(s));
+    w->Append(Frames(s * 10, s * 10 + 10));
+    w->Seal();
+  }
+  JournalFrameReader reader(journal, {});
+  std::string_view body;
+  JournalPosition start;
+  ASSERT_EQ(reader.Next(&body, &start), Status::kFrame);
+  fs::remove_all(dir_);
+  ReadResult r = ReadFrames(reader);
+  EXPECT_EQ(r.last, Status::kEnd);
+  EXPECT_EQ(r.lines, Lines(1, 10));  // the open segment is still readable through its fd
+  EXPECT_GT(reader.lost_bytes(), 0u);
+  EXPECT_EQ(journal->Segments(), (std::vector<uint64_t>{1}));  // the others are forgotten
+}
+
+// A live segment that a reader cannot open (its file was removed while the container logs):
+// the reader does not wait at it for ever, and the writer moves to a new segment.
+TEST_F(JournalFrameReaderTest, ALiveSegmentThatCannotBeReadMakesTheWriterRotate) {
+  auto journal = Journal::Open(dir_, {});
+  auto writer = journal->StartWriter("/fifo");
+  writer->Append(Frames(0, 5));
+  ASSERT_TRUE(fs::remove(SegPath(dir_, 1)));
+  JournalFrameReader reader(journal, {});
+  ReadResult r = ReadFrames(reader);
+  EXPECT_TRUE(r.lines.empty());
+  EXPECT_EQ(r.last, Status::kWait);
+  EXPECT_GT(reader.lost_bytes(), 0u);
+  writer->Append(Frames(5, 6));  // still into the removed file: rotates right after
+  EXPECT_EQ(writer->segment(), 2u);
+  writer->Append(Frames(6, 10));
+  r = ReadFrames(reader);
+  EXPECT_EQ(r.lines, Lines(6, 10));
+  writer->Seal();
+  EXPECT_EQ(ReadFrames(reader).last, Status::kEnd);
+}
+
+// Sets RLIMIT_NOFILE to 0 while alive: no file can be opened or created (as when a disk has
+// no inode left), while files already open can still be written.
+class NoNewFiles {
+ public:
+  NoNewFiles() {
+    getrlimit(RLIMIT_NOFILE, &saved_);
+    rlimit none = saved_;
+    none.rlim_cur = 0;
+    setrlimit(RLIMIT_NOFILE, &none);
+  }
+  ~NoNewFiles() { setrlimit(RLIMIT_NOFILE, &saved_); }
+
+ private:
+  rlimit saved_{};
+};
+
+// A rotation that cannot create its new segment must leave the journal as it was: no segment
+// reserved without a file (readers waited at it for ever and eviction stopped there).
+TEST_F(JournalTest, AFailedRotationLeavesTheJournalAsItWas) {
+  MakeFifo();
+  auto journal = Journal::Open(dir_, {.max_segment_bytes = 100, .max_segments = 1000});
+  auto writer = journal->StartWriter(fifo_);
+  WriteAll(wr_, Frames(0, 40));
+  ASSERT_EQ(writer->SpliceFrom(rd_, 1 << 20).status, WriterStatus::kMoved);  // up to the limit
+  const auto before = journal->Segments();
+  const auto markers = Files(".live");
+  {
+    NoNewFiles no_files;  // the next rotation cannot create its segment
+    bool thrown = false;
+    for (int i = 0; i < 10 && !thrown; ++i) {
+      const int in_fifo = FifoBytes(rd_);
+      try {
+        writer->SpliceFrom(rd_, 1 << 20);
+      } catch (const std::system_error&) {
+        thrown = true;
+        EXPECT_EQ(FifoBytes(rd_), in_fifo);  // nothing was taken by the call that failed
+      }
+    }
+    ASSERT_TRUE(thrown) << "a rotation that fails must be reported, not retried for ever";
+  }
+  EXPECT_EQ(journal->Segments(), before);
+  EXPECT_EQ(Files(".live"), markers);
+  EXPECT_TRUE(Files(".tmp").empty());
+  // The disk has room again: the writer goes on, and every frame reads back in order.
+  while (FifoBytes(rd_) > 0) {
+    ASSERT_EQ(writer->SpliceFrom(rd_, 1 << 20).status, WriterStatus::kMoved);
+  }
+  writer->Seal();
+  JournalFrameReader reader(journal, {});
+  ReadResult r = ReadFrames(reader);
+  EXPECT_EQ(r.last, Status::kEnd);
+  EXPECT_EQ(r.lines, Lines(0, 40));
+  EXPECT_EQ(reader.skipped_bytes(), 0u);
+  EXPECT_GT(journal->Segments().size(), 2u);
+}
+
+TEST_F(JournalTest, CutAtFrameBoundaryHandsBackTheStartOfAnUnfinishedFrame) {
+  auto journal = Journal::Open(dir_, {});
+  auto writer = journal->StartWriter("/fifo");
+  const std::string next = Frame("unfinished");
+  writer->Append(Frames(0, 4) + next.substr(0, 7));
+  EXPECT_EQ(writer->CutAtFrameBoundary(), next.substr(0, 7));
+  EXPECT_EQ(fs::file_size(SegPath(dir_, 1)), Frames(0, 4).size());
+  EXPECT_EQ(writer->CutAtFrameBoundary(), "");
+  writer->Seal();
+  JournalFrameReader reader(journal, {});
+  ReadResult r = ReadFrames(reader);
+  EXPECT_EQ(r.lines, Lines(0, 4));
+  EXPECT_EQ(reader.skipped_bytes(), 0u);
+}
+
+TEST_F(JournalTest, InterruptWakesAWaiterWithoutData) {
+  auto journal = Journal::Open(dir_, {});
+  const uint64_t seen = journal->Version();
+  std::thread waker([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    journal->Interrupt();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_NE(journal->WaitForChange(seen, std::chrono::seconds(30)), seen);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  waker.join();
+  EXPECT_EQ(journal->End(), (JournalPosition{}));
 }
 
 TEST(JournalStoreTest, ListsContainerDirectories) {

@@ -1,0 +1,235 @@
+#include "plugin/fifo_reader.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "plugin/frame_codec.h"
+#include "plugin/journal.h"
+
+namespace skald {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+class CollectingSink : public LineSink {
+ public:
+  void OnLines(uint64_t stream_id, std::vector<LogLine>& lines, const JournalPosition&) override {
+    std::lock_guard lock(mu_);
+    for (LogLine& l : lines) lines_[stream_id].push_back(std::move(l.line));
+    cv_.notify_all();
+  }
+  void OnEnd(uint64_t stream_id, bool) override {
+    std::lock_guard lock(mu_);
+    ended_.insert(stream_id);
+    cv_.notify_all();
+  }
+  bool WaitEnded(std::size_t n, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return ended_.size() >= n; });
+  }
+  std::vector<std::string> Lines(uint64_t id) {
+    std::lock_guard lock(mu_);
+    return lines_[id];
+  }
+  std::set<uint64_t> Ended() {
+    std::lock_guard lock(mu_);
+    return ended_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<uint64_t, std::vector<std::string>> lines_;
+  std::set<uint64_t> ended_;
+};
+
+std::string Frame(const std::string& line) {
+  LogEntryView e;
+  e.source = "stdout";
+  e.time_nano = 1;
+  e.line = line;
+  std::string out;
+  EncodeFrame(e, out);
+  return out;
+}
+
+class FifoReaderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/skald-fifo-reader-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+// A stream's fd is closed at its end while StartLogging opens other FIFOs on other threads:
+// a FIFO given the number just closed must be drained like any other (the end of the old
+// stream must not forget the new one, which would then spin the loop and never be read).
+TEST_F(FifoReaderTest, AFifoThatReusesAClosedFdNumberIsDrained) {
+  MetricsRegistry metrics;
+  CollectingSink sink;
+  FifoReader reader(sink, metrics);
+  constexpr int kThreads = 3;
+  constexpr int kPerThread = 1500;
+  std::atomic<uint64_t> next_id{1};
+  auto worker = [&](int t) {
+    for (int i = 0; i < kPerThread; ++i) {
+      const fs::path path = dir_ / ("f-" + std::to_string(t) + "-" + std::to_string(i));
+      ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+      const int w = open(path.c_str(), O_RDWR | O_CLOEXEC);
+      ASSERT_GE(w, 0);
+      const uint64_t id = next_id++;
+      reader.Add(id, path.string(), 1 << 20);
+      const std::string frame = Frame("line of " + std::to_string(id));
+      ASSERT_EQ(write(w, frame.data(), frame.size()), static_cast<ssize_t>(frame.size()));
+      close(w);
+      unlink(path.c_str());
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) threads.emplace_back(worker, t);
+  for (auto& th : threads) th.join();
+  const std::size_t total = kThreads * kPerThread;
+  EXPECT_TRUE(sink.WaitEnded(total, 20s)) << sink.Ended().size() << " of " << total << " ended";
+  for (uint64_t id = 1; id <= total; ++id) {
+    auto lines = sink.Lines(id);
+    ASSERT_EQ(lines.size(), 1u) << "stream " << id;
+    EXPECT_EQ(lines[0], "line of " + std::to_string(id));
+  }
+}
+
+class FifoReaderJournalTest : public FifoReaderTest {
+ protected:
+  void SetUp() override {
+    FifoReaderTest::SetUp();
+    journal_dir_ = dir_ / "containers" / "c1";
+  }
+  // A FIFO held open for writing as dockerd holds it (non-blocking, so a test can see it fill).
+  int MakeFifo(const std::string& name, std::string* path) {
+    *path = (dir_ / name).string();
+    EXPECT_EQ(mkfifo(path->c_str(), 0600), 0);
+    const int w = open(path->c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    EXPECT_GE(w, 0);
+    return w;
+  }
+  // Writes frames of lines [from, to); returns how many whole frames the FIFO took.
+  static int WriteLines(int w, int from, int to) {
+    for (int i = from; i < to; ++i) {
+      const std::string frame = Frame("line " + std::to_string(i) + std::string(100, 'x'));
+      const ssize_t n = write(w, frame.data(), frame.size());
+      if (n != static_cast<ssize_t>(frame.size())) return i - from;
+    }
+    return to - from;
+  }
+  static bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < until) {
+      if (pred()) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return pred();
+  }
+  fs::path journal_dir_;
+};
+
+// The journal cannot be written any more (here: its directory was removed; a full disk does
+// the same): the container must not block. Its lines go on in memory, and journaling resumes
+// once the journal takes bytes again.
+TEST_F(FifoReaderJournalTest, AJournalThatCannotBeWrittenGoesOnInMemory) {
+  MetricsRegistry metrics;
+  CollectingSink sink;
+  FifoReader reader(sink, metrics);
+  auto journal = Journal::Open(journal_dir_, {.max_segment_bytes = 4096, .max_segments = 1000});
+  std::string fifo;
+  const int w = MakeFifo("fifo", &fifo);
+  auto writer = journal->StartWriter(fifo);
+  reader.AddJournalStream(1, journal, {}, 1 << 20);
+  ASSERT_TRUE(reader.AddSession(1, fifo, writer));
+  ASSERT_EQ(WriteLines(w, 0, 100), 100);
+  ASSERT_TRUE(WaitFor([&] { return sink.Lines(1).size() == 100; }, 10s));
+
+  fs::remove_all(journal_dir_);
+  // Far more than the FIFO holds (1 MiB): written only if the plugin keeps draining it.
+  int written = 0;
+  for (int round = 0; round < 200 && written < 20000; ++round) {
+    written += WriteLines(w, 100 + written, 20100);
+    std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_EQ(written, 20000) << "the container blocked: the FIFO is not drained";
+  EXPECT_GT(metrics.CounterTotal("skald_journal_write_errors_total"), 0u);
+  // The newest lines arrive (some written into the removed segment before the reader noticed
+  // are lost, and counted).
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto lines = sink.Lines(1);
+        return !lines.empty() && lines.back().starts_with("line 20099x");
+      },
+      10s))
+      << sink.Lines(1).size()
+      << " lines, the last: " << (sink.Lines(1).empty() ? "" : sink.Lines(1).back().substr(0, 12));
+
+  // The journal takes bytes again: new lines are journaled.
+  fs::create_directories(journal_dir_);
+  std::this_thread::sleep_for(1200ms);  // the journal is tried again once a second
+  ASSERT_EQ(WriteLines(w, 20100, 20200), 100);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto lines = sink.Lines(1);
+        return !lines.empty() && lines.back().starts_with("line 20199x");
+      },
+      10s));
+  bool segment = false;
+  for (auto& e : fs::directory_iterator(journal_dir_)) {
+    segment |= e.path().extension() == ".seg" && fs::file_size(e.path()) > 0;
+  }
+  EXPECT_TRUE(segment) << "journaling did not resume";
+  close(w);
+  EXPECT_TRUE(sink.WaitEnded(1, 10s));
+}
+
+// A segment removed by hand while its journal is replayed: the replay goes on with the next
+// segment and ends; the bytes are counted as lost. (The reader used to spin on it for ever,
+// and the single FIFO thread with it.)
+TEST_F(FifoReaderJournalTest, ASegmentRemovedBeforeItsReplayIsCountedLostAndTheStreamEnds) {
+  auto journal = Journal::Open(journal_dir_, {});
+  for (int s = 0; s < 3; ++s) {
+    auto w = journal->StartWriter("/gone" + std::to_string(s));
+    std::string frames;
+    for (int i = 0; i < 10; ++i) frames += Frame("s" + std::to_string(s) + " " + std::to_string(i));
+    w->Append(frames);
+    w->Seal();
+  }
+  const fs::path second = journal_dir_ / "0000000002.seg";
+  const uint64_t lost = fs::file_size(second);
+  ASSERT_TRUE(fs::remove(second));
+  MetricsRegistry metrics;
+  CollectingSink sink;
+  FifoReader reader(sink, metrics);
+  reader.AddJournalStream(7, journal, {}, 1 << 20);
+  ASSERT_TRUE(sink.WaitEnded(1, 10s)) << "the replay did not end";
+  auto lines = sink.Lines(7);
+  ASSERT_EQ(lines.size(), 20u);
+  EXPECT_EQ(lines.front(), "s0 0");
+  EXPECT_EQ(lines.back(), "s2 9");
+  EXPECT_EQ(metrics.CounterTotal("skald_journal_lost_bytes_total"), lost);
+}
+
+}  // namespace
+}  // namespace skald
