@@ -126,6 +126,9 @@ struct Driver::Stream {
   StreamSelector rendered_labels[2];  // stdout, stderr
   std::atomic<bool> stop_requested{false};
   bool dropped_by_relabel = false;  // a relabel rule dropped the stream: count, never send
+  // Not empty: the stream's options cannot be used (recovered without usable info.json or
+  // options); its lines are drained into the journal and held there, never sent.
+  std::string held_reason;
   // With a pipeline (shipping thread only):
   std::unique_ptr<stages::Pipeline> pipeline;
   stages::LabelSet labels[2];  // container labels + source, the pipeline's input
@@ -230,7 +233,7 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
     store_ = std::make_unique<JournalStore>(config_.state_dir, config_.journal_max_total_bytes);
   }
   reader_ = std::make_unique<FifoReader>(*this, metrics);
-  if (store_) reader_->SetTick([this] { Maintain(); }, config_.maintenance_interval);
+  reader_->SetTick([this] { Maintain(); }, config_.maintenance_interval);
   shipper_ = std::thread([this] { ShipLoop(); });
 }
 
@@ -249,9 +252,9 @@ std::shared_ptr<LokiClient> Driver::ClientFor(const LokiClientConfig& client_con
 }
 
 std::shared_ptr<Driver::Stream> Driver::MakeStream(const std::string& file,
-                                                   const ContainerInfo& info) {
+                                                   const ContainerInfo& info, bool journaled) {
   LogOptions options = ParseLogOptions(info.config, config_.env_defaults);
-  if (!store_) options.client.durable = false;
+  if (!store_ || !journaled) options.client.durable = false;
   StreamLabelSet labels = BuildContainerLabels(info, options, config_.hostname);
 
   auto stream = std::make_shared<Stream>();
@@ -294,115 +297,168 @@ std::shared_ptr<Driver::Stream> Driver::MakeStream(const std::string& file,
 std::shared_ptr<Journal> Driver::OpenJournalLocked(const std::string& container_id,
                                                    const LogOptions& options) {
   JournalLimits limits{options.max_size, options.max_file, options.block_when_full};
-  auto& slot = journals_[container_id];
-  if (!slot) {
-    slot = Journal::Open(store_->ContainerDir(container_id), limits);
-  } else {
-    slot->SetLimits(limits);
+  if (auto it = journals_.find(container_id); it != journals_.end()) {
+    it->second->SetLimits(limits);
+    return it->second;
   }
-  return slot;
+  auto journal = Journal::Open(store_->ContainerDir(container_id), limits);  // may throw
+  journals_[container_id] = journal;
+  return journal;
 }
 
 void Driver::Recover() {
   if (!store_) return;
   for (const std::string& id : store_->ContainerIds()) {
     if (!ValidContainerId(id)) continue;
-    std::shared_ptr<Journal> journal;
-    ContainerInfo info;
-    bool have_info = false;
     try {
-      std::lock_guard lock(mu_);
-      journal = OpenJournalLocked(id, LogOptions{});
-      if (auto text = journal->ReadInfo()) {
-        info = ContainerInfo::FromJson(nlohmann::json::parse(*text));
-        have_info = true;
-      }
+      RecoverContainer(id);
     } catch (const std::exception& e) {
-      spdlog::error("journal of container {}: cannot open it: {}", id.substr(0, 12), e.what());
-      continue;
+      spdlog::error("journal of container {}: cannot recover it: {}", id.substr(0, 12), e.what());
     }
-    std::vector<std::unique_ptr<Journal::Writer>> writers;
-    std::vector<std::string> fifos;
-    for (const Journal::LiveSession& session : journal->LiveSessions()) {
-      if (have_info && IsFifo(session.fifo_path)) {
+  }
+}
+
+void Driver::RecoverContainer(const std::string& id) {
+  std::shared_ptr<Journal> journal;
+  {
+    std::lock_guard lock(mu_);
+    journal = OpenJournalLocked(id, LogOptions{});
+  }
+  ContainerInfo info;
+  info.container_id = id;
+  std::string unusable;  // why the container's options cannot be used; empty when they can
+  try {
+    if (auto text = journal->ReadInfo()) {
+      info = ContainerInfo::FromJson(nlohmann::json::parse(*text));
+      info.container_id = id;
+    } else {
+      unusable = "its info.json is missing";
+    }
+  } catch (const std::exception& e) {
+    unusable = std::string("its info.json is unreadable: ") + e.what();
+  }
+  std::vector<std::unique_ptr<Journal::Writer>> writers;
+  std::vector<std::string> fifos;
+  for (const Journal::LiveSession& session : journal->LiveSessions()) {
+    try {
+      if (IsFifo(session.fifo_path)) {
         writers.push_back(journal->ResumeWriter(session));
         fifos.push_back(session.fifo_path);
       } else {
         journal->SealSession(session);
       }
+    } catch (const std::exception& e) {
+      spdlog::error("journal of container {}: the session of segment {}: {}", id.substr(0, 12),
+                    session.segment, e.what());
     }
-    const JournalPosition cursor = journal->ReadCursor().value_or(journal->Begin());
-    if (writers.empty() && !(cursor < journal->End())) continue;  // nothing to do
-    if (!have_info) {
-      spdlog::error("journal of container {}: no info.json; its undelivered lines stay on disk",
-                    id.substr(0, 12));
-      continue;
-    }
-    std::shared_ptr<Stream> stream;
+  }
+  const JournalPosition cursor = journal->ReadCursor().value_or(journal->Begin());
+  if (writers.empty() && !(cursor < journal->End())) return;  // nothing to do
+  std::shared_ptr<Stream> stream;
+  if (unusable.empty()) {
     try {
       stream = MakeStream(fifos.empty() ? std::string() : fifos.front(), info);
     } catch (const std::exception& e) {
-      spdlog::error("journal of container {} ({}): cannot replay it: {}", info.ID(), info.Name(),
-                    e.what());
-      for (auto& w : writers) w->Seal();
-      continue;
+      unusable = e.what();
     }
-    {
-      std::lock_guard lock(mu_);
-      journal->SetLimits(
-          {stream->options.max_size, stream->options.max_file, stream->options.block_when_full});
-      stream->journal = journal;
-      stream->acked = stream->persisted = stream->last_resume = cursor;
-      stream->id = next_id_++;
-      streams_[stream->id] = stream;
-      stream_by_container_[id] = stream->id;
-      for (const std::string& f : fifos) stream_by_file_[f] = stream->id;
-      live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
-    }
-    journal->SetAcknowledged(cursor);
-    reader_->AddJournalStream(stream->id, journal, cursor, stream->options.max_line_size);
-    for (std::size_t i = 0; i < writers.size(); ++i) {
-      try {
-        reader_->AddSession(stream->id, fifos[i], writers[i]);
-      } catch (const std::exception& e) {
-        spdlog::error("container {}: cannot re-open {}: {}", info.ID(), fifos[i], e.what());
-        if (writers[i]) writers[i]->Seal();
-      }
-    }
-    spdlog::info(
-        "container {} ({}): resumed {} FIFO(s), replaying its journal from segment {} "
-        "offset {}",
-        info.ID(), info.Name(), fifos.size(), cursor.segment, cursor.offset);
   }
+  if (!unusable.empty()) {
+    if (writers.empty()) {
+      spdlog::error(
+          "journal of container {} ({}): cannot replay it ({}); its undelivered lines stay on "
+          "disk",
+          info.ID(), info.Name(), unusable);
+      return;
+    }
+    // A FIFO that is not read blocks its container: it is always drained. Its lines stay in
+    // the journal (docker logs) and are counted as held; a start with usable options replays
+    // them from the cursor.
+    spdlog::error(
+        "container {} ({}): its options cannot be used ({}); its FIFO is drained into the "
+        "journal and its lines are held there (not sent) until the plugin starts with usable "
+        "options",
+        info.ID(), info.Name(), unusable);
+    stream = std::make_shared<Stream>();
+    stream->file = fifos.front();
+    stream->info = info;
+    stream->held_reason = "unusable_options";
+    stream->client_window = std::make_shared<std::atomic<int64_t>>(0);
+  }
+  {
+    std::lock_guard lock(mu_);
+    journal->SetLimits(
+        {stream->options.max_size, stream->options.max_file, stream->options.block_when_full});
+    stream->journal = journal;
+    stream->acked = stream->persisted = stream->last_resume = cursor;
+    stream->id = next_id_++;
+    streams_[stream->id] = stream;
+    stream_by_container_[id] = stream->id;
+    for (const std::string& f : fifos) stream_by_file_[f] = stream->id;
+    live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+  }
+  journal->SetAcknowledged(cursor);
+  reader_->AddJournalStream(stream->id, journal, cursor, stream->options.max_line_size);
+  for (std::size_t i = 0; i < writers.size(); ++i) {
+    try {
+      reader_->AddSession(stream->id, fifos[i], writers[i]);
+    } catch (const std::exception& e) {
+      spdlog::error("container {}: cannot re-open {}: {}", info.ID(), fifos[i], e.what());
+      if (writers[i]) writers[i]->Seal();
+    }
+  }
+  spdlog::info(
+      "container {} ({}): resumed {} FIFO(s), replaying its journal from segment {} "
+      "offset {}",
+      info.ID(), info.Name(), fifos.size(), cursor.segment, cursor.offset);
+}
+
+void Driver::StartInMemory(const std::string& file, std::shared_ptr<Stream> stream) {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) throw OptionError("skald: the plugin is shutting down");
+    if (stream_by_file_.count(file)) throw OptionError("skald: already logging " + file);
+    stream->id = next_id_++;
+    streams_[stream->id] = stream;
+    stream_by_file_[file] = stream->id;
+    live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+  }
+  try {
+    reader_->Add(stream->id, file, stream->options.max_line_size);
+  } catch (...) {
+    std::lock_guard lock(mu_);
+    streams_.erase(stream->id);
+    stream_by_file_.erase(file);
+    live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+    throw;
+  }
+}
+
+void Driver::Unregister(const std::string& file, const Stream* fresh, bool with_reader) {
+  std::lock_guard lock(mu_);
+  stream_by_file_.erase(file);
+  // A new stream the reader has: with no session it reads what the journal holds and ends.
+  // One it never got would stay registered for ever, and every later start of the container
+  // would join it.
+  if (fresh == nullptr || with_reader) return;
+  streams_.erase(fresh->id);
+  if (auto it = stream_by_container_.find(fresh->info.container_id);
+      it != stream_by_container_.end() && it->second == fresh->id) {
+    stream_by_container_.erase(it);
+  }
+  live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
 }
 
 void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
   std::shared_ptr<Stream> stream = MakeStream(file, info);
-  const bool journaled = store_ && !stream->options.no_file;
+  bool journaled = store_ && !stream->options.no_file;
   if (journaled && !ValidContainerId(info.container_id)) {
     throw OptionError("skald: invalid container id '" + info.container_id + "'");
   }
   if (!journaled) {
-    {
-      std::lock_guard lock(mu_);
-      if (stopping_) throw OptionError("skald: the plugin is shutting down");
-      if (stream_by_file_.count(file)) throw OptionError("skald: already logging " + file);
-      stream->id = next_id_++;
-      streams_[stream->id] = stream;
-      stream_by_file_[file] = stream->id;
-      live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
-    }
-    try {
-      reader_->Add(stream->id, file, stream->options.max_line_size);
-    } catch (...) {
-      std::lock_guard lock(mu_);
-      streams_.erase(stream->id);
-      stream_by_file_.erase(file);
-      live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
-      throw;
-    }
+    StartInMemory(file, stream);
   } else {
     std::unique_ptr<Journal::Writer> writer;
+    std::string journal_error;  // the journal cannot be opened or written
     for (int attempt = 0;; ++attempt) {
       std::shared_ptr<Stream> joined;
       std::shared_ptr<Journal> journal;
@@ -413,7 +469,8 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
         try {
           journal = OpenJournalLocked(info.container_id, stream->options);
         } catch (const std::system_error& e) {
-          throw OptionError(std::string("skald: cannot open the container's journal: ") + e.what());
+          journal_error = e.what();
+          break;
         }
         if (auto it = stream_by_container_.find(info.container_id);
             it != stream_by_container_.end()) {
@@ -435,22 +492,33 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
         }
         stream_by_file_[file] = joined ? joined->id : stream->id;
       }
+      bool with_reader = false;
       try {
-        journal->WriteInfo(info.ToJson().dump());
-        if (!writer) writer = journal->StartWriter(file);
-        if (!joined) {
-          journal->SetAcknowledged(stream->acked);
-          reader_->AddJournalStream(stream->id, journal, stream->acked,
-                                    stream->options.max_line_size);
+        try {
+          journal->WriteInfo(info.ToJson().dump());
+          if (!writer) writer = journal->StartWriter(file);
+        } catch (const std::system_error& e) {
+          journal_error = e.what();
         }
-        if (reader_->AddSession(joined ? joined->id : stream->id, file, writer)) break;
+        if (journal_error.empty()) {
+          if (!joined) {
+            journal->SetAcknowledged(stream->acked);
+            reader_->AddJournalStream(stream->id, journal, stream->acked,
+                                      stream->options.max_line_size);
+            with_reader = true;
+          }
+          if (reader_->AddSession(joined ? joined->id : stream->id, file, writer)) break;
+        }
       } catch (...) {
+        journal_error.clear();
         if (writer) writer->Seal();
-        std::lock_guard lock(mu_);
-        stream_by_file_.erase(file);
-        // A new stream stays with the reader: with no session it reads what the journal
-        // holds and ends.
+        Unregister(file, joined ? nullptr : stream.get(), with_reader);
         throw;
+      }
+      if (!journal_error.empty()) {
+        if (writer) writer->Seal();
+        Unregister(file, joined ? nullptr : stream.get(), with_reader);
+        break;
       }
       // The joined stream ended just now: start a new one for this session.
       std::lock_guard lock(mu_);
@@ -459,6 +527,20 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
         if (writer) writer->Seal();
         throw OptionError("skald: could not attach " + file + " to its journal");
       }
+    }
+    if (!journal_error.empty()) {
+      // The journal cannot be written (disk full, I/O error): the container must not be
+      // refused for it, unless the user chose to lose nothing.
+      if (stream->options.block_when_full) {
+        throw OptionError("skald: cannot write the container's journal (" + journal_error +
+                          ") and loki-on-full=block forbids going on without it");
+      }
+      spdlog::error(
+          "container {} ({}): cannot write its journal ({}); its lines go on in memory only "
+          "(no docker logs, lost if the plugin restarts)",
+          info.ID(), info.Name(), journal_error);
+      StartInMemory(file, MakeStream(file, info, /*journaled=*/false));
+      journaled = false;
     }
   }
   streams_started_.Add();
@@ -698,6 +780,21 @@ void Driver::Ship(Stream& stream, Batch& batch) {
   std::vector<LogLine>& lines = batch.lines;
   std::vector<LokiEntry>& entries = converted_;
   entries.clear();
+  if (!stream.held_reason.empty()) {
+    // Kept in the journal, not sent: the cursor stays, the window is free again.
+    metrics_
+        .GetCounter("skald_entries_held_total",
+                    "Lines read and not sent by this run: kept in the journal (docker logs) "
+                    "and sent by a later start, by reason.",
+                    {{"reason", stream.held_reason}})
+        .Add(lines.size());
+    if (batch.journaled) {
+      stream.window_bytes -= static_cast<int64_t>(batch.bytes);
+      *stream.client_window -= static_cast<int64_t>(batch.bytes);
+      reader_->Wake();
+    }
+    return;
+  }
   if (stream.dropped_by_relabel) {
     dropped_relabel_.Add(lines.size());
   } else if (!stream.pipeline) {
@@ -848,10 +945,20 @@ void Driver::ShipLoop() {
       if (it != streams_.end()) stream = it->second;
     }
     const std::size_t count = batch.lines.size();
-    if (batch.end) {
-      FinishStream(batch.stream_id);
-    } else if (stream) {
-      Ship(*stream, batch);
+    try {
+      if (batch.end) {
+        FinishStream(batch.stream_id);
+      } else if (stream) {
+        Ship(*stream, batch);
+      }
+    } catch (const std::exception& e) {
+      // A bug, not an input: the thread that ships every container's lines must go on.
+      metrics_
+          .GetCounter("skald_entries_dropped_total", "Entries not delivered, by reason.",
+                      {{"reason", "internal_error"}})
+          .Add(count);
+      spdlog::critical("stream {}: {}; {} lines dropped (internal_error)", batch.stream_id,
+                       e.what(), count);
     }
     {
       std::lock_guard lock(mu_);
@@ -898,7 +1005,46 @@ void Driver::PersistCursors() {
   }
 }
 
+void Driver::RetireIdleClients() {
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<std::shared_ptr<LokiClient>> retired;
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = clients_.begin(); it != clients_.end();) {
+      // Streams hold their client: only the map holds one that none uses.
+      if (it->second.use_count() > 1 || it->second->Pending() > 0) {
+        client_unused_since_.erase(it->first);
+        ++it;
+        continue;
+      }
+      auto since = client_unused_since_.try_emplace(it->first, now).first;
+      if (now - since->second < config_.client_idle_timeout) {
+        ++it;
+        continue;
+      }
+      retired.push_back(std::move(it->second));
+      client_windows_.erase(it->first);
+      client_unused_since_.erase(since);
+      it = clients_.erase(it);
+    }
+  }
+  if (!retired.empty()) spdlog::debug("{} idle Loki client(s) stopped", retired.size());
+  retired.clear();  // stops their lanes, idle by now, outside the lock
+}
+
+std::size_t Driver::LiveClients() const {
+  std::lock_guard lock(mu_);
+  return clients_.size();
+}
+
 void Driver::Maintain() {
+  const auto now_clients = std::chrono::steady_clock::now();
+  if (now_clients - last_client_check_ >= std::chrono::seconds(1) ||
+      config_.client_idle_timeout < std::chrono::seconds(1)) {
+    last_client_check_ = now_clients;
+    RetireIdleClients();
+  }
+  if (!store_) return;
   PersistCursors();
   // The budget looks at every journal's size (kept in memory): once a second is enough. The
   // age limit and the order of removal need each stopped container's newest file time (a

@@ -64,6 +64,9 @@ struct DriverConfig {
   // Cursors are persisted this often (lines acknowledged since may be sent again after a
   // kill -9); the budget and the age limit are checked once a second.
   std::chrono::milliseconds maintenance_interval{100};
+  // A Loki client no stream has used for this long, with nothing pending, is stopped and
+  // freed (its lanes are threads); a later stream with the same options makes a new one.
+  std::chrono::milliseconds client_idle_timeout{60'000};
 };
 
 // The labels every line of a container carries (before `source` and the pipeline), in the
@@ -94,6 +97,8 @@ class Driver : public LineSink, public DeliveryListener {
   bool WaitIdle(std::chrono::milliseconds deadline);
 
   std::size_t LiveStreams() const;
+  // Loki clients alive (each holds its lanes' threads).
+  std::size_t LiveClients() const;
   // Lines read and neither delivered nor dropped yet (queue + clients).
   uint64_t PendingEntries() const;
   // Refreshes the gauges computed on demand (before a metrics scrape).
@@ -128,9 +133,19 @@ class Driver : public LineSink, public DeliveryListener {
   std::shared_ptr<LokiClient> ClientFor(const LokiClientConfig& config,
                                         std::shared_ptr<std::atomic<int64_t>>* window);
   // Parses options and builds labels, relabel result and pipeline (throws OptionError).
-  std::shared_ptr<Stream> MakeStream(const std::string& file, const ContainerInfo& info);
+  // `journaled` false: the stream will have no journal (its client bounds memory itself).
+  std::shared_ptr<Stream> MakeStream(const std::string& file, const ContainerInfo& info,
+                                     bool journaled = true);
+  // Registers `stream` as a memory stream (no-file, or no journal can be written) of `file`.
+  void StartInMemory(const std::string& file, std::shared_ptr<Stream> stream);
+  // Undoes the registration of `file` by a StartLogging that failed; `fresh` is the new
+  // stream it registered (null when it joined one), `with_reader` whether the reader has it.
+  void Unregister(const std::string& file, const Stream* fresh, bool with_reader);
+  // The container's journal (opened on first use; throws std::system_error when it cannot).
   std::shared_ptr<Journal> OpenJournalLocked(const std::string& container_id,
                                              const LogOptions& options);
+  // Recover() of one container's journal; throws what opening it throws.
+  void RecoverContainer(const std::string& id);
   void ShipLoop();
   void Ship(Stream& stream, Batch& batch);
   // Converts what a pipeline let out; labels are rendered once per distinct label set.
@@ -149,8 +164,10 @@ class Driver : public LineSink, public DeliveryListener {
   std::size_t AdvanceLocked(Stream& stream);
   // Forgets a finished stream once nothing of it is unacknowledged (persists its cursor).
   void MaybeRetire(const std::shared_ptr<Stream>& stream);
-  // Reader thread, every maintenance_interval: cursors, journal budget, age limit.
+  // Reader thread, every maintenance_interval: cursors, journal budget, age limit, idle clients.
   void Maintain();
+  // Frees the clients no stream has used for client_idle_timeout.
+  void RetireIdleClients();
   // The stream holds its own window and its client's streams together hold the client's:
   // decoding pauses.
   bool WindowFull(const Stream& stream) const;
@@ -183,6 +200,9 @@ class Driver : public LineSink, public DeliveryListener {
   // Decoded, not acknowledged: what the journaled streams of each client hold (by Key()).
   std::map<std::string, std::shared_ptr<std::atomic<int64_t>>> client_windows_;
   std::map<std::string, std::shared_ptr<LokiClient>> clients_;  // by LokiClientConfig::Key()
+  // Clients no stream uses, and since when (by Key()).
+  std::map<std::string, std::chrono::steady_clock::time_point> client_unused_since_;
+  std::chrono::steady_clock::time_point last_client_check_;  // reader thread
   std::deque<Batch> queue_;
   std::size_t queued_bytes_ = 0;
   uint64_t queued_lines_ = 0;

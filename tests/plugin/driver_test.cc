@@ -1,0 +1,217 @@
+// The Driver in process: a temporary state directory, FIFOs made as the daemon makes them, the
+// in-process fake Loki. For what StartLogging, Recover and the maintenance tick decide; the
+// integration tests drive the real binary.
+#include "plugin/driver.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "plugin/frame_codec.h"
+#include "tests/tools/fake_loki.h"
+
+namespace skald {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using testing::FakeLoki;
+
+std::string Frame(const std::string& line) {
+  LogEntryView e;
+  e.source = "stdout";
+  e.time_nano = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  e.line = line;
+  std::string out;
+  EncodeFrame(e, out);
+  return out;
+}
+
+bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < until) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return pred();
+}
+
+class DriverTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(loki_.Start());
+    char tmpl[] = "/tmp/skald-driver-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    config_.state_dir = dir_ / "state";
+    config_.hostname = "test-host";
+  }
+  void TearDown() override {
+    driver_.reset();
+    for (int fd : fds_) close(fd);
+    fs::remove_all(dir_);
+  }
+
+  void StartDriver() { driver_ = std::make_unique<Driver>(config_, metrics_); }
+
+  ContainerInfo Info(const std::string& id, std::map<std::string, std::string> opts = {}) {
+    ContainerInfo info;
+    info.container_id = id;
+    info.container_name = "/" + id.substr(0, 8);
+    info.config = std::move(opts);
+    info.config.emplace("loki-url", loki_.PushUrl());
+    info.config.emplace("loki-batch-wait", "50ms");
+    return info;
+  }
+
+  // A FIFO held open for writing, as dockerd holds it.
+  std::string MakeFifo(const std::string& name, int* write_fd) {
+    const std::string path = (dir_ / name).string();
+    EXPECT_EQ(mkfifo(path.c_str(), 0600), 0);
+    *write_fd = open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    EXPECT_GE(*write_fd, 0);
+    fds_.push_back(*write_fd);
+    return path;
+  }
+  void Write(int fd, const std::string& line) {
+    const std::string frame = Frame(line);
+    ASSERT_EQ(write(fd, frame.data(), frame.size()), static_cast<ssize_t>(frame.size()));
+  }
+  void CloseFd(int fd) {
+    close(fd);
+    std::erase(fds_, fd);
+  }
+  fs::path JournalDir(const std::string& id) { return config_.state_dir / "containers" / id; }
+
+  FakeLoki loki_;
+  fs::path dir_;
+  DriverConfig config_;
+  MetricsRegistry metrics_;
+  std::unique_ptr<Driver> driver_;
+  std::vector<int> fds_;
+};
+
+const std::string kId1 = std::string(64, 'a');
+const std::string kId2 = std::string(64, 'b');
+
+// StartLogging registered the stream before writing the journal: when that failed, the stream
+// stayed registered, and every later start of the container joined it and failed.
+TEST_F(DriverTest, AStartWhoseJournalCannotBeWrittenLeavesNothingBehind) {
+  StartDriver();
+  // info.json cannot be replaced: a directory (not empty, so the journal's clean-up of temp
+  // files leaves it) stands where its temp file goes.
+  fs::create_directories(JournalDir(kId1) / "info.json.tmp" / "x");
+  int w1;
+  const std::string f1 = MakeFifo("f1", &w1);
+  ASSERT_NO_THROW(driver_->StartLogging(f1, Info(kId1)));  // goes on in memory
+  Write(w1, "in memory");
+  ASSERT_TRUE(loki_.WaitForEntries(1, 10s));
+  driver_->StopLogging(f1);
+  CloseFd(w1);
+  ASSERT_TRUE(WaitFor([&] { return driver_->LiveStreams() == 0; }, 10s));
+
+  fs::remove_all(JournalDir(kId1) / "info.json.tmp");
+  int w2;
+  const std::string f2 = MakeFifo("f2", &w2);
+  ASSERT_NO_THROW(driver_->StartLogging(f2, Info(kId1)));
+  Write(w2, "journaled");
+  ASSERT_TRUE(loki_.WaitForEntries(2, 10s));
+  EXPECT_TRUE(fs::exists(JournalDir(kId1) / "info.json"));
+  EXPECT_TRUE(fs::exists(JournalDir(kId1) / "0000000001.seg") ||
+              fs::exists(JournalDir(kId1) / "0000000002.seg"));
+  driver_->StopLogging(f2);
+  CloseFd(w2);
+}
+
+// With loki-on-full=block the user chose to lose nothing: a journal that cannot be written
+// refuses the start, with the reason.
+TEST_F(DriverTest, AJournalThatCannotBeWrittenRefusesABlockingContainer) {
+  StartDriver();
+  fs::create_directories(JournalDir(kId1) / "info.json.tmp" / "x");
+  int w;
+  const std::string f = MakeFifo("f1", &w);
+  try {
+    driver_->StartLogging(f, Info(kId1, {{"loki-on-full", "block"}}));
+    FAIL() << "StartLogging succeeded";
+  } catch (const OptionError& e) {
+    EXPECT_NE(std::string(e.what()).find("loki-on-full=block"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(driver_->LiveStreams(), 0u);
+}
+
+// A plugin restarted while a container runs finds the container's FIFO in the journal's
+// marker. Without usable options (info.json gone) it used to leave the FIFO unread, and the
+// container blocked. It is drained into the journal; its lines are held there and counted.
+TEST_F(DriverTest, RecoveryDrainsAFifoWhoseContainerHasNoUsableOptions) {
+  int w;
+  const std::string f = MakeFifo("f1", &w);
+  StartDriver();
+  driver_->StartLogging(f, Info(kId1));
+  Write(w, "before the restart");
+  ASSERT_TRUE(loki_.WaitForEntries(1, 10s));
+  driver_.reset();  // the FIFO stays open on the daemon's side, as after a kill
+  fs::remove(JournalDir(kId1) / "info.json");
+
+  StartDriver();
+  driver_->Recover();
+  // Far more than the FIFO holds (1 MiB): written only if the plugin drains it.
+  const std::string line(1000, 'h');
+  int written = 0;
+  for (auto until = std::chrono::steady_clock::now() + 20s;
+       written < 3000 && std::chrono::steady_clock::now() < until;) {
+    const std::string frame = Frame(line);
+    if (write(w, frame.data(), frame.size()) == static_cast<ssize_t>(frame.size())) {
+      ++written;
+    } else {
+      std::this_thread::sleep_for(5ms);
+    }
+  }
+  EXPECT_EQ(written, 3000) << "the FIFO is not drained";
+  EXPECT_TRUE(
+      WaitFor([&] { return metrics_.CounterTotal("skald_entries_held_total") == 3000; }, 10s))
+      << metrics_.CounterTotal("skald_entries_held_total");
+  EXPECT_EQ(loki_.TotalEntries(), 1u);  // held, not sent
+  uint64_t journaled = 0;
+  for (auto& e : fs::directory_iterator(JournalDir(kId1))) {
+    if (e.path().extension() == ".seg") journaled += fs::file_size(e.path());
+  }
+  EXPECT_GT(journaled, 3000u * 1000u);
+}
+
+// Loki clients (four lane threads each) used to live for ever, one per option set ever seen.
+TEST_F(DriverTest, AClientNoStreamUsesIsFreed) {
+  config_.client_idle_timeout = 0ms;
+  config_.maintenance_interval = 10ms;
+  StartDriver();
+  for (int i = 0; i < 3; ++i) {
+    int w;
+    const std::string f = MakeFifo("f" + std::to_string(i), &w);
+    // Distinct options: a client each.
+    driver_->StartLogging(f, Info(std::string(63, 'c') + std::to_string(i),
+                                  {{"loki-batch-size", std::to_string(1000 + i)}}));
+    Write(w, "line " + std::to_string(i));
+    driver_->StopLogging(f);
+    CloseFd(w);
+  }
+  ASSERT_TRUE(loki_.WaitForEntries(3, 10s));
+  EXPECT_TRUE(WaitFor([&] { return driver_->LiveClients() == 0; }, 10s))
+      << driver_->LiveClients() << " clients left";
+  // A new stream with the same options gets a working client again.
+  int w;
+  const std::string f = MakeFifo("again", &w);
+  driver_->StartLogging(f, Info(std::string(63, 'c') + "0", {{"loki-batch-size", "1000"}}));
+  Write(w, "again");
+  EXPECT_TRUE(loki_.WaitForEntries(4, 10s));
+}
+
+}  // namespace
+}  // namespace skald
