@@ -1,65 +1,86 @@
 #include "plugin/growing_thread_pool.h"
 
+#include <spdlog/spdlog.h>
+
+#include <system_error>
 #include <thread>
 
 namespace skald {
 
 GrowingThreadPool::GrowingThreadPool(std::size_t min_idle, std::size_t max_threads,
-                                     std::chrono::seconds idle_timeout)
-    : min_idle_(min_idle), max_threads_(max_threads), idle_timeout_(idle_timeout) {
-  std::lock_guard lock(mu_);
-  for (std::size_t i = 0; i < min_idle_; ++i) StartWorker();
+                                     std::chrono::seconds idle_timeout,
+                                     std::chrono::milliseconds shutdown_wait)
+    : state_(std::make_shared<State>()), shutdown_wait_(shutdown_wait) {
+  state_->min_idle = min_idle;
+  state_->max_threads = max_threads;
+  state_->idle_timeout = idle_timeout;
+  std::lock_guard lock(state_->mu);
+  for (std::size_t i = 0; i < min_idle; ++i) StartWorker(state_);
 }
 
 GrowingThreadPool::~GrowingThreadPool() { shutdown(); }
 
-void GrowingThreadPool::StartWorker() {
-  ++threads_;
-  ++idle_;
-  std::thread([this] { Work(); }).detach();
+void GrowingThreadPool::StartWorker(const std::shared_ptr<State>& state) {
+  try {
+    std::thread([state] { Work(state); }).detach();
+  } catch (const std::system_error& e) {
+    // Out of threads: the task waits for a worker that is running already.
+    spdlog::error("API server: cannot start a worker thread: {}", e.what());
+    return;
+  }
+  ++state->threads;
+  ++state->idle;
 }
 
 void GrowingThreadPool::enqueue(std::function<void()> fn) {
-  std::lock_guard lock(mu_);
-  if (shutdown_) return;
-  tasks_.push_back(std::move(fn));
-  if (idle_ < tasks_.size() && threads_ < max_threads_) StartWorker();
-  cv_.notify_one();
+  std::lock_guard lock(state_->mu);
+  if (state_->shutdown) return;
+  state_->tasks.push_back(std::move(fn));
+  if (state_->idle < state_->tasks.size() && state_->threads < state_->max_threads) {
+    StartWorker(state_);
+  }
+  state_->cv.notify_one();
 }
 
-void GrowingThreadPool::Work() {
-  std::unique_lock lock(mu_);
+void GrowingThreadPool::Work(std::shared_ptr<State> state) {
+  std::unique_lock lock(state->mu);
   for (;;) {
-    bool woke = cv_.wait_for(lock, idle_timeout_, [&] { return shutdown_ || !tasks_.empty(); });
-    if (!woke && idle_ > min_idle_) break;  // idle too long and not needed
-    if (tasks_.empty()) {
-      if (shutdown_) break;
+    bool woke = state->cv.wait_for(lock, state->idle_timeout,
+                                   [&] { return state->shutdown || !state->tasks.empty(); });
+    if (!woke && state->idle > state->min_idle) break;  // idle too long and not needed
+    if (state->tasks.empty()) {
+      if (state->shutdown) break;
       continue;
     }
-    auto task = std::move(tasks_.front());
-    tasks_.pop_front();
-    --idle_;
+    auto task = std::move(state->tasks.front());
+    state->tasks.pop_front();
+    --state->idle;
     lock.unlock();
-    task();
+    try {
+      task();
+    } catch (const std::exception& e) {
+      spdlog::error("API server: a request failed: {}", e.what());
+    }
+    task = nullptr;  // what the task holds goes before the worker counts as idle
     lock.lock();
-    ++idle_;
+    ++state->idle;
   }
-  --idle_;
-  --threads_;
-  done_cv_.notify_all();
+  --state->idle;
+  --state->threads;
+  state->done_cv.notify_all();
 }
 
 void GrowingThreadPool::shutdown() {
-  std::unique_lock lock(mu_);
-  shutdown_ = true;
-  cv_.notify_all();
+  std::unique_lock lock(state_->mu);
+  state_->shutdown = true;
+  state_->cv.notify_all();
   // Tasks already running (open connections) end when the server closes their sockets.
-  done_cv_.wait_for(lock, std::chrono::seconds(5), [&] { return threads_ == 0; });
+  state_->done_cv.wait_for(lock, shutdown_wait_, [&] { return state_->threads == 0; });
 }
 
 std::size_t GrowingThreadPool::threads() const {
-  std::lock_guard lock(mu_);
-  return threads_;
+  std::lock_guard lock(state_->mu);
+  return state_->threads;
 }
 
 }  // namespace skald

@@ -5,6 +5,12 @@
 // would stall every StartLogging. This queue keeps `min_idle` workers warm and starts another
 // whenever a task arrives and none is idle, up to `max_threads`; workers idle for longer than
 // `idle_timeout` exit (down to `min_idle`).
+//
+// shutdown() waits at most `shutdown_wait` for running tasks to end (a stopped server ends
+// its connections within its keep-alive timeout). Workers share their state with the pool
+// through a reference count, so one that is still running a task after the pool is gone
+// touches nothing freed; the task itself must not outlive what it uses (the plugin exits
+// after its shutdown without destroying the server).
 #pragma once
 
 #include <httplib.h>
@@ -14,6 +20,7 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 
 namespace skald {
@@ -21,7 +28,8 @@ namespace skald {
 class GrowingThreadPool : public httplib::TaskQueue {
  public:
   GrowingThreadPool(std::size_t min_idle, std::size_t max_threads,
-                    std::chrono::seconds idle_timeout);
+                    std::chrono::seconds idle_timeout,
+                    std::chrono::milliseconds shutdown_wait = std::chrono::seconds(2));
   ~GrowingThreadPool() override;
 
   void enqueue(std::function<void()> fn) override;
@@ -30,19 +38,23 @@ class GrowingThreadPool : public httplib::TaskQueue {
   std::size_t threads() const;
 
  private:
-  void StartWorker();  // mu_ held
-  void Work();
+  struct State {
+    std::size_t min_idle;
+    std::size_t max_threads;
+    std::chrono::seconds idle_timeout;
+    std::mutex mu;
+    std::condition_variable cv;
+    std::condition_variable done_cv;
+    std::deque<std::function<void()>> tasks;
+    std::size_t threads = 0;
+    std::size_t idle = 0;
+    bool shutdown = false;
+  };
+  static void StartWorker(const std::shared_ptr<State>& state);  // state->mu held
+  static void Work(std::shared_ptr<State> state);
 
-  const std::size_t min_idle_;
-  const std::size_t max_threads_;
-  const std::chrono::seconds idle_timeout_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::condition_variable done_cv_;
-  std::deque<std::function<void()>> tasks_;
-  std::size_t threads_ = 0;
-  std::size_t idle_ = 0;
-  bool shutdown_ = false;
+  const std::shared_ptr<State> state_;
+  const std::chrono::milliseconds shutdown_wait_;
 };
 
 }  // namespace skald

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -114,10 +115,16 @@ int main(int argc, char** argv) {
 
   int sig = 0;
   sigwait(&stop_signals, &sig);
-  int flush_seconds = std::atoi(EnvOr("SHUTDOWN_FLUSH_SECONDS", "5").c_str());
+  const int flush_seconds = std::max(0, std::atoi(EnvOr("SHUTDOWN_FLUSH_SECONDS", "5").c_str()));
   spdlog::info("signal {}: flushing for at most {} s", strsignal(sig), flush_seconds);
-  api.Stop();
+  // The daemon kills a plugin that does not exit soon: nothing here waits for a client
+  // (idle keep-alive connections, `docker logs` readers) beyond the flush.
+  api.BeginStop();
   driver.Shutdown(std::chrono::seconds(flush_seconds));
-  metrics_server.Stop();
-  return 0;
+  spdlog::info("stopped");
+  spdlog::shutdown();
+  std::fflush(nullptr);
+  // Workers of the API and metrics servers may still be closing their connections: exit
+  // without running destructors under them (the cursors are persisted).
+  _exit(0);
 }

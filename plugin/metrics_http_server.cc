@@ -10,6 +10,7 @@ namespace skald {
 MetricsHttpServer::MetricsHttpServer(MetricsRegistry& registry, std::function<void()> before_scrape)
     : server_(std::make_unique<httplib::Server>()) {
   server_->new_task_queue = [] { return new httplib::ThreadPool(2); };
+  server_->set_keep_alive_timeout(1);  // an idle scraper connection holds one of two workers
   server_->Get("/metrics",
                [&registry, before_scrape](const httplib::Request&, httplib::Response& res) {
                  if (before_scrape) before_scrape();

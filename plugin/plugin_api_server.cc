@@ -75,7 +75,9 @@ PluginApiServer::PluginApiServer(Driver& driver)
     : driver_(driver), server_(std::make_unique<httplib::Server>()) {
   server_->new_task_queue = [] { return new GrowingThreadPool(4, 1024, std::chrono::seconds(30)); };
   server_->set_keep_alive_max_count(1000);
-  server_->set_keep_alive_timeout(60);
+  // An idle connection holds a worker, polling its socket, until this passes; a stopping
+  // server waits for it. dockerd opens another connection when it needs one.
+  server_->set_keep_alive_timeout(1);
   server_->set_write_timeout(kWriteTimeout);
 
   server_->Post("/Plugin.Activate", [](const httplib::Request&, httplib::Response& res) {
@@ -165,6 +167,7 @@ void PluginApiServer::ReadLogs(const nlohmann::json& body, httplib::Response& re
   res.set_chunked_content_provider(
       "application/octet-stream",
       [this, journal, config, name = info.Name()](std::size_t, httplib::DataSink& sink) {
+        FollowerRegistration registration(config.follow ? this : nullptr, journal);
         ReadLogsSink out;
         out.write = [this, &sink](std::string_view bytes) {
           return WriteToClient(sink, bytes, stopping_);
@@ -204,11 +207,34 @@ void PluginApiServer::Start() {
   thread_ = std::thread([this] { server_->listen_after_bind(); });
 }
 
-void PluginApiServer::Stop() {
-  stopping_ = true;
+void PluginApiServer::BeginStop() {
+  if (stopping_.exchange(true)) return;
+  {
+    std::lock_guard lock(followers_mu_);
+    for (const auto& journal : followers_) journal->Interrupt();
+  }
   if (server_) server_->stop();
-  if (thread_.joinable()) thread_.join();
   if (!socket_path_.empty()) unlink(socket_path_.c_str());
+}
+
+void PluginApiServer::Stop() {
+  BeginStop();
+  if (thread_.joinable()) thread_.join();
+}
+
+PluginApiServer::FollowerRegistration::FollowerRegistration(PluginApiServer* server,
+                                                            std::shared_ptr<Journal> journal)
+    : server_(server), journal_(std::move(journal)) {
+  if (server_ == nullptr) return;
+  std::lock_guard lock(server_->followers_mu_);
+  server_->followers_.insert(journal_);
+  if (server_->stopping_) journal_->Interrupt();
+}
+
+PluginApiServer::FollowerRegistration::~FollowerRegistration() {
+  if (server_ == nullptr) return;
+  std::lock_guard lock(server_->followers_mu_);
+  server_->followers_.erase(server_->followers_.find(journal_));
 }
 
 }  // namespace skald

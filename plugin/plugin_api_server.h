@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json_fwd.hpp>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -28,6 +29,7 @@ struct Response;
 namespace skald {
 
 class Driver;
+class Journal;
 
 class PluginApiServer {
  public:
@@ -42,15 +44,36 @@ class PluginApiServer {
   bool Bind(const std::string& socket_path);
   // Serves on a background thread.
   void Start();
+  // Stops accepting, ends `docker logs` answers (followers included) and returns at once; the
+  // serving thread ends once open connections close (idle keep-alive ones within a second).
+  void BeginStop();
+  // BeginStop(), then waits for the serving thread.
   void Stop();
 
  private:
+  // Registers a following answer's journal for BeginStop while it lives (null server: none).
+  class FollowerRegistration {
+   public:
+    FollowerRegistration(PluginApiServer* server, std::shared_ptr<Journal> journal);
+    ~FollowerRegistration();
+    FollowerRegistration(const FollowerRegistration&) = delete;
+    FollowerRegistration& operator=(const FollowerRegistration&) = delete;
+
+   private:
+    PluginApiServer* server_;
+    std::shared_ptr<Journal> journal_;
+  };
+
   void ReadLogs(const nlohmann::json& body, httplib::Response& res);
 
   Driver& driver_;
   mutable std::mutex resolver_mu_;
   JournalResolver resolver_;
   std::atomic<bool> stopping_{false};  // ends follow streams when the server stops
+  // Journals being followed (`docker logs -f`), woken by BeginStop (a multiset: several
+  // followers of one container).
+  std::mutex followers_mu_;
+  std::multiset<std::shared_ptr<Journal>> followers_;
   std::unique_ptr<httplib::Server> server_;
   std::string socket_path_;
   std::thread thread_;

@@ -146,6 +146,18 @@ class FrameOut {
     return batch_.size() < batch_bytes_ || Flush();
   }
 
+  // An empty frame: the daemon decodes it and writes it nowhere (no source).
+  bool Heartbeat() {
+    if (!Flush()) return false;
+    static constexpr char kEmptyFrame[4] = {0, 0, 0, 0};
+    ok_ = sink_.write(std::string_view(kEmptyFrame, sizeof kEmptyFrame));
+    if (ok_) {
+      result_.bytes += sizeof kEmptyFrame;
+      ++result_.heartbeats;
+    }
+    return ok_;
+  }
+
   bool Flush() {
     if (!ok_) return false;
     if (batch_.empty()) return true;
@@ -412,6 +424,8 @@ ReadLogsResult ServeReadLogs(const std::shared_ptr<Journal>& journal, const Read
   };
 
   uint32_t frames_since_check = 0;
+  uint64_t sent_before_wait = 0;
+  auto last_sent = std::chrono::steady_clock::now();
   for (;;) {
     std::string_view body;
     JournalPosition start;
@@ -444,6 +458,7 @@ ReadLogsResult ServeReadLogs(const std::shared_ptr<Journal>& journal, const Read
 
     // kWait: at the end of the live segment.
     if (!config.follow) return finish(End::kDone, false);
+    if (result.bytes != sent_before_wait) last_sent = std::chrono::steady_clock::now();
     if (!out.Flush()) return finish(End::kClientGone, false);
     if (stopping()) return finish(End::kStopped, false);
     if (sink.alive && !sink.alive()) return finish(End::kClientGone, false);
@@ -455,7 +470,16 @@ ReadLogsResult ServeReadLogs(const std::shared_ptr<Journal>& journal, const Read
       seen = now;  // something changed since the last look: read again before waiting
       continue;
     }
-    seen = journal->WaitForChange(seen, options.poll);
+    const auto idle = std::chrono::steady_clock::now() - last_sent;
+    if (idle >= options.heartbeat) {
+      if (!out.Heartbeat()) return finish(End::kClientGone, false);
+      last_sent = std::chrono::steady_clock::now();
+    }
+    sent_before_wait = result.bytes;
+    const auto until_beat = std::chrono::duration_cast<std::chrono::milliseconds>(
+        options.heartbeat - (std::chrono::steady_clock::now() - last_sent));
+    seen = journal->WaitForChange(
+        seen, std::max(std::chrono::milliseconds(1), std::min(options.poll, until_beat)));
   }
 }
 

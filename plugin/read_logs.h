@@ -12,7 +12,11 @@
 // Without Follow the answer is a snapshot: the lines whose first frame starts before the
 // journal's end as it was when the request came. With Follow the reader then waits for more
 // until the container's session is sealed (it stopped), a line newer than Until arrives, the
-// client goes away or the server stops.
+// client goes away or the server stops. The daemon notices that its `docker logs -f` client
+// left only when a frame arrives, and closes the stream then: while nothing new comes, a
+// follower sends a heartbeat every `heartbeat` — an empty frame (no source, no line, time 0),
+// which the daemon writes nowhere — so that a follower whose client left ends within about two
+// heartbeats instead of holding its thread and socket until the container logs again.
 //
 // Tail N does not read the journal into memory: it counts the lines starting in each segment,
 // newest segment first, until N are found, and streams from that segment on, skipping the
@@ -67,8 +71,10 @@ struct ReadLogsSink {
 
 struct ReadLogsOptions {
   // How long a follower waits for the journal to change before it checks the client and the
-  // server again.
-  std::chrono::milliseconds poll{250};
+  // server again (Journal::Interrupt() wakes it sooner).
+  std::chrono::milliseconds poll{5000};
+  // A following answer with nothing new sends an empty frame this often (see above).
+  std::chrono::milliseconds heartbeat{5000};
   // Optional. Returns true when the server shuts down: the answer ends.
   std::function<bool()> stopping;
   // Longer lines are sent as several frames (the daemon does not need a line in one frame).
@@ -85,6 +91,7 @@ struct ReadLogsResult {
   };
   End end = End::kDone;
   uint64_t lines = 0;          // complete lines sent
+  uint64_t heartbeats = 0;     // empty frames sent while following
   uint64_t frames = 0;         // frames sent
   uint64_t bytes = 0;          // bytes handed to the sink
   uint64_t bad_frames = 0;     // frames that were not a LogEntry, or oversized, skipped

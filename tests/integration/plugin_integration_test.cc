@@ -642,6 +642,60 @@ TEST_F(PluginIntegration, AKillInTheMiddleOfAnEndlessLineDoesNotResendIt) {
   EXPECT_LE(received, 2 * half + 16 * 1024 + 100000) << "received " << received;
 }
 
+// dockerd kills a plugin that does not exit soon after SIGTERM. Idle keep-alive connections
+// used to hold the API server for a minute, its pool for 5 + 5 s more.
+TEST_F(PluginIntegration, SigtermWithOpenConnectionsExitsWithinTheFlushTime) {
+  daemon_.reset();
+  extra_env_ = {"SHUTDOWN_FLUSH_SECONDS=1"};
+  daemon_ = std::make_unique<FakeDaemon>(SKALD_BINARY, extra_env_);
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(c, Opts()), "");
+  daemon_->WriteLine(c, "followed");
+  // Idle keep-alive connections, as dockerd keeps them.
+  std::vector<std::unique_ptr<httplib::Client>> idle;
+  for (int i = 0; i < 3; ++i) {
+    auto cli = std::make_unique<httplib::Client>(daemon_->socket());
+    cli->set_address_family(AF_UNIX);
+    cli->set_keep_alive(true);
+    auto res = cli->Post("/LogDriver.Capabilities", "{}", "application/json");
+    ASSERT_TRUE(res);
+    idle.push_back(std::move(cli));
+  }
+  // A `docker logs -f` answer in progress, on a connection of its own.
+  const int follower = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(follower, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", daemon_->socket().c_str());
+  ASSERT_EQ(connect(follower, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const std::string body =
+      nlohmann::json{{"Info", {{"ContainerID", c.id}, {"ContainerName", "/" + c.name}}},
+                     {"Config", {{"Follow", true}, {"Tail", -1}}}}
+          .dump();
+  const std::string request =
+      "POST /LogDriver.ReadLogs HTTP/1.1\r\nHost: plugin\r\n"
+      "Content-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  ASSERT_EQ(write(follower, request.data(), request.size()), static_cast<ssize_t>(request.size()));
+  std::string answer;
+  char buf[4096];
+  while (answer.find("followed") == std::string::npos) {
+    const ssize_t n = read(follower, buf, sizeof buf);
+    ASSERT_GT(n, 0) << answer;
+    answer.append(buf, static_cast<std::size_t>(n));
+  }
+  ASSERT_NE(answer.find(" 200 "), std::string::npos) << answer;
+  const auto start = std::chrono::steady_clock::now();
+  const int status = daemon_->Signal(SIGTERM, 20s);
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_LT(took, 2s) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                      << " ms; SHUTDOWN_FLUSH_SECONDS=1";
+  close(follower);
+  EXPECT_EQ(loki_.TotalEntries(), 1u);
+}
+
 class PluginWideDefaults : public PluginIntegration {
  protected:
   void SetUp() override {

@@ -488,6 +488,70 @@ TEST_F(ReadLogs, FollowEndsWhenTheSinkReportsTheClientGoneWhileIdle) {
   EXPECT_THAT(Texts(Decode(body)), ElementsAre("first\n"));
 }
 
+// dockerd notices that its `docker logs -f` client left only when a frame arrives. An idle
+// follower sends empty frames (no source: the daemon writes them nowhere), so that a follower
+// whose client left ends instead of holding its thread and socket until the container logs.
+TEST_F(ReadLogs, AnIdleFollowerSendsEmptyFramesAndEndsWhenOneCannotBeWritten) {
+  auto journal = Open();
+  auto w = journal->StartWriter("/f");
+  w->Append(Whole("first", 1));
+  std::atomic<bool> client_there{true};
+  std::mutex mu;
+  std::string body;
+  ReadLogsSink sink;
+  sink.write = [&](std::string_view bytes) {
+    if (!client_there) return false;  // the daemon closed the stream
+    std::lock_guard lock(mu);
+    body.append(bytes);
+    return true;
+  };
+  ReadLogsConfig config;
+  config.follow = true;
+  ReadLogsOptions options;
+  options.poll = 10s;  // only the heartbeat wakes it
+  options.heartbeat = 50ms;
+  auto future =
+      std::async(std::launch::async, [&] { return ServeReadLogs(journal, config, sink, options); });
+  std::this_thread::sleep_for(400ms);
+  ASSERT_EQ(future.wait_for(0ms), std::future_status::timeout);
+  {
+    std::lock_guard lock(mu);
+    std::vector<Line> frames = Decode(body);
+    ASSERT_GE(frames.size(), 3u);
+    EXPECT_EQ(frames[0], (Line{"stdout", 1, "first\n"}));
+    for (std::size_t i = 1; i < frames.size(); ++i) {
+      EXPECT_EQ(frames[i], (Line{"", 0, ""})) << "frame " << i;  // written nowhere by dockerd
+    }
+  }
+  client_there = false;
+  ASSERT_EQ(future.wait_for(2s), std::future_status::ready)
+      << "a follower whose client left did not end";
+  const ReadLogsResult result = future.get();
+  EXPECT_EQ(result.end, ReadLogsResult::End::kClientGone);
+  EXPECT_GE(result.heartbeats, 2u);
+}
+
+TEST_F(ReadLogs, AFollowerWakesAtOnceWhenTheJournalIsInterrupted) {
+  auto journal = Open();
+  auto w = journal->StartWriter("/f");
+  std::atomic<bool> stopping{false};
+  ReadLogsSink sink;
+  sink.write = [](std::string_view) { return true; };
+  ReadLogsConfig config;
+  config.follow = true;
+  ReadLogsOptions options;
+  options.poll = 60s;
+  options.heartbeat = 60s;
+  options.stopping = [&] { return stopping.load(); };
+  auto future =
+      std::async(std::launch::async, [&] { return ServeReadLogs(journal, config, sink, options); });
+  std::this_thread::sleep_for(100ms);
+  stopping = true;
+  journal->Interrupt();
+  ASSERT_EQ(future.wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(future.get().end, ReadLogsResult::End::kStopped);
+}
+
 TEST_F(ReadLogs, FollowEndsWhenTheServerStops) {
   auto journal = Open();
   auto w = journal->StartWriter("/f");
