@@ -301,6 +301,30 @@ std::optional<int> PluginPid(const std::string& plugin) {
   return std::nullopt;
 }
 
+std::optional<int> SocketCount(int pid) {
+  std::error_code ec;
+  auto it = std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec);
+  if (ec) return std::nullopt;
+  int sockets = 0;
+  for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    std::error_code link_ec;
+    const auto target = std::filesystem::read_symlink(it->path(), link_ec);
+    if (!link_ec && target.string().rfind("socket:", 0) == 0) ++sockets;
+  }
+  return sockets;
+}
+
+std::optional<std::string> PluginStateSource(const std::string& plugin) {
+  auto r = Docker({"plugin", "inspect", "--format",
+                   "{{range .Settings.Mounts}}{{if eq .Name \"state\"}}{{.Source}}{{end}}{{end}}",
+                   plugin});
+  if (!r.ok()) return std::nullopt;
+  std::string source = Trim(r.out);
+  if (source.empty()) return std::nullopt;
+  return source;
+}
+
 std::optional<long> VmRssKb(int pid) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   std::string line;
@@ -362,6 +386,20 @@ bool LokiQuery::Ready(std::string* why) const {
 
 uint64_t LokiQuery::Count(const std::string& selector, const std::string& range) const {
   const std::string query = "sum(count_over_time(" + selector + " [" + range + "]))";
+  json j = ParseLokiAnswer(
+      Get("/loki/api/v1/query", {{"query", query}, {"time", std::to_string(NowNs())}}),
+      "query " + query);
+  const auto& result = j["data"]["result"];
+  if (!result.is_array() || result.empty()) return 0;
+  const auto& value = result[0]["value"];
+  if (!value.is_array() || value.size() != 2 || !value[1].is_string()) {
+    throw std::runtime_error("Loki query " + query + ": unexpected result " + result.dump());
+  }
+  return static_cast<uint64_t>(std::stod(value[1].get<std::string>()));
+}
+
+uint64_t LokiQuery::Bytes(const std::string& selector, const std::string& range) const {
+  const std::string query = "sum(bytes_over_time(" + selector + " [" + range + "]))";
   json j = ParseLokiAnswer(
       Get("/loki/api/v1/query", {{"query", query}, {"time", std::to_string(NowNs())}}),
       "query " + query);
@@ -524,6 +562,20 @@ std::map<std::string, double> ParsePrometheusTotals(std::string_view text) {
     totals[name] += v;
   }
   return totals;
+}
+
+double PrometheusSeries(std::string_view text, std::string_view series) {
+  double sum = 0;
+  for (const auto& raw : SplitLines(text)) {
+    std::string_view line = raw;
+    if (line.empty() || line.front() == '#') continue;
+    if (line.size() <= series.size() || line.substr(0, series.size()) != series ||
+        line[series.size()] != ' ') {
+      continue;
+    }
+    sum += std::strtod(std::string(line.substr(series.size() + 1)).c_str(), nullptr);
+  }
+  return sum;
 }
 
 std::optional<std::string> FetchMetrics(int port) {

@@ -106,6 +106,10 @@ std::optional<std::string> DockerInspect(const std::string& name, const std::str
 std::optional<int> PluginPid(const std::string& plugin = "skald");
 // VmRSS of a process in kB, or nullopt.
 std::optional<long> VmRssKb(int pid);
+// Open sockets of a process (its /proc/PID/fd entries that are sockets), or nullopt.
+std::optional<int> SocketCount(int pid);
+// The source of the installed plugin's `state` mount (where its journals live on the host).
+std::optional<std::string> PluginStateSource(const std::string& plugin = "skald");
 
 // ---------------------------------------------------------------------------------------------
 // Loki
@@ -133,6 +137,8 @@ class LokiQuery {
   // sum(count_over_time(SELECTOR [RANGE])) at now, via /loki/api/v1/query; 0 when nothing
   // matches. `selector` may carry line filters: {a="b"} |= "x".
   uint64_t Count(const std::string& selector, const std::string& range = "1h") const;
+  // sum(bytes_over_time(SELECTOR [RANGE])): the bytes of the lines that match.
+  uint64_t Bytes(const std::string& selector, const std::string& range = "1h") const;
 
   // Every entry matching `selector` from `since` to now, oldest first, paging through
   // /loki/api/v1/query_range `page_limit` entries at a time (Loki answers at most 5000).
@@ -174,6 +180,8 @@ std::string LogqlQuote(std::string_view value);
 
 // Sums every sample of each metric family by name (labels ignored). Comments are skipped.
 std::map<std::string, double> ParsePrometheusTotals(std::string_view text);
+// The value of one series, written as in the exposition: `name` or `name{a="b"}`; 0 when absent.
+double PrometheusSeries(std::string_view text, std::string_view series);
 
 // GET http://127.0.0.1:PORT/metrics body, or nullopt when it cannot be fetched.
 std::optional<std::string> FetchMetrics(int port = 9555);

@@ -1,0 +1,313 @@
+// What one container, one disk or one client can do to the plugin, on the real daemon. Every
+// row runs a well-behaved neighbour that ships to the real Loki meanwhile, and checks that the
+// plugin kept its process (where the row is not a restart), that the neighbour delivered every
+// line, that the plugin stayed under 100 MB resident, and that the bad stream's lines were
+// delivered or counted with their reason.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "tests/e2e/e2e_support.h"
+#include "tests/tools/fake_loki.h"
+
+namespace skald::e2e {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr long kMaxRssKb = 100 * 1024;
+constexpr int kNeighbourLines = 3000;
+
+// Samples the plugin's resident memory every 100 ms while alive; Max() is the most seen.
+class RssSampler {
+ public:
+  explicit RssSampler(int pid) : pid_(pid) {
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        if (auto kb = VmRssKb(pid_); kb && *kb > max_) max_ = *kb;
+        std::this_thread::sleep_for(100ms);
+      }
+    });
+  }
+  ~RssSampler() {
+    stop_ = true;
+    thread_.join();
+  }
+  long Max() const { return max_; }
+
+ private:
+  int pid_;
+  std::atomic<bool> stop_{false};
+  std::atomic<long> max_{0};
+  std::thread thread_;
+};
+
+double Metric(const std::string& series) {
+  auto text = FetchMetrics();
+  return text ? PrometheusSeries(*text, series) : -1;
+}
+
+class BadInput : public SkaldTest {
+ protected:
+  void SetUp() override {
+    SkaldTest::SetUp();
+    if (HasFatalFailure()) return;
+    RememberPlugin();
+  }
+
+  void RememberPlugin() {
+    auto pid = PluginPid();
+    ASSERT_TRUE(pid) << "the skald plugin has no process";
+    pid_ = *pid;
+    sampler_ = std::make_unique<RssSampler>(pid_);
+  }
+
+  // A well-behaved container beside the bad one: kNeighbourLines lines over about 10 s.
+  void StartNeighbour() {
+    neighbour_ = NewContainer("neighbour");
+    auto args = RunArgs(neighbour_, {},
+                        {"loggen", "--lines", std::to_string(kNeighbourLines), "--rate", "300",
+                         "--prefix", neighbour_});
+    args.insert(args.begin() + 1, "-d");
+    auto run = Docker(args, 60s);
+    ASSERT_TRUE(run.ok()) << run.Describe();
+  }
+
+  // The checks every row ends with.
+  void ExpectNeighbourAndPlugin(bool same_process = true) {
+    ASSERT_FALSE(neighbour_.empty());
+    EXPECT_TRUE(WaitContainerExit(neighbour_, 60s));
+    EXPECT_EQ(loki().WaitForCount(Selector(neighbour_), kNeighbourLines, 60s),
+              static_cast<uint64_t>(kNeighbourLines))
+        << "the neighbour lost lines";
+    if (same_process) {
+      EXPECT_EQ(PluginPid(), pid_) << "the plugin process changed";
+    } else {
+      EXPECT_TRUE(PluginPid()) << "the plugin is not running";
+    }
+    EXPECT_LT(sampler_->Max(), kMaxRssKb)
+        << "plugin resident memory peaked at " << sampler_->Max() << " kB";
+  }
+
+  std::string ContainerId(const std::string& name) {
+    return DockerInspect(name, "{{.Id}}").value_or("");
+  }
+
+  int pid_ = 0;
+  std::unique_ptr<RssSampler> sampler_;
+  std::string neighbour_;
+};
+
+// `yes | tr -d '\n'`: a line that never ends. It used to be assembled in memory without bound
+// (526 MB after 15 s). It is sent in pieces of loki-max-line-size as they fill.
+TEST_F(BadInput, ALineWithoutANewline) {
+  StartNeighbour();
+  const std::string name = NewContainer();
+  const double split_before = Metric("skald_lines_split_total");
+  constexpr uint64_t kBytes = 40'000'000;
+  auto run = Docker(
+      RunArgs(name, {}, {"sh", "-c", "yes | tr -d '\\n' | head -c " + std::to_string(kBytes)}),
+      120s);
+  ASSERT_TRUE(run.ok()) << run.Describe();
+  const uint64_t pieces = (kBytes + 255'999) / 256'000;
+  EXPECT_EQ(loki().WaitForCount(Selector(name), pieces, 60s), pieces);
+  EXPECT_EQ(loki().Bytes(Selector(name)), kBytes);
+  EXPECT_EQ(Metric("skald_lines_split_total") - split_before, 1);
+  ExpectNeighbourAndPlugin();
+}
+
+// 16 MiB on one line: dockerd's 16 KiB chunks are joined, then cut at loki-max-line-size.
+TEST_F(BadInput, ASixteenMebibyteLine) {
+  StartNeighbour();
+  const std::string name = NewContainer();
+  constexpr uint64_t kBytes = 16 * 1024 * 1024;
+  auto run = Docker(RunArgs(name, {}, {"loggen", "--line-bytes", std::to_string(kBytes)}), 120s);
+  ASSERT_TRUE(run.ok()) << run.Describe();
+  const uint64_t pieces = (kBytes + 255'999) / 256'000;
+  EXPECT_EQ(loki().WaitForCount(Selector(name), pieces, 60s), pieces);
+  EXPECT_EQ(loki().Bytes(Selector(name)), kBytes);
+  ExpectNeighbourAndPlugin();
+}
+
+// NUL bytes, bytes that are not UTF-8, CR before LF: each line is delivered, or counted as
+// dropped with the reason Loki gave.
+TEST_F(BadInput, NulBytesInvalidUtf8AndCarriageReturns) {
+  StartNeighbour();
+  const std::string name = NewContainer();
+  const auto dropped_before = ParsePrometheusTotals(FetchMetrics().value_or(""));
+  auto run = Docker(RunArgs(name, {},
+                            {"sh", "-c",
+                             "for i in 1 2 3 4 5 6 7 8 9 10; do "
+                             "printf 'nul \\000 byte %s\\n' $i; "
+                             "printf 'bad \\377\\376 utf8 %s\\n' $i; "
+                             "printf 'crlf %s\\r\\n' $i; done"}),
+                    60s);
+  ASSERT_TRUE(run.ok()) << run.Describe();
+  const auto counted = [&] {
+    const auto now = ParsePrometheusTotals(FetchMetrics().value_or(""));
+    const auto delta = [&](const std::string& n) {
+      auto a = now.find(n);
+      auto b = dropped_before.find(n);
+      return (a == now.end() ? 0 : a->second) - (b == dropped_before.end() ? 0 : b->second);
+    };
+    return delta("skald_entries_dropped_total");
+  };
+  uint64_t delivered = 0;
+  WaitUntil(
+      [&] {
+        delivered = loki().Count(Selector(name));
+        return delivered + static_cast<uint64_t>(counted()) >= 30;
+      },
+      60s);
+  EXPECT_EQ(delivered + static_cast<uint64_t>(counted()), 30u)
+      << delivered << " delivered, " << counted() << " counted as dropped";
+  EXPECT_EQ(loki().Count(Selector(name) + " |= \"crlf\""), 10u);
+  EXPECT_EQ(loki().Count(Selector(name) + " |= \"nul\""), 10u);
+  ExpectNeighbourAndPlugin();
+}
+
+// The README tells users they may remove a journal by hand. Removed while its lines are
+// replayed (Loki was away), it ends that stream: what was read is delivered, the rest counted
+// as lost bytes. (The reader used to spin on the missing segment, and every container blocked.)
+TEST_F(BadInput, AJournalRemovedWhileItIsReplayed) {
+  testing::FakeLoki fake;
+  ASSERT_TRUE(fake.Start());
+  fake.SetRetainEntries(false);
+  fake.FailAll(503);
+  const auto state = PluginStateSource();
+  ASSERT_TRUE(state);
+  StartNeighbour();
+  const std::string name = NewContainer();
+  auto run = Docker(RunArgs(name, {"loki-min-backoff=100ms", "loki-max-backoff=200ms"},
+                            {"loggen", "--lines", "100000", "--json"}, fake.PushUrl()),
+                    120s);
+  ASSERT_TRUE(run.ok()) << run.Describe();
+  const fs::path journal = fs::path(*state) / "containers" / ContainerId(name);
+  ASSERT_TRUE(fs::is_directory(journal)) << journal;
+  const double lost_before = Metric("skald_journal_lost_bytes_total");
+  fs::remove_all(journal);
+  fake.ClearFailures();
+  // What the stream had read is delivered; the segments it had not read are counted lost.
+  ASSERT_TRUE(
+      WaitUntil([&] { return Metric("skald_journal_lost_bytes_total") > lost_before; }, 60s))
+      << "no bytes were counted lost";
+  EXPECT_TRUE(WaitUntil([&] { return fake.TotalEntries() > 0; }, 30s));
+  EXPECT_LT(fake.TotalEntries(), 100000u);
+  ExpectNeighbourAndPlugin();
+}
+
+// A disk that fills: the state directory on an 8 MiB tmpfs. Under loki-on-full=drop (the
+// default) a container must not block: its lines go on in memory and reach Loki.
+TEST_F(BadInput, AFullDisk) {
+  const auto original = PluginStateSource();
+  ASSERT_TRUE(original);
+  char tmpl[] = "/tmp/skald-e2e-full-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string small = tmpl;
+  ASSERT_EQ(mount("tmpfs", small.c_str(), "tmpfs", 0, "size=8m"), 0) << strerror(errno);
+  // The plugin is disabled around each change of its state mount; put back as found.
+  auto set_state = [&](const std::string& source) {
+    auto d = Docker({"plugin", "disable", driver_}, 60s);
+    auto s = Docker({"plugin", "set", driver_, "state.source=" + source}, 60s);
+    auto e = Docker({"plugin", "enable", "--timeout", "30", driver_}, 60s);
+    return d.ok() && s.ok() && e.ok() ? "" : d.Describe() + s.Describe() + e.Describe();
+  };
+  struct Restore {
+    std::function<void()> fn;
+    ~Restore() { fn(); }
+  } restore{[&] {
+    guard_.RemoveAll();
+    EXPECT_EQ(set_state(*original), "");
+    umount2(small.c_str(), MNT_DETACH);
+    rmdir(small.c_str());
+  }};
+  sampler_.reset();
+  ASSERT_EQ(set_state(small), "");
+  RememberPlugin();
+  StartNeighbour();
+  const std::string name = NewContainer();
+  constexpr int kLines = 150000;  // about 35 MB of journal: far more than the disk holds
+  auto run =
+      Docker(RunArgs(name, {}, {"loggen", "--lines", std::to_string(kLines), "--json"}), 120s);
+  ASSERT_TRUE(run.ok()) << run.Describe();
+  EXPECT_LT(run.duration, 60s) << "the container was held up by the full disk";
+  EXPECT_GT(Metric("skald_journal_write_errors_total"), 0);
+  uint64_t delivered = 0;
+  double dropped = 0;
+  WaitUntil(
+      [&] {
+        delivered = loki().Count(Selector(name));
+        dropped = Metric("skald_entries_dropped_total{reason=\"disk_full\"}");
+        return delivered + static_cast<uint64_t>(dropped) >= kLines;
+      },
+      90s);
+  EXPECT_EQ(delivered + static_cast<uint64_t>(dropped), static_cast<uint64_t>(kLines))
+      << delivered << " delivered, " << dropped << " dropped as disk_full";
+  ExpectNeighbourAndPlugin();
+}
+
+// `docker logs -f` whose client goes away while the container is quiet: the plugin ends the
+// answer (it used to keep its thread and socket until the container logged again), and the
+// empty frames that find this out print nothing.
+TEST_F(BadInput, ADockerLogsFollowerThatDisconnects) {
+  StartNeighbour();
+  const std::string name = NewContainer();
+  auto args = RunArgs(name, {}, {"sh", "-c", "loggen --lines 10 --prefix quiet; exec sleep 300"});
+  args.insert(args.begin() + 1, "-d");
+  ASSERT_TRUE(Docker(args, 60s).ok());
+  ASSERT_EQ(loki().WaitForCount(Selector(name), 10, 30s), 10u);
+  const int before = SocketCount(pid_).value_or(0);
+  // Five followers whose clients leave after 2 s.
+  std::vector<std::thread> followers;
+  for (int i = 0; i < 5; ++i) {
+    followers.emplace_back([&] {
+      RunCommand({"timeout", "2", "docker", "logs", "-f", name}, 30s);
+    });
+  }
+  std::this_thread::sleep_for(1s);
+  const int during = SocketCount(pid_).value_or(0);
+  for (auto& f : followers) f.join();
+  EXPECT_GE(during, before + 5) << "the followers were not connected";
+  EXPECT_TRUE(WaitUntil([&] { return SocketCount(pid_).value_or(0) <= before + 1; }, 30s, 1s))
+      << "sockets: " << before << " before, " << during << " with 5 followers, "
+      << SocketCount(pid_).value_or(0) << " 30 s after they left";
+  // A follower that stays idle for more than two heartbeats shows exactly the lines.
+  auto follow = RunCommand({"timeout", "12", "docker", "logs", "-f", "--timestamps", name}, 60s);
+  EXPECT_EQ(SplitLines(follow.out).size(), 10u) << follow.out;
+  Docker({"rm", "-f", name}, 30s);
+  ExpectNeighbourAndPlugin();
+}
+
+// dockerd kills a plugin that does not exit soon after SIGTERM. Idle keep-alive connections
+// and `docker logs -f` answers used to hold the plugin for a minute; it must flush and exit
+// within SHUTDOWN_FLUSH_SECONDS (5) + 1 s. Docker then starts it again, and the running
+// neighbour's lines all arrive.
+TEST_F(BadInput, SigtermWithConnectionsOpen) {
+  StartNeighbour();
+  const std::string name = NewContainer();
+  auto args = RunArgs(name, {}, {"sh", "-c", "loggen --lines 10; exec sleep 300"});
+  args.insert(args.begin() + 1, "-d");
+  ASSERT_TRUE(Docker(args, 60s).ok());
+  std::thread follower([&] { RunCommand({"timeout", "20", "docker", "logs", "-f", name}, 60s); });
+  std::this_thread::sleep_for(1s);
+  const auto start = Clock::now();
+  ASSERT_EQ(kill(pid_, SIGTERM), 0);
+  while (kill(pid_, 0) == 0 && Clock::now() - start < 30s) std::this_thread::sleep_for(20ms);
+  const auto took = Clock::now() - start;
+  EXPECT_LT(took, 6s) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                      << " ms to exit after SIGTERM";
+  follower.join();
+  EXPECT_TRUE(WaitUntil([&] { return PluginPid().has_value(); }, 30s)) << "not restarted";
+  Docker({"rm", "-f", name}, 30s);
+  ExpectNeighbourAndPlugin(/*same_process=*/false);
+}
+
+}  // namespace
+}  // namespace skald::e2e
