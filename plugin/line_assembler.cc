@@ -1,6 +1,7 @@
 #include "plugin/line_assembler.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace skald {
 namespace {
@@ -22,6 +23,14 @@ std::size_t Utf8SafeCut(std::string_view text, std::size_t want) {
     if ((c & 0xC0) != 0x80) return cut;  // text[cut] starts a character
   }
   return want;
+}
+
+// The time of a line's piece `offset` ns after the line's: never past the largest time (a
+// frame's time is whatever the daemon, or a damaged journal, says).
+int64_t PieceTime(int64_t time_nano, int64_t offset) {
+  return time_nano > std::numeric_limits<int64_t>::max() - offset
+             ? std::numeric_limits<int64_t>::max()
+             : time_nano + offset;
 }
 
 // A piece of at most `max` bytes from the front of `text`, never empty.
@@ -59,7 +68,7 @@ void LineAssembler::Emit(LogSource source, int64_t time_nano, std::string_view t
   while (!text.empty()) {
     const std::size_t cut = PieceBytes(text, max_line_bytes_);
     if (piece > 0) ++counts_.extra_pieces;
-    out.push_back(LogLine{source, time_nano + piece++, std::string(text.substr(0, cut))});
+    out.push_back(LogLine{source, PieceTime(time_nano, piece++), std::string(text.substr(0, cut))});
     text.remove_prefix(cut);
   }
 }
@@ -71,7 +80,8 @@ void LineAssembler::EmitPiece(Group& g, LogSource source, std::size_t bytes,
   } else {
     ++counts_.extra_pieces;
   }
-  out.push_back(LogLine{source, g.time_nano + g.first_piece + g.pieces++, g.text.substr(0, bytes)});
+  out.push_back(
+      LogLine{source, PieceTime(g.time_nano, g.first_piece + g.pieces++), g.text.substr(0, bytes)});
   g.text.erase(0, bytes);
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace skald {
 namespace {
 
@@ -248,6 +250,24 @@ TEST(LineAssembler, PiecesOfAResumedLineAreNumberedAfterThoseBeforeTheRestart) {
           << "a piece after the restart repeats one sent before it at " << a.time_nano;
     }
   }
+}
+
+// Found by frame_stream_fuzzer under UBSan: the pieces of a split line are stamped time_nano +
+// 0, 1, 2, ... ns, and that sum overflowed int64 (the later pieces wrapped to 1677) when the
+// line's time was within as many ns of the largest time. time_nano is whatever the frame says.
+TEST(LineAssembler, PiecesOfALineAtTheEndOfTimeDoNotGoBackInTime) {
+  LineAssembler a(4);
+  std::vector<LogLine> out;
+  a.Add(Whole("abcdefghij", "stdout", std::numeric_limits<int64_t>::max()), out);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].time_nano, std::numeric_limits<int64_t>::max());
+  for (size_t i = 1; i < out.size(); ++i) EXPECT_GE(out[i].time_nano, out[i - 1].time_nano);
+  // The pieces of a line still arriving, too.
+  LineAssembler b(4);
+  out.clear();
+  b.Add(Chunk("abcdefghij", "x", 1, false, std::numeric_limits<int64_t>::max()), out);
+  ASSERT_EQ(out.size(), 2u);
+  for (const LogLine& l : out) EXPECT_EQ(l.time_nano, std::numeric_limits<int64_t>::max());
 }
 
 }  // namespace
