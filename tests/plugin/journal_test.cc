@@ -812,6 +812,27 @@ TEST_F(JournalTest, AFailedRotationLeavesTheJournalAsItWas) {
   EXPECT_GT(journal->Segments().size(), 2u);
 }
 
+// The rotation reserves the new segment (its marker) and then creates its file: when only the
+// file cannot be made, the reservation used to stay, a live segment with no file where readers
+// waited for ever and eviction stopped.
+TEST_F(JournalTest, ARotationThatCannotCreateItsSegmentLeavesNoReservation) {
+  auto journal = Journal::Open(dir_, {.max_segment_bytes = 100, .max_segments = 1000});
+  auto writer = journal->StartWriter("/fifo");
+  writer->Append(Frames(0, 2));
+  ASSERT_LT(journal->End().offset, 100u);
+  // A directory where the next segment's file goes (not empty: Open leaves it).
+  fs::create_directories(SegPath(dir_, 2) / "x");
+  EXPECT_THROW(writer->Append(Frames(2, 8)), std::system_error);  // the limit cuts a frame
+  EXPECT_EQ(journal->Segments(), (std::vector<uint64_t>{1}));
+  EXPECT_EQ(Files(".live"), (std::vector<std::string>{"0000000001.live"}));
+  EXPECT_TRUE(journal->LiveSessions().empty());  // the writer is attached to segment 1 only
+  fs::remove_all(SegPath(dir_, 2));
+  writer->Seal();
+  JournalFrameReader reader(journal, {});
+  ReadResult r = ReadFrames(reader);
+  EXPECT_EQ(r.last, Status::kEnd);  // no segment left for a reader to wait at
+}
+
 TEST_F(JournalTest, CutAtFrameBoundaryHandsBackTheStartOfAnUnfinishedFrame) {
   auto journal = Journal::Open(dir_, {});
   auto writer = journal->StartWriter("/fifo");
