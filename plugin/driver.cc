@@ -449,6 +449,7 @@ void Driver::Unregister(const std::string& file, const Stream* fresh, bool with_
 }
 
 void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
+  if (!config_.refuse_reason.empty()) throw OptionError(config_.refuse_reason);
   std::shared_ptr<Stream> stream = MakeStream(file, info);
   bool journaled = store_ && !stream->options.no_file;
   if (journaled && !ValidContainerId(info.container_id)) {

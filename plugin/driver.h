@@ -67,6 +67,9 @@ struct DriverConfig {
   // A Loki client no stream has used for this long, with nothing pending, is stopped and
   // freed (its lanes are threads); a later stream with the same options makes a new one.
   std::chrono::milliseconds client_idle_timeout{60'000};
+  // Not empty: every StartLogging is refused with this message (the state directory is held
+  // by another copy of the plugin).
+  std::string refuse_reason;
 };
 
 // The labels every line of a container carries (before `source` and the pipeline), in the

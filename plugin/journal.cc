@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1259,6 +1260,23 @@ JournalStore::JournalStore(fs::path root, uint64_t max_total_bytes)
   fs::create_directories(containers, ec);
   if (ec) Fail(ec.value(), "create", containers);
   if (access(containers.c_str(), W_OK | X_OK) != 0) Fail(errno, "write to", containers);
+  const fs::path lock = root_ / "lock";
+  lock_fd_ = open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd_ < 0) Fail(errno, "create", lock);
+  if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    close(lock_fd_);
+    lock_fd_ = -1;
+    if (err == EWOULDBLOCK) {
+      throw InUse("another process holds " + lock.string() +
+                  ": a second copy of the plugin uses the same state directory");
+    }
+    Fail(err, "lock", lock);
+  }
+}
+
+JournalStore::~JournalStore() {
+  if (lock_fd_ >= 0) close(lock_fd_);  // releases the lock
 }
 
 const fs::path& JournalStore::root() const { return root_; }

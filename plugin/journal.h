@@ -40,6 +40,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -211,11 +212,23 @@ class JournalFrameReader {
 };
 
 // All journals under one state directory (`<root>/containers/<id>/`), and the plugin-wide
-// budget over them.
+// budget over them. A store holds an exclusive lock on `<root>/lock` for its life: two copies
+// of the plugin (say `skald` and an alias `loki`) sharing a state directory would replay each
+// other's journals.
 class JournalStore {
  public:
-  // Throws std::system_error naming `root` when it cannot be created or written.
+  // Another process holds the state directory's lock.
+  class InUse : public std::runtime_error {
+   public:
+    using std::runtime_error::runtime_error;
+  };
+
+  // Throws std::system_error naming `root` when it cannot be created or written, InUse when
+  // another process holds its lock.
   JournalStore(std::filesystem::path root, uint64_t max_total_bytes);
+  ~JournalStore();
+  JournalStore(const JournalStore&) = delete;
+  JournalStore& operator=(const JournalStore&) = delete;
 
   const std::filesystem::path& root() const;
   std::filesystem::path ContainerDir(const std::string& container_id) const;
@@ -226,6 +239,7 @@ class JournalStore {
  private:
   std::filesystem::path root_;
   uint64_t max_total_bytes_;
+  int lock_fd_ = -1;
 };
 
 }  // namespace skald

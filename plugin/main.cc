@@ -16,6 +16,7 @@
 #include <system_error>
 
 #include "plugin/driver.h"
+#include "plugin/journal.h"
 #include "plugin/log_options.h"
 #include "plugin/metrics.h"
 #include "plugin/metrics_http_server.h"
@@ -28,13 +29,26 @@ std::string EnvOr(const char* name, const char* fallback) {
   return v != nullptr ? v : fallback;
 }
 
+#ifndef SKALD_VERSION
+#define SKALD_VERSION "unknown"
+#endif
+#ifndef SKALD_COMMIT
+#define SKALD_COMMIT "unknown"
+#endif
+
+std::string Version() {
+  return std::string("skald ") + SKALD_VERSION + " (commit " + SKALD_COMMIT + ")";
+}
+
 void Usage() {
   std::puts(
       "usage: skald [--socket PATH]   serve the Docker logging-plugin API\n"
       "       skald options           print every --log-opt as a markdown table\n"
+      "       skald --version         print the version and the commit it was built from\n"
       "environment: METRICS_ADDR (127.0.0.1:9555; empty = off), LOG_LEVEL (info),\n"
-      "             SHUTDOWN_FLUSH_SECONDS (5), STATE_DIR (/var/lib/skald: journals; empty =\n"
-      "             none), JOURNAL_MAX_BYTES (2g: all journals), JOURNAL_MAX_AGE (168h:\n"
+      "             SHUTDOWN_FLUSH_SECONDS (5), STATE_DIR (journals; /var/lib/skald, in the\n"
+      "             managed plugin /host/var/lib/skald; empty = none), JOURNAL_MAX_BYTES\n"
+      "             (2g: all journals), JOURNAL_MAX_AGE (168h:\n"
       "             stopped containers' journals), and plugin-wide option defaults such as\n"
       "             LOKI_URL (see `skald options`)");
 }
@@ -47,6 +61,10 @@ int main(int argc, char** argv) {
     std::string arg = argv[i];
     if (arg == "options") {
       std::fputs(skald::OptionsMarkdownTable().c_str(), stdout);
+      return 0;
+    }
+    if (arg == "--version" || arg == "version") {
+      std::puts(Version().c_str());
       return 0;
     }
     if (arg == "--socket" && i + 1 < argc) {
@@ -70,7 +88,7 @@ int main(int argc, char** argv) {
   config.env_defaults = skald::EnvDefaultsFromEnvironment();
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) config.hostname = host;
-  config.state_dir = EnvOr("STATE_DIR", "/var/lib/skald");
+  config.state_dir = EnvOr("STATE_DIR", "/var/lib/skald");  // config.json: /host/var/lib/skald
   const std::string max_bytes = EnvOr("JOURNAL_MAX_BYTES", "2g");
   if (auto v = skald::ParseDockerSize(max_bytes); v && *v > 0) {
     config.journal_max_total_bytes = static_cast<uint64_t>(*v);
@@ -85,6 +103,17 @@ int main(int argc, char** argv) {
   }
   std::unique_ptr<skald::Driver> driver_ptr;
   try {
+    driver_ptr = std::make_unique<skald::Driver>(config, metrics);
+  } catch (const skald::JournalStore::InUse& e) {
+    // Sharing it, each copy would replay the other's journals: this one logs nothing.
+    config.refuse_reason =
+        "skald: this copy of the plugin cannot use STATE_DIR=" + config.state_dir.string() + ": " +
+        e.what() +
+        ". Give each copy its own state directory and metrics port: docker plugin disable "
+        "NAME; docker plugin set NAME STATE_DIR=/host/var/lib/NAME METRICS_ADDR=127.0.0.1:9556 "
+        "(or another state.source); docker plugin enable NAME";
+    spdlog::critical("{}", config.refuse_reason);
+    config.state_dir.clear();
     driver_ptr = std::make_unique<skald::Driver>(config, metrics);
   } catch (const std::system_error& e) {
     spdlog::critical(
@@ -107,7 +136,7 @@ int main(int argc, char** argv) {
   if (!api.Bind(socket_path)) return 1;
   driver.Recover();
   api.Start();
-  spdlog::info("skald listening on {}", socket_path);
+  spdlog::info("{} listening on {}", Version(), socket_path);
 
   skald::MetricsHttpServer metrics_server(metrics, [&driver] { driver.UpdateGauges(); });
   std::string metrics_addr = EnvOr("METRICS_ADDR", "127.0.0.1:9555");

@@ -35,7 +35,10 @@ bool MetricsHttpServer::Start(const std::string& address) {
     return false;
   }
   if (!server_->bind_to_port(host, port)) {
-    spdlog::error("cannot listen for metrics on {}; metrics are off", address);
+    spdlog::error(
+        "cannot listen for metrics on {} (METRICS_ADDR): the port is taken, perhaps by another "
+        "copy of the plugin (give each copy its own METRICS_ADDR); metrics are off",
+        address);
     return false;
   }
   thread_ = std::thread([this] { server_->listen_after_bind(); });

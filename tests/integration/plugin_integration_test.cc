@@ -696,6 +696,36 @@ TEST_F(PluginIntegration, SigtermWithOpenConnectionsExitsWithinTheFlushTime) {
   EXPECT_EQ(loki_.TotalEntries(), 1u);
 }
 
+// Two installed copies (say `skald` and an alias `loki`) sharing a state directory would
+// replay each other's journals: the second refuses every container, naming what to set.
+TEST_F(PluginIntegration, ASecondCopyOnTheSameStateDirectoryRefusesContainers) {
+  FakeDaemon::Container first;
+  ASSERT_EQ(daemon_->StartContainer(first, Opts()), "");
+  FakeDaemon second(SKALD_BINARY, {"STATE_DIR=" + daemon_->dir() + "/state"});
+  FakeDaemon::Container c;
+  const std::string err = second.StartContainer(c, Opts());
+  EXPECT_THAT(err, HasSubstr("STATE_DIR=" + daemon_->dir() + "/state"));
+  EXPECT_THAT(err, HasSubstr("METRICS_ADDR"));
+  EXPECT_THAT(err, HasSubstr("another process holds"));
+  second.StopContainer(c);
+  // The first copy is not disturbed.
+  daemon_->WriteLine(first, "first copy");
+  EXPECT_TRUE(loki_.WaitForEntries(1, 10s));
+  daemon_->StopContainer(first);
+}
+
+TEST(PluginBinary, VersionNamesTheVersionAndTheCommit) {
+  FILE* p = popen((std::string(SKALD_BINARY) + " --version").c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char buf[256] = {};
+  const std::size_t n = fread(buf, 1, sizeof buf - 1, p);
+  EXPECT_EQ(pclose(p), 0);
+  const std::string out(buf, n);
+  EXPECT_THAT(out, ::testing::MatchesRegex(
+                       "skald [0-9]+\\.[0-9]+\\.[0-9]+ \\(commit [0-9a-f]+(-dirty)?\\)\n"))
+      << out;
+}
+
 class PluginWideDefaults : public PluginIntegration {
  protected:
   void SetUp() override {
