@@ -181,7 +181,7 @@ TEST_F(BadInput, AJournalRemovedWhileItIsReplayed) {
   ASSERT_TRUE(fake.Start());
   fake.SetRetainEntries(false);
   fake.FailAll(503);
-  const auto state = PluginStateSource();
+  const auto state = PluginStateDir();
   ASSERT_TRUE(state);
   StartNeighbour();
   const std::string name = NewContainer();

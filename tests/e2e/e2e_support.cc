@@ -325,6 +325,24 @@ std::optional<std::string> PluginStateSource(const std::string& plugin) {
   return source;
 }
 
+std::optional<std::string> PluginStateDir(const std::string& plugin) {
+  auto r = Docker({"plugin", "inspect", "--format",
+                   "{{range .Settings.Mounts}}{{if eq .Name \"state\"}}{{.Source}} "
+                   "{{.Destination}}{{end}}{{end}} "
+                   "{{range .Settings.Env}}{{.}} {{end}}",
+                   plugin});
+  if (!r.ok()) return std::nullopt;
+  std::istringstream in(r.out);
+  std::string source, destination, item, state_dir;
+  in >> source >> destination;
+  while (in >> item) {
+    if (item.rfind("STATE_DIR=", 0) == 0) state_dir = item.substr(10);
+  }
+  if (source.empty() || state_dir.empty()) return std::nullopt;
+  if (state_dir.rfind(destination, 0) != 0) return std::nullopt;  // not under the mount
+  return source + state_dir.substr(destination.size());
+}
+
 std::optional<long> VmRssKb(int pid) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   std::string line;

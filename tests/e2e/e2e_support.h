@@ -108,8 +108,11 @@ std::optional<int> PluginPid(const std::string& plugin = "skald");
 std::optional<long> VmRssKb(int pid);
 // Open sockets of a process (its /proc/PID/fd entries that are sockets), or nullopt.
 std::optional<int> SocketCount(int pid);
-// The source of the installed plugin's `state` mount (where its journals live on the host).
+// The source of the installed plugin's `state` mount on the host.
 std::optional<std::string> PluginStateSource(const std::string& plugin = "skald");
+// Where the installed plugin keeps its journals on the host: its STATE_DIR, seen through the
+// `state` mount (/host/var/lib/skald inside is /var/lib/skald on the host by default).
+std::optional<std::string> PluginStateDir(const std::string& plugin = "skald");
 
 // ---------------------------------------------------------------------------------------------
 // Loki

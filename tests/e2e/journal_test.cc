@@ -15,7 +15,12 @@ namespace skald::e2e {
 namespace {
 
 // The host directory the plugin's `state` mount points at (config.json's default source).
-std::string StateDir() { return EnvOr("SKALD_E2E_STATE_DIR", "/var/lib/skald"); }
+// The plugin's journals on the host (SKALD_E2E_STATE_DIR overrides).
+std::string StateDir() {
+  const std::string env = EnvOr("SKALD_E2E_STATE_DIR", "");
+  if (!env.empty()) return env;
+  return PluginStateDir(E2eEnv::Get().Driver()).value_or("/var/lib/skald");
+}
 
 double LinesReceivedByLoki(int port) {
   auto text = FetchMetrics(port);

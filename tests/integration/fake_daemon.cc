@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,9 +81,16 @@ void FakeDaemon::Spawn() {
     execl(binary_.c_str(), binary_.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
+  // Ready when a connection is taken: the socket file appears at bind(), a moment before
+  // listen(), and a call in between is refused.
   for (int i = 0; i < 500; ++i) {  // up to 5 s
-    struct stat st;
-    if (stat(socket_.c_str(), &st) == 0) return;
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", socket_.c_str());
+    const bool up = fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    if (fd >= 0) close(fd);
+    if (up) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   throw std::runtime_error("the plugin did not create its socket; log:\n" + Log());
