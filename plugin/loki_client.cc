@@ -34,108 +34,10 @@ constexpr std::chrono::seconds kLogInterval{10};
 constexpr std::size_t kMaxLoggedBodyBytes = 1024;
 constexpr std::size_t kEntryOverheadBytes = 64;  // bookkeeping per buffered entry, roughly
 
-// ---- URLs ----
-
-struct ParsedUrl {
-  std::string scheme;  // "http" or "https"
-  std::string host;    // without brackets for IPv6
-  int port = 0;
-  std::string path;  // path and query, at least "/"
-  std::string user;
-  std::string password;
-  bool has_userinfo = false;
-};
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string PercentDecode(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      const int hi = HexValue(s[i + 1]);
-      const int lo = HexValue(s[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-        continue;
-      }
-    }
-    out += s[i];
-  }
-  return out;
-}
-
 std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-// Splits scheme://[userinfo@]host[:port][/path][?query]. Returns an error message or "".
-std::string ParseUrl(const std::string& url, std::string_view field, ParsedUrl& out) {
-  const auto fail = [&](const std::string& why) {
-    return std::string(field) + " '" + RedactUrl(url) + "': " + why;
-  };
-  const std::size_t scheme_end = url.find("://");
-  if (scheme_end == std::string::npos) {
-    return fail("not a URL; expected http://host[:port]/path or https://...");
-  }
-  out.scheme = Lower(std::string_view(url).substr(0, scheme_end));
-  if (out.scheme != "http" && out.scheme != "https") {
-    return fail("unsupported scheme '" + out.scheme + "'; expected http or https");
-  }
-  std::string_view rest = std::string_view(url).substr(scheme_end + 3);
-  const std::size_t authority_end = rest.find_first_of("/?#");
-  std::string_view authority = rest.substr(0, authority_end);
-  std::string_view path =
-      authority_end == std::string_view::npos ? std::string_view() : rest.substr(authority_end);
-  if (const std::size_t hash = path.find('#'); hash != std::string_view::npos) {
-    path = path.substr(0, hash);
-  }
-  out.path =
-      path.empty() ? "/" : (path.front() == '?' ? "/" + std::string(path) : std::string(path));
-
-  if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) {
-    out.has_userinfo = true;
-    const std::string_view userinfo = authority.substr(0, at);
-    const std::size_t colon = userinfo.find(':');
-    out.user = PercentDecode(userinfo.substr(0, colon));
-    if (colon != std::string_view::npos) out.password = PercentDecode(userinfo.substr(colon + 1));
-    authority = authority.substr(at + 1);
-  }
-  std::string_view port;
-  if (!authority.empty() && authority.front() == '[') {
-    const std::size_t close = authority.find(']');
-    if (close == std::string_view::npos) return fail("unterminated IPv6 address");
-    out.host = std::string(authority.substr(1, close - 1));
-    std::string_view after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':') return fail("unexpected text after the IPv6 address");
-      port = after.substr(1);
-    }
-  } else {
-    const std::size_t colon = authority.rfind(':');
-    out.host = std::string(authority.substr(0, colon));
-    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
-  }
-  if (out.host.empty()) return fail("no host");
-  if (port.empty()) {
-    out.port = out.scheme == "https" ? 443 : 80;
-  } else {
-    int p = 0;
-    for (char c : port) {
-      if (c < '0' || c > '9' || p > 65535) return fail("invalid port '" + std::string(port) + "'");
-      p = p * 10 + (c - '0');
-    }
-    if (p < 1 || p > 65535) return fail("port " + std::string(port) + " outside 1-65535");
-    out.port = p;
-  }
-  return "";
 }
 
 std::string HostForUrl(const std::string& host) {
@@ -255,23 +157,15 @@ std::string Truncate(std::string s) {
 
 }  // namespace
 
-std::string RedactUrl(const std::string& url) {
-  const std::size_t scheme_end = url.find("://");
-  const std::size_t start = scheme_end == std::string::npos ? 0 : scheme_end + 3;
-  const std::size_t authority_end = url.find_first_of("/?#", start);
-  const std::size_t at =
-      url.rfind('@', authority_end == std::string::npos ? url.size() - 1 : authority_end);
-  if (at == std::string::npos || at < start) return url;
-  return url.substr(0, start) + url.substr(at + 1);
-}
-
 std::string ValidateLokiClientConfig(const LokiClientConfig& config) {
   ParsedUrl url;
-  if (std::string err = ParseUrl(config.url, "loki-url", url); !err.empty()) return err;
+  if (std::string err = ParseUrl(config.url, url); !err.empty()) {
+    return "loki-url '" + RedactUrl(config.url) + "': " + err;
+  }
   if (!config.proxy_url.empty()) {
     ParsedUrl proxy;
-    if (std::string err = ParseUrl(config.proxy_url, "loki-proxy-url", proxy); !err.empty()) {
-      return err;
+    if (std::string err = ParseUrl(config.proxy_url, proxy); !err.empty()) {
+      return "loki-proxy-url '" + RedactUrl(config.proxy_url) + "': " + err;
     }
     if (proxy.scheme != "http") {
       return "loki-proxy-url '" + RedactUrl(config.proxy_url) +
@@ -301,7 +195,7 @@ std::string LokiClientConfig::Key() const {
   };
   ParsedUrl parsed;
   field("url", RedactUrl(url));
-  if (ParseUrl(url, "", parsed).empty() && parsed.has_userinfo) {
+  if (ParseUrl(url, parsed).empty() && parsed.has_userinfo) {
     field("auth", Sha256Hex(parsed.user + '\0' + parsed.password, 16));
   }
   field("tenant", tenant_id);
@@ -317,7 +211,7 @@ std::string LokiClientConfig::Key() const {
   field("server_name", tls.server_name);
   field("insecure", tls.insecure_skip_verify ? "1" : "0");
   field("proxy", RedactUrl(proxy_url));
-  if (!proxy_url.empty() && ParseUrl(proxy_url, "", parsed).empty() && parsed.has_userinfo) {
+  if (!proxy_url.empty() && ParseUrl(proxy_url, parsed).empty() && parsed.has_userinfo) {
     field("proxy_auth", Sha256Hex(parsed.user + '\0' + parsed.password, 16));
   }
   field("max_buffered", std::to_string(max_buffered_bytes));
@@ -431,8 +325,8 @@ LokiClient::Impl::Impl(LokiClientConfig c, MetricsRegistry& m)
   if (std::string err = ValidateLokiClientConfig(config); !err.empty()) {
     throw std::invalid_argument(err);
   }
-  ParseUrl(config.url, "loki-url", url);
-  if (!config.proxy_url.empty()) ParseUrl(config.proxy_url, "loki-proxy-url", proxy);
+  ParseUrl(config.url, url);
+  if (!config.proxy_url.empty()) ParseUrl(config.proxy_url, proxy);
   redacted_url = RedactUrl(config.url);
   if (config.lanes < 1) config.lanes = 1;
   for (const char* reason : kDropReasons) {

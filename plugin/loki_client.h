@@ -23,8 +23,8 @@
 //   skald_pushes_total{status_code}                        HTTP attempts; "error" = transport
 //   skald_batch_retries_total                              retried attempts
 //   skald_client_pending_entries (gauge)                   accepted, not yet delivered/dropped
-// Credentials in the URL (user:password@) are sent as basic auth and never logged: logs name
-// the URL without its user info.
+// Credentials in the URL (user:password@, see loki_url.h) are sent as basic auth and never
+// logged: logs and errors name the URL without its user info.
 #pragma once
 
 #include <chrono>
@@ -34,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "plugin/loki_url.h"
 #include "plugin/metrics.h"
 #include "plugin/stream_selector.h"
 
@@ -74,9 +75,6 @@ struct LokiClientConfig {
 // (credentials removed) and what would be accepted: http/https URL with a host, a valid port,
 // an http proxy, cert_file and key_file together.
 std::string ValidateLokiClientConfig(const LokiClientConfig& config);
-
-// `url` without its user info (`http://u:p@h/x` -> `http://h/x`), for logs and errors.
-std::string RedactUrl(const std::string& url);
 
 class DeliveryListener;
 

@@ -449,6 +449,40 @@ TEST_F(LokiClientTest, BasicAuthIsSentButNeverLogged) {
   EXPECT_THAT(c.Key(), ::testing::Not(::testing::HasSubstr("s3cr")));
 }
 
+// User info runs to the last '@', so a password may hold the characters that end an authority
+// in RFC 3986. Each must reach Loki as basic auth and never show in a log line or a metric.
+TEST_F(LokiClientTest, PasswordsWithUrlDelimitersAuthenticateAndNeverShow) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"ceo:S3cr3t/Pa55==", "S3cr3t/Pa55=="},
+      {"ceo:S3cr3t?Pa55", "S3cr3t?Pa55"},
+      {"ceo:S3cr3t#Pa55", "S3cr3t#Pa55"},
+      {"ceo:S3cr3t@Pa55", "S3cr3t@Pa55"},
+      {"ceo:S3cr3t:Pa55", "S3cr3t:Pa55"},
+      {"ceo:S3cr3t%2FPa%4055", "S3cr3t/Pa@55"},
+      {"ceo:S3cr3t/?#@:%23Pa55", "S3cr3t/?#@:#Pa55"},
+  };
+  for (const auto& [userinfo, password] : cases) {
+    LogCapture logs;
+    LokiClientConfig c = FastConfig(loki_);
+    c.url = loki_.PushUrl(userinfo);
+    ASSERT_EQ(ValidateLokiClientConfig(c), "") << userinfo;
+    loki_.Reset();
+    loki_.FailNext(500, 1, "boom");  // a logged retry, naming the URL
+    LokiClient client(c, metrics_);
+    client.Push(Entry(Labels(0), 1, "a"));
+    ASSERT_TRUE(client.Flush(kLong)) << userinfo;
+    EXPECT_THAT(loki_.Authorizations(), ::testing::Each("ceo:" + password)) << userinfo;
+    EXPECT_EQ(loki_.TotalEntries(), 1u) << userinfo;
+    const std::string text = logs.Text();
+    EXPECT_THAT(text, ::testing::HasSubstr("127.0.0.1")) << userinfo;
+    EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("S3cr3t"))) << userinfo;
+    EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("Pa55"))) << userinfo;
+    EXPECT_THAT(c.Key(), ::testing::Not(::testing::HasSubstr("S3cr3t"))) << userinfo;
+    client.Stop(milliseconds(0));
+  }
+  EXPECT_THAT(metrics_.RenderPrometheus(), ::testing::Not(::testing::HasSubstr("S3cr3t")));
+}
+
 TEST_F(LokiClientTest, SendsThroughAnHttpProxy) {
   // The fake accepts the proxy form of the request line, so it can stand in for the proxy.
   LokiClientConfig c = FastConfig(loki_);
@@ -506,12 +540,54 @@ TEST(LokiClientConfigTest, ValidationNamesTheBadOption) {
   EXPECT_THROW(LokiClient(c, m), std::invalid_argument);
 }
 
+// Whatever is wrong with a URL, the error names the option and what is wrong, never the user
+// info, whatever characters the password holds.
+TEST(LokiClientConfigTest, ErrorsNeverShowUserInfo) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"http://ceo:S3cr3t/Pa55==@127.0.0.1:99999/loki/api/v1/push", "port"},
+      {"http://ceo:S3cr3t/Pa55==@127.0.0.1:31x/loki/api/v1/push", "invalid port '31x'"},
+      {"http://ceo:S3cr3t?Pa55@/loki/api/v1/push", "no host"},
+      {"http://ceo:S3cr3t#Pa55@lo ki/loki/api/v1/push", "invalid host 'lo ki'"},
+      {"ftp://ceo:S3cr3t/Pa55==@loki/x", "unsupported scheme 'ftp'"},
+      {"ceo:S3cr3t/Pa55==@loki:3100/x", "not a URL"},
+      {"http://ceo:S3cr3t\r\nPa55@loki/x", "control character"},
+      {"http://ceo:S3cr3t:Pa55:@loki:3100/a b", "space"},
+  };
+  MetricsRegistry m;
+  for (const auto& [url, why] : cases) {
+    LokiClientConfig c;
+    c.url = url;
+    const std::string err = ValidateLokiClientConfig(c);
+    EXPECT_THAT(err, ::testing::HasSubstr("loki-url")) << url;
+    EXPECT_THAT(err, ::testing::HasSubstr(why)) << url;
+    EXPECT_THAT(err, ::testing::Not(::testing::HasSubstr("S3cr3t"))) << url;
+    EXPECT_THAT(err, ::testing::Not(::testing::HasSubstr("Pa55"))) << url;
+    try {
+      LokiClient client(c, m);
+      ADD_FAILURE() << "accepted " << err;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_THAT(e.what(), ::testing::Not(::testing::HasSubstr("S3cr3t"))) << url;
+    }
+    c.url = "http://127.0.0.1:3100/loki/api/v1/push";
+    c.proxy_url = url;
+    const std::string proxy_err = ValidateLokiClientConfig(c);
+    EXPECT_THAT(proxy_err, ::testing::HasSubstr("loki-proxy-url")) << url;
+    EXPECT_THAT(proxy_err, ::testing::Not(::testing::HasSubstr("S3cr3t"))) << url;
+  }
+}
+
 TEST(LokiClientConfigTest, RedactUrlRemovesUserInfo) {
   EXPECT_EQ(RedactUrl("http://u:p@h:3100/loki/api/v1/push"), "http://h:3100/loki/api/v1/push");
   EXPECT_EQ(RedactUrl("https://user@h/x"), "https://h/x");
-  EXPECT_EQ(RedactUrl("http://h/x?a=b@c"), "http://h/x?a=b@c");
+  // The last '@' ends the user info, also after a '/', '?' or '#': an '@' in a path or query
+  // must be written %40.
+  EXPECT_EQ(RedactUrl("http://h/x?a=b@c"), "http://c");
+  EXPECT_EQ(RedactUrl("http://h/x?a=b%40c"), "http://h/x?a=b%40c");
   EXPECT_EQ(RedactUrl("http://h:1/x"), "http://h:1/x");
   EXPECT_EQ(RedactUrl("http://a:b@c@h/"), "http://h/");
+  EXPECT_EQ(RedactUrl("http://ceo:S3cr3t/Pa55==@h:1/x"), "http://h:1/x");
+  EXPECT_EQ(RedactUrl("http://ceo:S3#cr?3t@h/x"), "http://h/x");
+  EXPECT_EQ(RedactUrl("ceo:S3cr3t@h:3100/x"), "h:3100/x");
 }
 
 TEST(LokiClientConfigTest, KeySeparatesCredentialsWithoutShowingThem) {
