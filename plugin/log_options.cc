@@ -39,7 +39,8 @@ const std::vector<OptionSpec> kSpecs = {
      "With no-file=true only: retries of a batch before it is dropped and counted. With the "
      "journal, failures are retried until delivered or evicted by the journal budget.",
      ""},
-    {"loki-tenant-id", OptionKind::kString, "", "Tenant sent as X-Scope-OrgID.", ""},
+    {"loki-tenant-id", OptionKind::kString, "",
+     "Tenant sent as X-Scope-OrgID: at most 150 bytes of a-z A-Z 0-9 ! - _ . * ' ( ).", ""},
     {"loki-tls-ca-file", OptionKind::kPath, "", "CA certificate file to verify Loki.", ""},
     {"loki-tls-cert-file", OptionKind::kPath, "", "Client certificate file.", ""},
     {"loki-tls-key-file", OptionKind::kPath, "", "Client key file.", ""},

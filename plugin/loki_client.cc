@@ -22,6 +22,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "pipeline_stages/tenant_id.h"
 #include "plugin/backoff.h"
 #include "plugin/push_encoder.h"
 
@@ -112,7 +113,7 @@ std::string ClassifyBadRequest(const std::string& body) {
 const char* const kDropReasons[] = {
     "buffer_full",  "retries_exhausted", "bad_request",  "line_too_long",
     "too_old",      "too_far_in_future", "stream_limit", "structured_metadata_not_allowed",
-    "unauthorized", "too_large",         "shutdown"};
+    "unauthorized", "too_large",         "shutdown",     "invalid_tenant"};
 
 // At most one message per key every kLogInterval; the others are counted and reported with
 // the next one, so a Loki outage does not flood the plugin's log.
@@ -174,6 +175,9 @@ std::string ValidateLokiClientConfig(const LokiClientConfig& config) {
   }
   if (config.tls.cert_file.empty() != config.tls.key_file.empty()) {
     return "loki-tls-cert-path and loki-tls-key-path: give both or neither";
+  }
+  if (std::string why = stages::TenantIdError(config.tenant_id); !why.empty()) {
+    return "loki-tenant-id: " + why;
   }
   if (config.batch_size_bytes == 0) return "loki-batch-size: must be at least 1 byte";
   if (config.timeout.count() <= 0) return "loki-timeout: must be positive";
@@ -452,8 +456,11 @@ void LokiClient::Impl::PushAll(std::vector<LokiEntry>& entries) {
   }
   const auto now = Clock::now();
   uint64_t dropped = 0;
-  // Entries that could never fit are settled after the lock is released.
+  // Entries that could never fit, or whose tenant Loki would refuse, are settled after the lock
+  // is released.
   std::vector<LokiEntry> too_big;
+  std::vector<LokiEntry> invalid_tenant;
+  std::string invalid_tenant_why;
   // Consecutive entries mostly share their stream and tenant: the lane and queue are looked
   // up again only when they change.
   const StreamSelector* last_labels = nullptr;
@@ -461,7 +468,17 @@ void LokiClient::Impl::PushAll(std::vector<LokiEntry>& entries) {
   TenantQueue* tq = nullptr;
   const std::string* tq_tenant = nullptr;
   for (LokiEntry& entry : entries) {
-    if (entry.tenant.empty()) entry.tenant = config.tenant_id;
+    if (entry.tenant.empty()) {
+      entry.tenant = config.tenant_id;  // checked when the client was made
+    } else if (entry.tenant != config.tenant_id) {
+      // The tenant goes into a header unchanged: one Loki would refuse, or one holding a line
+      // break that would add a header of its own, drops this entry alone.
+      if (std::string why = stages::TenantIdError(entry.tenant); !why.empty()) {
+        invalid_tenant_why = std::move(why);
+        invalid_tenant.push_back(std::move(entry));
+        continue;
+      }
+    }
     const std::size_t bytes = EntryBytes(entry);
     const std::size_t memory = EntryMemory(entry);
     if (!config.durable && memory > config.max_buffered_bytes) {
@@ -497,6 +514,20 @@ void LokiClient::Impl::PushAll(std::vector<LokiEntry>& entries) {
     CountDropped("buffer_full", 1, EntryBytes(entry));
     Notify(entry, true);
     ++dropped;
+  }
+  for (LokiEntry& entry : invalid_tenant) {
+    CountDropped("invalid_tenant", 1, EntryBytes(entry));
+    Notify(entry, true);
+  }
+  if (!invalid_tenant.empty()) {
+    done_cv_.notify_all();
+    uint64_t suppressed = 0;
+    if (log_limiter.Allow("invalid_tenant", suppressed)) {
+      spdlog::error(
+          "loki client {}: dropped {} entries whose tenant (tenant stage) is not a valid Loki "
+          "tenant ID, e.g. {}{}",
+          redacted_url, invalid_tenant.size(), invalid_tenant_why, Suppressed(suppressed));
+    }
   }
   if (dropped > 0) {
     done_cv_.notify_all();

@@ -19,7 +19,8 @@
 //       reason: buffer_full, retries_exhausted, bad_request (400 not classified below),
 //       line_too_long, too_old, too_far_in_future, stream_limit, structured_metadata_not_allowed
 //       (400 classified from Loki's text), unauthorized (401/403), too_large (a single entry
-//       still 413), shutdown
+//       still 413), shutdown, invalid_tenant (an entry's tenant is not a valid tenant ID:
+//       pipeline_stages/tenant_id.h; the entry alone is dropped, never its batch)
 //   skald_pushes_total{status_code}                        HTTP attempts; "error" = transport
 //   skald_batch_retries_total                              retried attempts
 //   skald_client_pending_entries (gauge)                   accepted, not yet delivered/dropped
@@ -50,7 +51,7 @@ struct LokiTlsConfig {
 
 struct LokiClientConfig {
   std::string url;        // full push URL, may carry user:password@ (basic auth)
-  std::string tenant_id;  // X-Scope-OrgID; empty = no header
+  std::string tenant_id;  // X-Scope-OrgID; empty = no header; else a valid tenant ID
   std::chrono::milliseconds timeout{10'000};
   std::chrono::milliseconds batch_wait{1'000};
   std::size_t batch_size_bytes = 1024 * 1024;
@@ -73,7 +74,7 @@ struct LokiClientConfig {
 
 // Empty when `config` can make a client; otherwise a message naming the bad field and value
 // (credentials removed) and what would be accepted: http/https URL with a host, a valid port,
-// an http proxy, cert_file and key_file together.
+// an http proxy, cert_file and key_file together, a valid tenant ID.
 std::string ValidateLokiClientConfig(const LokiClientConfig& config);
 
 class DeliveryListener;

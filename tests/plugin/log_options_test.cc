@@ -158,6 +158,15 @@ TEST(LogOptions, UrlCheckAgreesWithTheClient) {
   }
 }
 
+TEST(LogOptions, InvalidTenantIsRefused) {
+  const std::string err =
+      ErrorOf({{"loki-url", kUrl}, {"loki-tenant-id", "acme\r\nX-Injected: yes"}});
+  EXPECT_THAT(err, HasSubstr("log-opt loki-tenant-id"));
+  EXPECT_THAT(err, HasSubstr("acme\\r\\nX-Injected: yes"));  // shown escaped
+  EXPECT_THAT(err, HasSubstr("at most 150"));
+  EXPECT_EQ(ErrorOf({{"loki-url", kUrl}, {"loki-tenant-id", "team-a"}}), "");
+}
+
 TEST(LogOptions, StageFileAndInlineStagesAreExclusive) {
   std::string err = ErrorOf({{"loki-url", kUrl},
                              {"loki-pipeline-stages", "- json: {}"},

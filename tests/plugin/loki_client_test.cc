@@ -146,6 +146,49 @@ TEST_F(LokiClientTest, TenantsAreBatchedSeparatelyAndSentAsOrgIdHeader) {
   EXPECT_THAT(loki_.Tenants(), ::testing::Each(::testing::AnyOf("team-a", "team-b")));
 }
 
+// A tenant that a line chose (tenant stage) goes into X-Scope-OrgID: one Loki would refuse, or
+// one that would smuggle a header in, drops that entry alone, counted.
+TEST_F(LokiClientTest, InvalidTenantFromALineDropsOnlyThatEntry) {
+  LogCapture logs;
+  LokiClientConfig c = FastConfig(loki_);
+  c.tenant_id = "team-a";
+  LokiClient client(c, metrics_);
+  const std::vector<std::string> invalid = {"acme\r\nX-Injected: yes",
+                                            "team-a|team-b",
+                                            std::string(151, 'a'),
+                                            ".",
+                                            "..",
+                                            "team a",
+                                            "caf\xc3\xa9",
+                                            "a:b",
+                                            "a/b"};
+  int pushed = 0;
+  for (const std::string& tenant : invalid) {
+    client.Push(Entry(Labels(0), pushed, std::to_string(pushed), "team-b"));
+    ++pushed;
+    client.Push(Entry(Labels(0), 1'000, "never sent", tenant));
+  }
+  client.Push(Entry(Labels(0), pushed, std::to_string(pushed), std::string(150, 'z')));
+  client.Push(Entry(Labels(1), 0, "0", "AZaz09!-_.*'()"));
+  client.Push(Entry(Labels(1), 1, "1"));  // the config's tenant
+  ASSERT_TRUE(client.Flush(kLong));
+  ExpectInOrder(Labels(0), pushed, "team-b");
+  EXPECT_EQ(loki_.EntriesOf(Labels(0), std::string(150, 'z')).size(), 1u);
+  EXPECT_EQ(loki_.EntriesOf(Labels(1), "AZaz09!-_.*'()").size(), 1u);
+  EXPECT_EQ(loki_.EntriesOf(Labels(1), "team-a").size(), 1u);
+  EXPECT_EQ(loki_.TotalEntries(), static_cast<uint64_t>(pushed) + 3);
+  EXPECT_THAT(loki_.Tenants(), ::testing::Each(::testing::AnyOf(
+                                   "team-a", "team-b", "AZaz09!-_.*'()", std::string(150, 'z'))));
+  EXPECT_EQ(Dropped(metrics_, "invalid_tenant"), invalid.size());
+  EXPECT_EQ(
+      metrics_.GetCounter("skald_dropped_bytes_total", "", {{"reason", "invalid_tenant"}}).Value(),
+      invalid.size() * std::string("never sent").size());
+  EXPECT_EQ(client.Pending(), 0u);
+  const std::string text = logs.Text();
+  EXPECT_THAT(text, ::testing::HasSubstr("not a valid Loki tenant ID"));
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("\r\n")));  // shown escaped
+}
+
 TEST_F(LokiClientTest, NoTenantMeansNoOrgIdHeader) {
   LokiClient client(FastConfig(loki_), metrics_);
   client.Push(Entry(Labels(0), 1, "0"));
@@ -574,6 +617,21 @@ TEST(LokiClientConfigTest, ErrorsNeverShowUserInfo) {
     EXPECT_THAT(proxy_err, ::testing::HasSubstr("loki-proxy-url")) << url;
     EXPECT_THAT(proxy_err, ::testing::Not(::testing::HasSubstr("S3cr3t"))) << url;
   }
+}
+
+TEST(LokiClientConfigTest, InvalidTenantIsRefused) {
+  LokiClientConfig c;
+  c.url = "http://127.0.0.1:3100/loki/api/v1/push";
+  for (const std::string tenant : {"acme\r\nX-Injected: yes", "a|b", "team a", ".."}) {
+    c.tenant_id = tenant;
+    const std::string err = ValidateLokiClientConfig(c);
+    EXPECT_THAT(err, ::testing::HasSubstr("loki-tenant-id")) << tenant;
+    EXPECT_THAT(err, ::testing::HasSubstr("a-z A-Z 0-9")) << tenant;
+    MetricsRegistry m;
+    EXPECT_THROW(LokiClient(c, m), std::invalid_argument) << tenant;
+  }
+  c.tenant_id = "team-a";
+  EXPECT_EQ(ValidateLokiClientConfig(c), "");
 }
 
 TEST(LokiClientConfigTest, RedactUrlRemovesUserInfo) {
