@@ -33,6 +33,10 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::chrono::seconds kLogInterval{10};
 constexpr std::size_t kMaxLoggedBodyBytes = 1024;
+// Loki answers a push with an empty body or a line of text; more is not read (the connection
+// is closed), so that a wrong or hostile peer cannot fill the plugin's memory.
+constexpr std::size_t kMaxResponseBodyBytes = 64 * 1024;
+
 constexpr std::size_t kEntryOverheadBytes = 64;  // bookkeeping per buffered entry, roughly
 
 std::string Lower(std::string_view s) {
@@ -247,6 +251,12 @@ struct LokiClient::Impl {
     std::unique_ptr<httplib::Client> http;
     std::atomic<bool> in_request{false};
     std::atomic<bool> finished{false};
+    // The request deadline. The watchdog cuts a request (http->stop()) while holding watch_mu,
+    // and a lane arms its next request under watch_mu: a cut can never reach a later request.
+    std::mutex watch_mu;
+    Clock::time_point deadline;  // guarded by watch_mu
+    bool armed = false;          // guarded by watch_mu: a request is in flight
+    bool cut = false;            // guarded by watch_mu: the watchdog cut it
     PushEncoder encoder;
     // Scratch for grouping a batch by stream.
     std::unordered_map<std::string_view, std::size_t> stream_index;
@@ -255,6 +265,13 @@ struct LokiClient::Impl {
     std::vector<PushStream> streams;
   };
   enum class Outcome { kDelivered, kTooLarge, kRejected, kRetriesExhausted, kShutdown };
+  // What one push attempt got back.
+  struct Answer {
+    bool answered = false;  // a status line and headers arrived (the body may be capped)
+    int status = 0;
+    std::string body;   // at most kMaxResponseBodyBytes
+    std::string error;  // why there is no answer
+  };
   struct DropCounters {
     Counter* entries;
     Counter* bytes;
@@ -274,6 +291,13 @@ struct LokiClient::Impl {
   void Deliver(Lane& lane, std::span<Queued> batch);
   Outcome SendWithRetries(Lane& lane, std::string_view body, const std::string& tenant, int& status,
                           std::string& response);
+  Answer Attempt(Lane& lane, std::string_view body, const httplib::Headers& headers);
+  // Logs (rate-limited) why a push failed and when it is tried again.
+  void LogRetry(const Answer& answer, int attempt, std::chrono::milliseconds delay);
+  // Cuts requests that outlive loki-timeout.
+  void WatchdogLoop();
+  // Ends the lanes (a request in flight is cut) and the watchdog, and joins those started.
+  void StopThreads();
   bool SleepUnlessAborted(Lane& lane, std::chrono::milliseconds delay);
   std::unique_ptr<httplib::Client> MakeHttpClient();
   void RefreshServerNameAddress(httplib::Client& http);
@@ -313,6 +337,12 @@ struct LokiClient::Impl {
   bool aborted_ = false;  // lanes stop sending
   bool stopped_ = false;
   std::atomic<uint64_t> pending_{0};
+
+  std::thread watchdog_;
+  std::mutex watchdog_mu_;
+  std::condition_variable watchdog_cv_;
+  uint64_t armed_seq_ = 0;      // guarded by watchdog_mu_: requests armed so far
+  bool watchdog_quit_ = false;  // guarded by watchdog_mu_
 };
 
 LokiClient::Impl::Impl(LokiClientConfig c, MetricsRegistry& m)
@@ -349,6 +379,7 @@ LokiClient::Impl::Impl(LokiClientConfig c, MetricsRegistry& m)
     Lane* l = lane.get();
     l->thread = std::thread([this, l] { LaneLoop(*l); });
   }
+  watchdog_ = std::thread([this] { WatchdogLoop(); });
 }
 
 LokiClient::Impl::~Impl() { Stop(std::chrono::milliseconds(0)); }
@@ -599,24 +630,7 @@ void LokiClient::Impl::Stop(std::chrono::milliseconds deadline) {
     closed_ = true;
   }
   Flush(deadline);
-  {
-    std::lock_guard lock(mu_);
-    aborted_ = true;
-    for (auto& lane : lanes_) lane->cv.notify_one();
-  }
-  // A lane may be inside a request (up to loki-timeout): shut its socket down. Repeat until
-  // every lane has left, since a lane may start its request just after a stop().
-  for (;;) {
-    bool all_finished = true;
-    for (auto& lane : lanes_) {
-      if (lane->finished.load()) continue;
-      all_finished = false;
-      if (lane->in_request.load()) lane->http->stop();
-    }
-    if (all_finished) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  for (auto& lane : lanes_) lane->thread.join();
+  StopThreads();
 
   uint64_t entries = 0, bytes = 0;
   std::vector<Queued> left;
@@ -646,6 +660,67 @@ void LokiClient::Impl::Stop(std::chrono::milliseconds deadline) {
                  redacted_url, entries);
   }
   done_cv_.notify_all();
+}
+
+void LokiClient::Impl::StopThreads() {
+  {
+    std::lock_guard lock(mu_);
+    aborted_ = true;
+    for (auto& lane : lanes_) lane->cv.notify_one();
+  }
+  // A lane may be inside a request (up to loki-timeout): shut its socket down. Repeat until
+  // every lane has left, since a lane may start its request just after a stop().
+  for (;;) {
+    bool all_finished = true;
+    for (auto& lane : lanes_) {
+      if (!lane->thread.joinable() || lane->finished.load()) continue;
+      all_finished = false;
+      if (lane->in_request.load()) lane->http->stop();
+    }
+    if (all_finished) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  for (auto& lane : lanes_) {
+    if (lane->thread.joinable()) lane->thread.join();
+  }
+  {
+    std::lock_guard lock(watchdog_mu_);
+    watchdog_quit_ = true;
+  }
+  watchdog_cv_.notify_all();
+  if (watchdog_.joinable()) watchdog_.join();
+}
+
+void LokiClient::Impl::WatchdogLoop() {
+  std::unique_lock wlock(watchdog_mu_);
+  while (!watchdog_quit_) {
+    const uint64_t seen = armed_seq_;
+    wlock.unlock();
+    auto next = Clock::time_point::max();
+    const auto now = Clock::now();
+    for (auto& lane : lanes_) {
+      std::lock_guard lock(lane->watch_mu);
+      if (!lane->armed) continue;
+      if (lane->deadline > now) {
+        next = std::min(next, lane->deadline);
+        continue;
+      }
+      // The lane cannot disarm this request nor arm its next one until stop() returned: the
+      // cut hits this request, or, when it has just ended, only closes the idle connection.
+      // stop() waits while the lane connects (httplib holds its socket lock there; the connect
+      // is bounded by loki-timeout on its own).
+      lane->http->stop();
+      lane->cut = true;
+      lane->armed = false;
+    }
+    wlock.lock();
+    const auto woken = [&] { return watchdog_quit_ || armed_seq_ != seen; };
+    if (next == Clock::time_point::max()) {
+      watchdog_cv_.wait(wlock, woken);
+    } else {
+      watchdog_cv_.wait_until(wlock, next, woken);
+    }
+  }
 }
 
 void LokiClient::Impl::LaneLoop(Lane& lane) {
@@ -832,13 +907,12 @@ LokiClient::Impl::Outcome LokiClient::Impl::SendWithRetries(Lane& lane, std::str
       if (aborted_) return Outcome::kShutdown;
       lane.in_request.store(true);
     }
-    httplib::Result result =
-        lane.http->Post(url.path, headers, body.data(), body.size(), "application/x-protobuf");
+    Answer answer = Attempt(lane, body, headers);
     lane.in_request.store(false);
 
-    if (result) {
-      status = result->status;
-      response = result->body;
+    if (answer.answered) {
+      status = answer.status;
+      response = answer.body;
       metrics
           .GetCounter("skald_pushes_total", "Push requests, by HTTP status.",
                       {{"status_code", std::to_string(status)}})
@@ -849,7 +923,7 @@ LokiClient::Impl::Outcome LokiClient::Impl::SendWithRetries(Lane& lane, std::str
       if (!retryable) return Outcome::kRejected;
     } else {
       status = 0;
-      response = "transport error: " + httplib::to_string(result.error());
+      response = answer.error;
       metrics
           .GetCounter("skald_pushes_total", "Push requests, by HTTP status.",
                       {{"status_code", "error"}})
@@ -869,13 +943,74 @@ LokiClient::Impl::Outcome LokiClient::Impl::SendWithRetries(Lane& lane, std::str
     if (!backoff) backoff.emplace(config.min_backoff, config.max_backoff);
     const std::chrono::milliseconds delay = backoff->Next();
     batch_retries.Add();
-    uint64_t suppressed = 0;
-    if (log_limiter.Allow("retry", suppressed)) {
-      spdlog::warn("loki client {}: push failed ({}), retry {} in {} ms{}", redacted_url,
-                   status > 0 ? std::to_string(status) + ": " + Truncate(response) : response,
-                   attempt + 1, delay.count(), Suppressed(suppressed));
-    }
+    LogRetry(answer, attempt, delay);
     if (!SleepUnlessAborted(lane, delay)) return Outcome::kShutdown;
+  }
+}
+
+LokiClient::Impl::Answer LokiClient::Impl::Attempt(Lane& lane, std::string_view body,
+                                                   const httplib::Headers& headers) {
+  httplib::Request req;
+  req.method = "POST";
+  req.path = url.path;
+  req.headers = headers;
+  req.headers.emplace("Content-Type", "application/x-protobuf");
+  req.body.assign(body.data(), body.size());
+  Answer answer;
+  bool capped = false;
+  req.content_receiver = [&](const char* data, std::size_t n, uint64_t, uint64_t) {
+    const std::size_t room = kMaxResponseBodyBytes - answer.body.size();
+    answer.body.append(data, std::min(n, room));
+    capped = n > room;
+    return !capped;  // false: httplib stops reading and closes the connection
+  };
+
+  {
+    std::lock_guard lock(lane.watch_mu);
+    lane.deadline = Clock::now() + config.timeout;
+    lane.armed = true;
+    lane.cut = false;
+  }
+  {
+    std::lock_guard lock(watchdog_mu_);
+    ++armed_seq_;
+  }
+  watchdog_cv_.notify_one();
+  httplib::Response res;
+  httplib::Error error = httplib::Error::Success;
+  const bool ok = lane.http->send(req, res, error);
+  bool cut = false;
+  {
+    std::lock_guard lock(lane.watch_mu);
+    lane.armed = false;
+    cut = lane.cut;
+  }
+
+  if (ok || (capped && res.status > 0)) {
+    answer.answered = true;
+    answer.status = res.status;
+    if (capped) answer.body += "...";
+  } else if (cut) {
+    answer.error = "no complete answer within loki-timeout (" +
+                   std::to_string(config.timeout.count()) + " ms)";
+  } else {
+    answer.error = "transport error: " + httplib::to_string(error);
+  }
+  return answer;
+}
+
+void LokiClient::Impl::LogRetry(const Answer& answer, int attempt,
+                                std::chrono::milliseconds delay) {
+  const std::string retry =
+      config.durable || config.max_retries < 0
+          ? "retry " + std::to_string(attempt + 1)
+          : "retry " + std::to_string(attempt + 1) + " of " + std::to_string(config.max_retries);
+  uint64_t suppressed = 0;
+  if (log_limiter.Allow("retry", suppressed)) {
+    spdlog::warn("loki client {}: push failed ({}), {} in {} ms{}", redacted_url,
+                 answer.answered ? std::to_string(answer.status) + ": " + Truncate(answer.body)
+                                 : answer.error,
+                 retry, delay.count(), Suppressed(suppressed));
   }
 }
 

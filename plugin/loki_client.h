@@ -3,8 +3,15 @@
 // It owns batching (loki-batch-size bytes of line + structured metadata, loki-batch-wait),
 // encoding (protobuf logproto.PushRequest + snappy block), HTTP(S) push with several requests
 // in flight (streams are sharded over sender lanes by label string, so each stream stays in
-// order), retries with capped jittered backoff for 429/5xx/transport errors, 413 splitting,
-// and delivery accounting in the MetricsRegistry. It knows nothing of containers or Docker.
+// order), retries with capped jittered backoff, 413 splitting, and delivery accounting in the
+// MetricsRegistry. It knows nothing of containers or Docker.
+//
+// A push request lives at most loki-timeout, from connecting to the last byte of the answer (a
+// watchdog cuts it; only a connect still under way waits for its own timeout), and at most
+// 64 KiB of an answer's body is read. Retried, with backoff up to loki-max-backoff: 429, 408,
+// 5xx, transport errors and timeouts. With the journal (durable) retries go on until Loki takes
+// the batch; without it (no-file) a batch is dropped after loki-retries. 413 splits a batch
+// down to single entries; other 4xx drop it at once.
 //
 // Push() never blocks on the network: entries wait in a bounded in-memory buffer; when the
 // buffer is full the oldest unsent entries are dropped and counted (reason "buffer_full").
@@ -22,6 +29,7 @@
 //       still 413), shutdown, invalid_tenant (an entry's tenant is not a valid tenant ID:
 //       pipeline_stages/tenant_id.h; the entry alone is dropped, never its batch)
 //   skald_pushes_total{status_code}                        HTTP attempts; "error" = transport
+//                                                          error or loki-timeout reached
 //   skald_batch_retries_total                              retried attempts
 //   skald_client_pending_entries (gauge)                   accepted, not yet delivered/dropped
 // Credentials in the URL (user:password@, see loki_url.h) are sent as basic auth and never
@@ -52,7 +60,7 @@ struct LokiTlsConfig {
 struct LokiClientConfig {
   std::string url;        // full push URL, may carry user:password@ (basic auth)
   std::string tenant_id;  // X-Scope-OrgID; empty = no header; else a valid tenant ID
-  std::chrono::milliseconds timeout{10'000};
+  std::chrono::milliseconds timeout{10'000};  // deadline of one push request
   std::chrono::milliseconds batch_wait{1'000};
   std::size_t batch_size_bytes = 1024 * 1024;
   std::chrono::milliseconds min_backoff{500};

@@ -10,12 +10,15 @@
 #include <thread>
 
 #include "tests/tools/fake_loki.h"
+#include "tests/tools/scripted_http_peer.h"
 
 namespace skald {
 namespace {
 
 using skald::testing::FakeLoki;
+using skald::testing::ScriptedHttpPeer;
 using std::chrono::milliseconds;
+using std::chrono::steady_clock;
 
 // Liveness bounds: generous, so a slow CI machine does not fail them.
 constexpr milliseconds kLong{30'000};
@@ -326,6 +329,103 @@ TEST_F(LokiClientTest, UnauthorizedIsNotRetried) {
   ASSERT_TRUE(client.Flush(kLong));
   EXPECT_EQ(loki_.Requests(), 1u);
   EXPECT_EQ(Dropped(metrics_, "unauthorized"), 1u);
+}
+
+// Loki's answer is read up to a cap: a peer answering a huge body cannot fill the plugin's
+// memory, and its status still counts.
+TEST_F(LokiClientTest, AHugeAnswerIsReadOnlyUpToACap) {
+  LogCapture logs;
+  FakeLoki::Answer huge;
+  huge.status = 500;
+  huge.body = "overloaded ";
+  huge.filler_bytes = 128 << 20;
+  loki_.AnswerNext(huge, 1);
+  LokiClientConfig c = FastConfig(loki_);
+  c.lanes = 1;
+  LokiClient client(c, metrics_);
+  client.Push(Entry(Labels(0), 1, "0"));
+  ASSERT_TRUE(client.Flush(kLong));
+  ExpectInOrder(Labels(0), 1);
+  EXPECT_EQ(Pushes(metrics_, "500"), 1u);
+  EXPECT_LT(loki_.AnswerBytesWritten(), uint64_t{32 << 20});  // socket buffers hold a few MiB
+  EXPECT_THAT(logs.Text(), ::testing::HasSubstr("overloaded xxx"));
+}
+
+// loki-timeout bounds a whole request, not each read: an answer dripped a byte every 10 ms is
+// cut at the deadline and the batch retried.
+TEST_F(LokiClientTest, ADrippedAnswerIsCutAtTheRequestDeadline) {
+  FakeLoki::Answer drip;
+  drip.status = 500;
+  drip.filler_bytes = 400;  // 4 s in all
+  drip.drip = milliseconds(10);
+  loki_.AnswerNext(drip, 1);
+  LokiClientConfig c = FastConfig(loki_);
+  c.lanes = 1;
+  c.timeout = milliseconds(300);
+  LokiClient client(c, metrics_);
+  const auto start = steady_clock::now();
+  client.Push(Entry(Labels(0), 1, "0"));
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_LT(steady_clock::now() - start, milliseconds(2'500));
+  ExpectInOrder(Labels(0), 1);
+  EXPECT_EQ(Pushes(metrics_, "error"), 1u);
+  EXPECT_EQ(Pushes(metrics_, "500"), 0u);
+  EXPECT_EQ(Pushes(metrics_, "204"), 1u);
+}
+
+TEST_F(LokiClientTest, DrippedHeadersAreCutAtTheRequestDeadline) {
+  ScriptedHttpPeer peer;
+  ASSERT_TRUE(
+      peer.Start({"HTTP/1.1 204 No Content\r\nX-Slow: " + std::string(300, 'a') + "\r\n\r\n",
+                  milliseconds(10), true}));
+  LokiClientConfig c = FastConfig(loki_);
+  c.url = peer.PushUrl();
+  c.lanes = 1;
+  c.timeout = milliseconds(300);
+  c.max_retries = 1;
+  LokiClient client(c, metrics_);
+  const auto start = steady_clock::now();
+  client.Push(Entry(Labels(0), 1, "0"));
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_LT(steady_clock::now() - start, milliseconds(2'500));  // two attempts of 300 ms
+  EXPECT_EQ(peer.Requests(), 2u);
+  EXPECT_EQ(Pushes(metrics_, "error"), 2u);
+  EXPECT_EQ(Dropped(metrics_, "retries_exhausted"), 1u);
+}
+
+// A request cut at its deadline must not cut the next one: fast requests right after a cut
+// all succeed.
+TEST_F(LokiClientTest, OnlyTheSlowRequestIsCut) {
+  FakeLoki::Answer drip;
+  drip.drip = milliseconds(50);
+  drip.filler_bytes = 100;
+  loki_.AnswerNext(drip, 1);
+  LokiClientConfig c = FastConfig(loki_);
+  c.lanes = 1;
+  c.batch_size_bytes = 1;  // one request per entry
+  c.timeout = milliseconds(200);
+  c.min_backoff = milliseconds(0);
+  c.max_backoff = milliseconds(1);
+  LokiClient client(c, metrics_);
+  for (int i = 0; i < 200; ++i) client.Push(Entry(Labels(0), i, std::to_string(i)));
+  ASSERT_TRUE(client.Flush(kLong));
+  ExpectInOrder(Labels(0), 200);
+  EXPECT_EQ(Pushes(metrics_, "error"), 1u);
+  EXPECT_EQ(Pushes(metrics_, "204"), 200u);
+}
+
+TEST_F(LokiClientTest, GarbageInPlaceOfAnAnswerIsATransportError) {
+  ScriptedHttpPeer peer;
+  ASSERT_TRUE(peer.Start({"SSH-2.0-OpenSSH_9.6\r\n\r\n", {}, true}));
+  LokiClientConfig c = FastConfig(loki_);
+  c.url = peer.PushUrl();
+  c.max_retries = 2;
+  LokiClient client(c, metrics_);
+  client.Push(Entry(Labels(0), 1, "0"));
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_EQ(peer.Requests(), 3u);
+  EXPECT_EQ(Pushes(metrics_, "error"), 3u);
+  EXPECT_EQ(Dropped(metrics_, "retries_exhausted"), 1u);
 }
 
 TEST_F(LokiClientTest, TooLargeBatchIsSplitInHalves) {
