@@ -37,8 +37,9 @@ const std::vector<OptionSpec> kSpecs = {
     {"loki-min-backoff", OptionKind::kDuration, "500ms", "First wait before a retry.", ""},
     {"loki-max-backoff", OptionKind::kDuration, "5m", "Longest wait between retries.", ""},
     {"loki-retries", OptionKind::kInt, "10",
-     "With no-file=true only: retries of a batch before it is dropped and counted. With the "
-     "journal, failures are retried until delivered or evicted by the journal budget.",
+     "With no-file=true only: retries of a batch (after 429, 5xx, a timeout, a redirect, 401, 403 "
+     "or 404) before it is dropped and counted. With the journal, failures are retried until "
+     "delivered or evicted by the journal budget.",
      ""},
     {"loki-tenant-id", OptionKind::kString, "",
      "Tenant sent as X-Scope-OrgID: at most 150 bytes of a-z A-Z 0-9 ! - _ . * ' ( ).", ""},

@@ -37,6 +37,12 @@ constexpr std::size_t kMaxLoggedBodyBytes = 1024;
 // is closed), so that a wrong or hostile peer cannot fill the plugin's memory.
 constexpr std::size_t kMaxResponseBodyBytes = 64 * 1024;
 
+// A redirect, a refused credential or a wrong path: the operator has to fix the configuration.
+// Loki itself answers none of them to a good push.
+bool IsConfigurationError(int status) {
+  return (status >= 300 && status < 400) || status == 401 || status == 403 || status == 404;
+}
+
 constexpr std::size_t kEntryOverheadBytes = 64;  // bookkeeping per buffered entry, roughly
 
 std::string Lower(std::string_view s) {
@@ -117,7 +123,8 @@ std::string ClassifyBadRequest(const std::string& body) {
 const char* const kDropReasons[] = {
     "buffer_full",  "retries_exhausted", "bad_request",  "line_too_long",
     "too_old",      "too_far_in_future", "stream_limit", "structured_metadata_not_allowed",
-    "unauthorized", "too_large",         "shutdown",     "invalid_tenant"};
+    "unauthorized", "too_large",         "shutdown",     "invalid_tenant",
+    "wrong_url"};
 
 // At most one message per key every kLogInterval; the others are counted and reported with
 // the next one, so a Loki outage does not flood the plugin's log.
@@ -269,8 +276,9 @@ struct LokiClient::Impl {
   struct Answer {
     bool answered = false;  // a status line and headers arrived (the body may be capped)
     int status = 0;
-    std::string body;   // at most kMaxResponseBodyBytes
-    std::string error;  // why there is no answer
+    std::string body;      // at most kMaxResponseBodyBytes
+    std::string location;  // the Location header of a redirect
+    std::string error;     // why there is no answer
   };
   struct DropCounters {
     Counter* entries;
@@ -289,11 +297,12 @@ struct LokiClient::Impl {
   void LaneLoop(Lane& lane);
   // Delivers `batch` (one tenant), splitting on 413; accounts for every entry.
   void Deliver(Lane& lane, std::span<Queued> batch);
-  Outcome SendWithRetries(Lane& lane, std::string_view body, const std::string& tenant, int& status,
-                          std::string& response);
+  Outcome SendWithRetries(Lane& lane, std::string_view body, const std::string& tenant,
+                          std::size_t entries, int& status, std::string& response);
   Answer Attempt(Lane& lane, std::string_view body, const httplib::Headers& headers);
   // Logs (rate-limited) why a push failed and when it is tried again.
-  void LogRetry(const Answer& answer, int attempt, std::chrono::milliseconds delay);
+  void LogRetry(const Answer& answer, std::size_t entries, int attempt,
+                std::chrono::milliseconds delay);
   // Cuts requests that outlive loki-timeout.
   void WatchdogLoop();
   // Ends the lanes (a request in flight is cut) and the watchdog, and joins those started.
@@ -811,7 +820,7 @@ void LokiClient::Impl::Deliver(Lane& lane, std::span<Queued> batch) {
 
   int status = 0;
   std::string response;
-  const Outcome outcome = SendWithRetries(lane, body, tenant, status, response);
+  const Outcome outcome = SendWithRetries(lane, body, tenant, batch.size(), status, response);
   switch (outcome) {
     case Outcome::kDelivered: {
       uint64_t bytes = 0;
@@ -841,12 +850,7 @@ void LokiClient::Impl::Deliver(Lane& lane, std::span<Queued> batch) {
       return;
     }
     case Outcome::kRejected: {
-      std::string reason = "bad_request";
-      if (status == 400) {
-        reason = ClassifyBadRequest(response);
-      } else if (status == 401 || status == 403) {
-        reason = "unauthorized";
-      }
+      const std::string reason = status == 400 ? ClassifyBadRequest(response) : "bad_request";
       uint64_t suppressed = 0;
       if (log_limiter.Allow("rejected:" + reason, suppressed)) {
         if (reason == "structured_metadata_not_allowed") {
@@ -865,6 +869,13 @@ void LokiClient::Impl::Deliver(Lane& lane, std::span<Queued> batch) {
       return;
     }
     case Outcome::kRetriesExhausted: {
+      // A configuration error names its cause; overload and transport errors are just retries.
+      std::string reason = "retries_exhausted";
+      if (status == 401 || status == 403) {
+        reason = "unauthorized";
+      } else if (IsConfigurationError(status)) {
+        reason = "wrong_url";
+      }
       uint64_t suppressed = 0;
       if (log_limiter.Allow("retries_exhausted", suppressed)) {
         spdlog::error(
@@ -874,7 +885,7 @@ void LokiClient::Impl::Deliver(Lane& lane, std::span<Queued> batch) {
             status > 0 ? std::to_string(status) + " " + Truncate(response) : response,
             Suppressed(suppressed));
       }
-      CountDropped("retries_exhausted", batch);
+      CountDropped(reason, batch);
       Notify(batch, true);
       return;
     }
@@ -891,7 +902,8 @@ void LokiClient::Impl::Deliver(Lane& lane, std::span<Queued> batch) {
 }
 
 LokiClient::Impl::Outcome LokiClient::Impl::SendWithRetries(Lane& lane, std::string_view body,
-                                                            const std::string& tenant, int& status,
+                                                            const std::string& tenant,
+                                                            std::size_t entries, int& status,
                                                             std::string& response) {
   httplib::Headers headers = {{"User-Agent", "skald"}};
   if (!tenant.empty()) headers.emplace("X-Scope-OrgID", tenant);
@@ -919,7 +931,10 @@ LokiClient::Impl::Outcome LokiClient::Impl::SendWithRetries(Lane& lane, std::str
           .Add();
       if (status >= 200 && status < 300) return Outcome::kDelivered;
       if (status == 413) return Outcome::kTooLarge;
-      const bool retryable = status == 429 || status == 408 || status >= 500;
+      // Configuration errors are retried like overload: the operator fixes the URL or the
+      // credentials, and the lines, in the journal, should still arrive then.
+      const bool retryable =
+          status == 429 || status == 408 || status >= 500 || IsConfigurationError(status);
       if (!retryable) return Outcome::kRejected;
     } else {
       status = 0;
@@ -943,7 +958,7 @@ LokiClient::Impl::Outcome LokiClient::Impl::SendWithRetries(Lane& lane, std::str
     if (!backoff) backoff.emplace(config.min_backoff, config.max_backoff);
     const std::chrono::milliseconds delay = backoff->Next();
     batch_retries.Add();
-    LogRetry(answer, attempt, delay);
+    LogRetry(answer, entries, attempt, delay);
     if (!SleepUnlessAborted(lane, delay)) return Outcome::kShutdown;
   }
 }
@@ -990,6 +1005,7 @@ LokiClient::Impl::Answer LokiClient::Impl::Attempt(Lane& lane, std::string_view 
     answer.answered = true;
     answer.status = res.status;
     if (capped) answer.body += "...";
+    answer.location = res.get_header_value("Location");
   } else if (cut) {
     answer.error = "no complete answer within loki-timeout (" +
                    std::to_string(config.timeout.count()) + " ms)";
@@ -999,19 +1015,38 @@ LokiClient::Impl::Answer LokiClient::Impl::Attempt(Lane& lane, std::string_view 
   return answer;
 }
 
-void LokiClient::Impl::LogRetry(const Answer& answer, int attempt,
+void LokiClient::Impl::LogRetry(const Answer& answer, std::size_t entries, int attempt,
                                 std::chrono::milliseconds delay) {
   const std::string retry =
       config.durable || config.max_retries < 0
           ? "retry " + std::to_string(attempt + 1)
           : "retry " + std::to_string(attempt + 1) + " of " + std::to_string(config.max_retries);
   uint64_t suppressed = 0;
-  if (log_limiter.Allow("retry", suppressed)) {
-    spdlog::warn("loki client {}: push failed ({}), {} in {} ms{}", redacted_url,
-                 answer.answered ? std::to_string(answer.status) + ": " + Truncate(answer.body)
-                                 : answer.error,
-                 retry, delay.count(), Suppressed(suppressed));
+  if (!answer.answered || !IsConfigurationError(answer.status)) {
+    if (log_limiter.Allow("retry", suppressed)) {
+      spdlog::warn("loki client {}: push failed ({}), {} in {} ms{}", redacted_url,
+                   answer.answered ? std::to_string(answer.status) + ": " + Truncate(answer.body)
+                                   : answer.error,
+                   retry, delay.count(), Suppressed(suppressed));
+    }
+    return;
   }
+  // Each configuration error is explained once per interval, whatever else fails meanwhile.
+  if (!log_limiter.Allow("config:" + std::to_string(answer.status), suppressed)) return;
+  std::string why;
+  if (answer.status >= 300 && answer.status < 400) {
+    why = "a redirect";
+    if (!answer.location.empty()) why += " to " + Truncate(RedactUrl(answer.location));
+    why += ": loki-url must name the push endpoint itself (redirects are not followed)";
+  } else if (answer.status == 404) {
+    why = "no push endpoint at this path: loki-url usually ends in /loki/api/v1/push";
+  } else {
+    why = "check the credentials in loki-url and loki-tenant-id";
+  }
+  spdlog::error("loki client {}: Loki answered {} ({}), {}; {} entries kept{}, {} in {} ms{}",
+                redacted_url, answer.status, Truncate(answer.body), why, entries,
+                config.durable ? " in the journal" : " in memory", retry, delay.count(),
+                Suppressed(suppressed));
 }
 
 bool LokiClient::Impl::SleepUnlessAborted(Lane& lane, std::chrono::milliseconds delay) {

@@ -9,9 +9,11 @@
 // A push request lives at most loki-timeout, from connecting to the last byte of the answer (a
 // watchdog cuts it; only a connect still under way waits for its own timeout), and at most
 // 64 KiB of an answer's body is read. Retried, with backoff up to loki-max-backoff: 429, 408,
-// 5xx, transport errors and timeouts. With the journal (durable) retries go on until Loki takes
-// the batch; without it (no-file) a batch is dropped after loki-retries. 413 splits a batch
-// down to single entries; other 4xx drop it at once.
+// 5xx, transport errors and timeouts, and the configuration errors 3xx (redirects are not
+// followed), 401, 403 and 404, which are logged with what to fix. With the journal (durable)
+// retries go on until Loki takes the batch; without it (no-file) a batch is dropped after
+// loki-retries, as a user who keeps no journal accepts losing lines to a long failure. Other
+// 4xx (400, 422, ...) drop the batch at once; 413 splits it down to single entries.
 //
 // Push() never blocks on the network: entries wait in a bounded in-memory buffer; when the
 // buffer is full the oldest unsent entries are dropped and counted (reason "buffer_full").
@@ -23,11 +25,12 @@
 //                                                          structured-metadata bytes
 //   skald_encoded_bytes_total                              request bodies built (compressed)
 //   skald_entries_dropped_total{reason}, skald_dropped_bytes_total{reason}
-//       reason: buffer_full, retries_exhausted, bad_request (400 not classified below),
-//       line_too_long, too_old, too_far_in_future, stream_limit, structured_metadata_not_allowed
-//       (400 classified from Loki's text), unauthorized (401/403), too_large (a single entry
-//       still 413), shutdown, invalid_tenant (an entry's tenant is not a valid tenant ID:
-//       pipeline_stages/tenant_id.h; the entry alone is dropped, never its batch)
+//       reason: buffer_full, retries_exhausted, bad_request (400 not classified below, other
+//       4xx), line_too_long, too_old, too_far_in_future, stream_limit,
+//       structured_metadata_not_allowed (400 classified from Loki's text), unauthorized
+//       (401/403) and wrong_url (3xx/404) after loki-retries without the journal, too_large (a
+//       single entry still 413), shutdown, invalid_tenant (an entry's tenant is not a valid
+//       tenant ID: pipeline_stages/tenant_id.h; the entry alone is dropped, never its batch)
 //   skald_pushes_total{status_code}                        HTTP attempts; "error" = transport
 //                                                          error or loki-timeout reached
 //   skald_batch_retries_total                              retried attempts
@@ -65,14 +68,15 @@ struct LokiClientConfig {
   std::size_t batch_size_bytes = 1024 * 1024;
   std::chrono::milliseconds min_backoff{500};
   std::chrono::milliseconds max_backoff{300'000};
-  int max_retries = 10;  // attempts after the first before an entry is dropped; < 0: forever
+  int max_retries = 10;  // not durable: attempts after the first before a batch is dropped;
+                         // < 0: forever
   LokiTlsConfig tls;
   std::string proxy_url;
   std::size_t max_buffered_bytes = 64 * 1024 * 1024;  // Push() drops oldest beyond this
   int lanes = 4;                                      // requests in flight at most
   // The entries are also on disk (a journal) and the caller bounds what it hands over: never
-  // drop for a full buffer, retry 429/5xx/network failures forever, and at Stop() leave unsent
-  // entries to be replayed (settled as not final, not counted as dropped).
+  // drop for a full buffer, retry every retried failure (above) forever, and at Stop() leave
+  // unsent entries to be replayed (settled as not final, not counted as dropped).
   bool durable = false;
 
   // Clients are shared by containers whose keys are equal. Credentials enter the key only as

@@ -322,13 +322,74 @@ TEST_F(LokiClientTest, RefusedStructuredMetadataIsExplainedInPlainWords) {
                                    "v13+ and limits_config.allow_structured_metadata"));
 }
 
-TEST_F(LokiClientTest, UnauthorizedIsNotRetried) {
-  loki_.FailNext(401, 1, "no org id");
+TEST_F(LokiClientTest, UnprocessableIsNotRetried) {
+  loki_.FailNext(422, 1, "push request contains no streams");
   LokiClient client(FastConfig(loki_), metrics_);
   client.Push(Entry(Labels(0), 1, "x"));
   ASSERT_TRUE(client.Flush(kLong));
   EXPECT_EQ(loki_.Requests(), 1u);
-  EXPECT_EQ(Dropped(metrics_, "unauthorized"), 1u);
+  EXPECT_EQ(Dropped(metrics_, "bad_request"), 1u);
+}
+
+// 3xx, 401, 403 and 404 are configuration errors (a redirect, a wrong token, a wrong path) that
+// an operator fixes: with the journal the lines are kept and retried past loki-retries, each
+// failure counted by status and explained in the log.
+TEST_F(LokiClientTest, ConfigurationErrorsKeepJournaledLinesAndAreExplained) {
+  struct Case {
+    int status;
+    std::string location;
+    std::string hint;
+  };
+  for (const Case& k : std::vector<Case>{
+           {307, "http://ceo:S3cr3t@elsewhere:3100/loki/api/v1/push", "to http://elsewhere:3100"},
+           {301, "https://loki.example/loki/api/v1/push", "redirects are not followed"},
+           {401, "", "check the credentials in loki-url and loki-tenant-id"},
+           {403, "", "check the credentials in loki-url and loki-tenant-id"},
+           {404, "", "/loki/api/v1/push"},
+       }) {
+    LogCapture logs;
+    MetricsRegistry metrics;
+    loki_.Reset();
+    FakeLoki::Answer answer;
+    answer.status = k.status;
+    if (!k.location.empty()) answer.headers = {{"Location", k.location}};
+    loki_.AnswerNext(answer, 4);
+    LokiClientConfig c = FastConfig(loki_);
+    c.lanes = 1;
+    c.durable = true;
+    c.max_retries = 1;  // no-file only: the journal keeps the lines
+    LokiClient client(c, metrics);
+    for (int i = 0; i < 3; ++i) client.Push(Entry(Labels(0), i, std::to_string(i)));
+    ASSERT_TRUE(client.Flush(kLong)) << k.status;
+    ExpectInOrder(Labels(0), 3);
+    EXPECT_EQ(Pushes(metrics, std::to_string(k.status)), 4u) << k.status;
+    EXPECT_EQ(metrics.CounterTotal("skald_batch_retries_total"), 4u) << k.status;
+    EXPECT_EQ(metrics.CounterTotal("skald_entries_dropped_total"), 0u) << k.status;
+    const std::string text = logs.Text();
+    EXPECT_THAT(text, ::testing::HasSubstr("answered " + std::to_string(k.status))) << text;
+    EXPECT_THAT(text, ::testing::HasSubstr(k.hint)) << text;
+    EXPECT_THAT(text, ::testing::HasSubstr("kept")) << text;
+    EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("S3cr3t")));
+  }
+}
+
+// Without the journal (no-file) nothing keeps the lines: configuration errors are retried like
+// 5xx, up to loki-retries, then dropped under a reason that names the cause.
+TEST_F(LokiClientTest, ConfigurationErrorsWithoutTheJournalAreBoundedByRetries) {
+  for (const auto& [status, reason] : std::vector<std::pair<int, std::string>>{
+           {401, "unauthorized"}, {403, "unauthorized"}, {404, "wrong_url"}, {302, "wrong_url"}}) {
+    MetricsRegistry metrics;
+    loki_.Reset();
+    loki_.FailAll(status);
+    LokiClientConfig c = FastConfig(loki_);
+    c.max_retries = 2;
+    LokiClient client(c, metrics);
+    client.Push(Entry(Labels(0), 1, "x"));
+    ASSERT_TRUE(client.Flush(kLong));
+    EXPECT_EQ(loki_.Requests(), 3u) << status;  // the first attempt and two retries
+    EXPECT_EQ(Dropped(metrics, reason), 1u) << status;
+    EXPECT_EQ(client.Pending(), 0u);
+  }
 }
 
 // Loki's answer is read up to a cap: a peer answering a huge body cannot fill the plugin's
