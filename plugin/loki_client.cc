@@ -19,6 +19,7 @@
 #include <span>
 #include <stdexcept>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 
@@ -36,6 +37,18 @@ constexpr std::size_t kMaxLoggedBodyBytes = 1024;
 // Loki answers a push with an empty body or a line of text; more is not read (the connection
 // is closed), so that a wrong or hostile peer cannot fill the plugin's memory.
 constexpr std::size_t kMaxResponseBodyBytes = 64 * 1024;
+
+// Threads that may still start, for tests (LokiClient::SetThreadLimitForTesting); -1: no limit.
+std::atomic<int> thread_limit_for_testing{-1};
+
+std::thread StartThread(std::function<void()> body) {
+  int left = thread_limit_for_testing.load();
+  while (left >= 0) {
+    if (left == 0) throw std::system_error(EAGAIN, std::generic_category(), "thread limit (test)");
+    if (thread_limit_for_testing.compare_exchange_weak(left, left - 1)) break;
+  }
+  return std::thread(std::move(body));
+}
 
 // A redirect, a refused credential or a wrong path: the operator has to fix the configuration.
 // Loki itself answers none of them to a good push.
@@ -384,11 +397,19 @@ LokiClient::Impl::Impl(LokiClientConfig c, MetricsRegistry& m)
     lane->http = MakeHttpClient();
     lanes_.push_back(std::move(lane));
   }
-  for (auto& lane : lanes_) {
-    Lane* l = lane.get();
-    l->thread = std::thread([this, l] { LaneLoop(*l); });
+  // A thread that cannot start must not leave the others running (a joinable std::thread
+  // destroyed by the unwinding would end the process): stop those started, then report.
+  try {
+    for (auto& lane : lanes_) {
+      Lane* l = lane.get();
+      l->thread = StartThread([this, l] { LaneLoop(*l); });
+    }
+    watchdog_ = StartThread([this] { WatchdogLoop(); });
+  } catch (const std::exception& e) {
+    StopThreads();
+    throw std::runtime_error("skald: cannot start the Loki client for " + redacted_url +
+                             ": cannot create a thread (" + e.what() + ")");
   }
-  watchdog_ = std::thread([this] { WatchdogLoop(); });
 }
 
 LokiClient::Impl::~Impl() { Stop(std::chrono::milliseconds(0)); }
@@ -1075,5 +1096,7 @@ void LokiClient::Stop(std::chrono::milliseconds deadline) { impl_->Stop(deadline
 uint64_t LokiClient::Pending() const { return impl_->pending_.load(std::memory_order_relaxed); }
 
 const LokiClientConfig& LokiClient::config() const { return impl_->config; }
+
+void LokiClient::SetThreadLimitForTesting(int threads) { thread_limit_for_testing.store(threads); }
 
 }  // namespace skald

@@ -119,7 +119,8 @@ struct LokiEntry {
 
 class LokiClient {
  public:
-  // Throws std::invalid_argument (ValidateLokiClientConfig's message) for a bad config.
+  // Throws std::invalid_argument (ValidateLokiClientConfig's message) for a bad config, and
+  // std::runtime_error when its threads cannot all start; then none is left running.
   LokiClient(LokiClientConfig config, MetricsRegistry& metrics);
   ~LokiClient();  // Stop(0)
   LokiClient(const LokiClient&) = delete;
@@ -146,6 +147,10 @@ class LokiClient {
   uint64_t Pending() const;
 
   const LokiClientConfig& config() const;
+
+  // From now on, creating a thread fails (std::system_error, as when the system has no more)
+  // once `threads` more have started, in any client; -1 lifts the limit. For tests.
+  static void SetThreadLimitForTesting(int threads);
 
  private:
   struct Impl;

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <thread>
 
+#include "plugin/container_info.h"
+#include "plugin/driver.h"
 #include "tests/tools/fake_loki.h"
 #include "tests/tools/scripted_http_peer.h"
 
@@ -720,6 +722,56 @@ TEST_F(LokiClientTest, ManyProducersKeepOrderPerStreamAcrossRetries) {
   for (int t = 0; t < kThreads; ++t) ExpectInOrder(Labels(t), kPerThread);
   EXPECT_EQ(loki_.Duplicates(), 0u);
   EXPECT_EQ(client.Pending(), 0u);
+}
+
+// A client whose threads cannot all start (the system is out of threads) throws, leaving no
+// thread running, whichever thread failed; the caller refuses StartLogging with the message.
+TEST(LokiClientThreads, AClientWhoseThreadsCannotStartThrowsAndLeavesNothingRunning) {
+  FakeLoki loki;
+  ASSERT_TRUE(loki.Start());
+  LokiClientConfig c = FastConfig(loki);
+  c.url = loki.PushUrl("ceo:S3cr3t");
+  c.lanes = 3;
+  MetricsRegistry m;
+  for (int started = 0; started <= c.lanes; ++started) {  // the lanes, then the watchdog
+    LokiClient::SetThreadLimitForTesting(started);
+    try {
+      LokiClient client(c, m);
+      ADD_FAILURE() << "started with a limit of " << started << " threads";
+    } catch (const std::runtime_error& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("cannot create a thread")) << started;
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("127.0.0.1")) << started;
+      EXPECT_THAT(e.what(), ::testing::Not(::testing::HasSubstr("S3cr3t"))) << started;
+    }
+  }
+  LokiClient::SetThreadLimitForTesting(-1);
+  EXPECT_EQ(m.GetGauge("skald_client_pending_entries", "").Value(), 0);
+  LokiClient client(c, m);
+  client.Push(Entry(Labels(0), 1, "0"));
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_EQ(loki.TotalEntries(), 1u);
+}
+
+TEST(LokiClientThreads, StartLoggingIsRefusedWhenTheClientCannotStart) {
+  FakeLoki loki;
+  ASSERT_TRUE(loki.Start());
+  MetricsRegistry m;
+  {
+    Driver driver(DriverConfig{}, m);
+    ContainerInfo info;
+    info.container_id = std::string(64, 'a');
+    info.container_name = "/web";
+    info.config = {{"loki-url", loki.PushUrl()}, {"no-file", "true"}};
+    LokiClient::SetThreadLimitForTesting(1);
+    try {
+      driver.StartLogging("/nonexistent/fifo", info);
+      ADD_FAILURE() << "StartLogging accepted";
+    } catch (const std::exception& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("cannot create a thread"));
+    }
+    LokiClient::SetThreadLimitForTesting(-1);
+    EXPECT_EQ(driver.PendingEntries(), 0u);  // no half-made client is left behind
+  }                                          // Shutdown stops every client it holds
 }
 
 TEST(LokiClientConfigTest, ValidationNamesTheBadOption) {
