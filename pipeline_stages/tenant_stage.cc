@@ -1,5 +1,7 @@
 #include "pipeline_stages/tenant_stage.h"
 
+#include "pipeline_stages/tenant_id.h"
+
 namespace skald::stages {
 
 TenantStage::TenantStage(const YAML::Node& config, const StageContext& ctx) {
@@ -17,6 +19,8 @@ TenantStage::TenantStage(const YAML::Node& config, const StageContext& ctx) {
   } else {
     from_ = From::kValue;
     arg_ = c.RequiredString("value");
+    // A fixed tenant Loki would refuse would drop every line: refuse it here instead.
+    if (std::string why = TenantIdError(arg_); !why.empty()) c.Fail("value", why);
   }
 }
 

@@ -1,5 +1,6 @@
 // tenant: sets the entry's tenant from exactly one of `label`, `source` (extracted) or `value`.
-// An absent or empty value leaves the tenant unchanged.
+// An absent or empty value leaves the tenant unchanged. A fixed `value` must be a valid tenant ID
+// (tenant_id.h); one taken from a label or the extracted data is checked by the Loki client.
 #pragma once
 
 #include <string>

@@ -243,8 +243,12 @@ std::shared_ptr<LokiClient> Driver::ClientFor(const LokiClientConfig& client_con
                                               std::shared_ptr<std::atomic<int64_t>>* window) {
   std::string key = client_config.Key();
   std::lock_guard lock(mu_);
-  auto& slot = clients_[key];
-  if (!slot) slot = std::make_shared<LokiClient>(client_config, metrics_);
+  auto it = clients_.find(key);
+  if (it == clients_.end()) {
+    // Made before it is stored: a client that cannot start throws and leaves no empty slot.
+    it = clients_.emplace(key, std::make_shared<LokiClient>(client_config, metrics_)).first;
+  }
+  const std::shared_ptr<LokiClient>& slot = it->second;
   auto& w = client_windows_[key];
   if (!w) w = std::make_shared<std::atomic<int64_t>>(0);
   *window = w;

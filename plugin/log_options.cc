@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "plugin/docker_template.h"
+#include "plugin/loki_url.h"
 
 extern char** environ;
 
@@ -21,12 +22,14 @@ constexpr std::string_view kSizeHint = "a size such as 512k, 20m, 1g or a byte c
 
 const std::vector<OptionSpec> kSpecs = {
     {"loki-url", OptionKind::kUrl, "",
-     "Loki push URL, e.g. http://127.0.0.1:3100/loki/api/v1/push; user:password@ sets basic auth. "
-     "Required here or plugin-wide.",
+     "Loki push URL, e.g. http://127.0.0.1:3100/loki/api/v1/push; user:password@ sets basic auth "
+     "(user info ends at the last @, so the password may hold any character). Required here or "
+     "plugin-wide.",
      ""},
     {"loki-external-labels", OptionKind::kLabelList, "container_name={{.Name}}",
      "Extra labels, name=value pairs separated by commas; values are Docker templates.", ""},
-    {"loki-timeout", OptionKind::kDuration, "10s", "Timeout of one push request.", ""},
+    {"loki-timeout", OptionKind::kDuration, "10s",
+     "Deadline of one push request, from connecting to the end of Loki's answer.", ""},
     {"loki-batch-wait", OptionKind::kDuration, "1s",
      "Longest time a batch waits before it is sent.", ""},
     {"loki-batch-size", OptionKind::kInt, "1048576",
@@ -34,10 +37,12 @@ const std::vector<OptionSpec> kSpecs = {
     {"loki-min-backoff", OptionKind::kDuration, "500ms", "First wait before a retry.", ""},
     {"loki-max-backoff", OptionKind::kDuration, "5m", "Longest wait between retries.", ""},
     {"loki-retries", OptionKind::kInt, "10",
-     "With no-file=true only: retries of a batch before it is dropped and counted. With the "
-     "journal, failures are retried until delivered or evicted by the journal budget.",
+     "With no-file=true only: retries of a batch (after 429, 5xx, a timeout, a redirect, 401, 403 "
+     "or 404) before it is dropped and counted. With the journal, failures are retried until "
+     "delivered or evicted by the journal budget.",
      ""},
-    {"loki-tenant-id", OptionKind::kString, "", "Tenant sent as X-Scope-OrgID.", ""},
+    {"loki-tenant-id", OptionKind::kString, "",
+     "Tenant sent as X-Scope-OrgID: at most 150 bytes of a-z A-Z 0-9 ! - _ . * ' ( ).", ""},
     {"loki-tls-ca-file", OptionKind::kPath, "", "CA certificate file to verify Loki.", ""},
     {"loki-tls-cert-file", OptionKind::kPath, "", "Client certificate file.", ""},
     {"loki-tls-key-file", OptionKind::kPath, "", "Client key file.", ""},
@@ -99,9 +104,8 @@ std::size_t EditDistance(std::string_view a, std::string_view b) {
 }
 
 [[noreturn]] void Bad(std::string_view option, std::string_view value, std::string_view expected) {
-  std::string shown(option == "loki-url" || option == "loki-proxy-url"
-                        ? RedactUrl(std::string(value))
-                        : std::string(value));
+  std::string shown(option == "loki-url" || option == "loki-proxy-url" ? RedactUrl(value)
+                                                                       : std::string(value));
   throw OptionError("skald: invalid value '" + shown + "' for log-opt " + std::string(option) +
                     ": expected " + std::string(expected));
 }
@@ -113,9 +117,12 @@ bool IsLabelName(std::string_view s) {
   });
 }
 
+// The Loki client's own parser, so that the option check and the client agree on every URL.
 void CheckUrl(std::string_view option, std::string_view value) {
-  static const RE2 kUrl(R"(^https?://[^/?#\s]+(/[^\s]*)?$)");
-  if (!RE2::FullMatch(value, kUrl)) Bad(option, value, "an http:// or https:// URL with a host");
+  ParsedUrl parsed;
+  if (std::string why = ParseUrl(value, parsed); !why.empty()) {
+    Bad(option, value, "an http:// or https:// URL with a host (" + why + ")");
+  }
 }
 
 std::chrono::milliseconds ToMs(std::chrono::nanoseconds ns) {

@@ -19,9 +19,11 @@
 #include <span>
 #include <stdexcept>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 
+#include "pipeline_stages/tenant_id.h"
 #include "plugin/backoff.h"
 #include "plugin/push_encoder.h"
 
@@ -32,110 +34,34 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::chrono::seconds kLogInterval{10};
 constexpr std::size_t kMaxLoggedBodyBytes = 1024;
-constexpr std::size_t kEntryOverheadBytes = 64;  // bookkeeping per buffered entry, roughly
+// Loki answers a push with an empty body or a line of text; more is not read (the connection
+// is closed), so that a wrong or hostile peer cannot fill the plugin's memory.
+constexpr std::size_t kMaxResponseBodyBytes = 64 * 1024;
 
-// ---- URLs ----
+// Threads that may still start, for tests (LokiClient::SetThreadLimitForTesting); -1: no limit.
+std::atomic<int> thread_limit_for_testing{-1};
 
-struct ParsedUrl {
-  std::string scheme;  // "http" or "https"
-  std::string host;    // without brackets for IPv6
-  int port = 0;
-  std::string path;  // path and query, at least "/"
-  std::string user;
-  std::string password;
-  bool has_userinfo = false;
-};
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string PercentDecode(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      const int hi = HexValue(s[i + 1]);
-      const int lo = HexValue(s[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out += static_cast<char>(hi * 16 + lo);
-        i += 2;
-        continue;
-      }
-    }
-    out += s[i];
+std::thread StartThread(std::function<void()> body) {
+  int left = thread_limit_for_testing.load();
+  while (left >= 0) {
+    if (left == 0) throw std::system_error(EAGAIN, std::generic_category(), "thread limit (test)");
+    if (thread_limit_for_testing.compare_exchange_weak(left, left - 1)) break;
   }
-  return out;
+  return std::thread(std::move(body));
 }
+
+// A redirect, a refused credential or a wrong path: the operator has to fix the configuration.
+// Loki itself answers none of them to a good push.
+bool IsConfigurationError(int status) {
+  return (status >= 300 && status < 400) || status == 401 || status == 403 || status == 404;
+}
+
+constexpr std::size_t kEntryOverheadBytes = 64;  // bookkeeping per buffered entry, roughly
 
 std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-// Splits scheme://[userinfo@]host[:port][/path][?query]. Returns an error message or "".
-std::string ParseUrl(const std::string& url, std::string_view field, ParsedUrl& out) {
-  const auto fail = [&](const std::string& why) {
-    return std::string(field) + " '" + RedactUrl(url) + "': " + why;
-  };
-  const std::size_t scheme_end = url.find("://");
-  if (scheme_end == std::string::npos) {
-    return fail("not a URL; expected http://host[:port]/path or https://...");
-  }
-  out.scheme = Lower(std::string_view(url).substr(0, scheme_end));
-  if (out.scheme != "http" && out.scheme != "https") {
-    return fail("unsupported scheme '" + out.scheme + "'; expected http or https");
-  }
-  std::string_view rest = std::string_view(url).substr(scheme_end + 3);
-  const std::size_t authority_end = rest.find_first_of("/?#");
-  std::string_view authority = rest.substr(0, authority_end);
-  std::string_view path =
-      authority_end == std::string_view::npos ? std::string_view() : rest.substr(authority_end);
-  if (const std::size_t hash = path.find('#'); hash != std::string_view::npos) {
-    path = path.substr(0, hash);
-  }
-  out.path =
-      path.empty() ? "/" : (path.front() == '?' ? "/" + std::string(path) : std::string(path));
-
-  if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) {
-    out.has_userinfo = true;
-    const std::string_view userinfo = authority.substr(0, at);
-    const std::size_t colon = userinfo.find(':');
-    out.user = PercentDecode(userinfo.substr(0, colon));
-    if (colon != std::string_view::npos) out.password = PercentDecode(userinfo.substr(colon + 1));
-    authority = authority.substr(at + 1);
-  }
-  std::string_view port;
-  if (!authority.empty() && authority.front() == '[') {
-    const std::size_t close = authority.find(']');
-    if (close == std::string_view::npos) return fail("unterminated IPv6 address");
-    out.host = std::string(authority.substr(1, close - 1));
-    std::string_view after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':') return fail("unexpected text after the IPv6 address");
-      port = after.substr(1);
-    }
-  } else {
-    const std::size_t colon = authority.rfind(':');
-    out.host = std::string(authority.substr(0, colon));
-    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
-  }
-  if (out.host.empty()) return fail("no host");
-  if (port.empty()) {
-    out.port = out.scheme == "https" ? 443 : 80;
-  } else {
-    int p = 0;
-    for (char c : port) {
-      if (c < '0' || c > '9' || p > 65535) return fail("invalid port '" + std::string(port) + "'");
-      p = p * 10 + (c - '0');
-    }
-    if (p < 1 || p > 65535) return fail("port " + std::string(port) + " outside 1-65535");
-    out.port = p;
-  }
-  return "";
 }
 
 std::string HostForUrl(const std::string& host) {
@@ -210,7 +136,8 @@ std::string ClassifyBadRequest(const std::string& body) {
 const char* const kDropReasons[] = {
     "buffer_full",  "retries_exhausted", "bad_request",  "line_too_long",
     "too_old",      "too_far_in_future", "stream_limit", "structured_metadata_not_allowed",
-    "unauthorized", "too_large",         "shutdown"};
+    "unauthorized", "too_large",         "shutdown",     "invalid_tenant",
+    "wrong_url"};
 
 // At most one message per key every kLogInterval; the others are counted and reported with
 // the next one, so a Loki outage does not flood the plugin's log.
@@ -255,23 +182,15 @@ std::string Truncate(std::string s) {
 
 }  // namespace
 
-std::string RedactUrl(const std::string& url) {
-  const std::size_t scheme_end = url.find("://");
-  const std::size_t start = scheme_end == std::string::npos ? 0 : scheme_end + 3;
-  const std::size_t authority_end = url.find_first_of("/?#", start);
-  const std::size_t at =
-      url.rfind('@', authority_end == std::string::npos ? url.size() - 1 : authority_end);
-  if (at == std::string::npos || at < start) return url;
-  return url.substr(0, start) + url.substr(at + 1);
-}
-
 std::string ValidateLokiClientConfig(const LokiClientConfig& config) {
   ParsedUrl url;
-  if (std::string err = ParseUrl(config.url, "loki-url", url); !err.empty()) return err;
+  if (std::string err = ParseUrl(config.url, url); !err.empty()) {
+    return "loki-url '" + RedactUrl(config.url) + "': " + err;
+  }
   if (!config.proxy_url.empty()) {
     ParsedUrl proxy;
-    if (std::string err = ParseUrl(config.proxy_url, "loki-proxy-url", proxy); !err.empty()) {
-      return err;
+    if (std::string err = ParseUrl(config.proxy_url, proxy); !err.empty()) {
+      return "loki-proxy-url '" + RedactUrl(config.proxy_url) + "': " + err;
     }
     if (proxy.scheme != "http") {
       return "loki-proxy-url '" + RedactUrl(config.proxy_url) +
@@ -280,6 +199,9 @@ std::string ValidateLokiClientConfig(const LokiClientConfig& config) {
   }
   if (config.tls.cert_file.empty() != config.tls.key_file.empty()) {
     return "loki-tls-cert-path and loki-tls-key-path: give both or neither";
+  }
+  if (std::string why = stages::TenantIdError(config.tenant_id); !why.empty()) {
+    return "loki-tenant-id: " + why;
   }
   if (config.batch_size_bytes == 0) return "loki-batch-size: must be at least 1 byte";
   if (config.timeout.count() <= 0) return "loki-timeout: must be positive";
@@ -301,7 +223,7 @@ std::string LokiClientConfig::Key() const {
   };
   ParsedUrl parsed;
   field("url", RedactUrl(url));
-  if (ParseUrl(url, "", parsed).empty() && parsed.has_userinfo) {
+  if (ParseUrl(url, parsed).empty() && parsed.has_userinfo) {
     field("auth", Sha256Hex(parsed.user + '\0' + parsed.password, 16));
   }
   field("tenant", tenant_id);
@@ -317,7 +239,7 @@ std::string LokiClientConfig::Key() const {
   field("server_name", tls.server_name);
   field("insecure", tls.insecure_skip_verify ? "1" : "0");
   field("proxy", RedactUrl(proxy_url));
-  if (!proxy_url.empty() && ParseUrl(proxy_url, "", parsed).empty() && parsed.has_userinfo) {
+  if (!proxy_url.empty() && ParseUrl(proxy_url, parsed).empty() && parsed.has_userinfo) {
     field("proxy_auth", Sha256Hex(parsed.user + '\0' + parsed.password, 16));
   }
   field("max_buffered", std::to_string(max_buffered_bytes));
@@ -349,6 +271,12 @@ struct LokiClient::Impl {
     std::unique_ptr<httplib::Client> http;
     std::atomic<bool> in_request{false};
     std::atomic<bool> finished{false};
+    // The request deadline. The watchdog cuts a request (http->stop()) while holding watch_mu,
+    // and a lane arms its next request under watch_mu: a cut can never reach a later request.
+    std::mutex watch_mu;
+    Clock::time_point deadline;  // guarded by watch_mu
+    bool armed = false;          // guarded by watch_mu: a request is in flight
+    bool cut = false;            // guarded by watch_mu: the watchdog cut it
     PushEncoder encoder;
     // Scratch for grouping a batch by stream.
     std::unordered_map<std::string_view, std::size_t> stream_index;
@@ -357,6 +285,14 @@ struct LokiClient::Impl {
     std::vector<PushStream> streams;
   };
   enum class Outcome { kDelivered, kTooLarge, kRejected, kRetriesExhausted, kShutdown };
+  // What one push attempt got back.
+  struct Answer {
+    bool answered = false;  // a status line and headers arrived (the body may be capped)
+    int status = 0;
+    std::string body;      // at most kMaxResponseBodyBytes
+    std::string location;  // the Location header of a redirect
+    std::string error;     // why there is no answer
+  };
   struct DropCounters {
     Counter* entries;
     Counter* bytes;
@@ -374,8 +310,16 @@ struct LokiClient::Impl {
   void LaneLoop(Lane& lane);
   // Delivers `batch` (one tenant), splitting on 413; accounts for every entry.
   void Deliver(Lane& lane, std::span<Queued> batch);
-  Outcome SendWithRetries(Lane& lane, std::string_view body, const std::string& tenant, int& status,
-                          std::string& response);
+  Outcome SendWithRetries(Lane& lane, std::string_view body, const std::string& tenant,
+                          std::size_t entries, int& status, std::string& response);
+  Answer Attempt(Lane& lane, std::string_view body, const httplib::Headers& headers);
+  // Logs (rate-limited) why a push failed and when it is tried again.
+  void LogRetry(const Answer& answer, std::size_t entries, int attempt,
+                std::chrono::milliseconds delay);
+  // Cuts requests that outlive loki-timeout.
+  void WatchdogLoop();
+  // Ends the lanes (a request in flight is cut) and the watchdog, and joins those started.
+  void StopThreads();
   bool SleepUnlessAborted(Lane& lane, std::chrono::milliseconds delay);
   std::unique_ptr<httplib::Client> MakeHttpClient();
   void RefreshServerNameAddress(httplib::Client& http);
@@ -415,6 +359,12 @@ struct LokiClient::Impl {
   bool aborted_ = false;  // lanes stop sending
   bool stopped_ = false;
   std::atomic<uint64_t> pending_{0};
+
+  std::thread watchdog_;
+  std::mutex watchdog_mu_;
+  std::condition_variable watchdog_cv_;
+  uint64_t armed_seq_ = 0;      // guarded by watchdog_mu_: requests armed so far
+  bool watchdog_quit_ = false;  // guarded by watchdog_mu_
 };
 
 LokiClient::Impl::Impl(LokiClientConfig c, MetricsRegistry& m)
@@ -431,8 +381,8 @@ LokiClient::Impl::Impl(LokiClientConfig c, MetricsRegistry& m)
   if (std::string err = ValidateLokiClientConfig(config); !err.empty()) {
     throw std::invalid_argument(err);
   }
-  ParseUrl(config.url, "loki-url", url);
-  if (!config.proxy_url.empty()) ParseUrl(config.proxy_url, "loki-proxy-url", proxy);
+  ParseUrl(config.url, url);
+  if (!config.proxy_url.empty()) ParseUrl(config.proxy_url, proxy);
   redacted_url = RedactUrl(config.url);
   if (config.lanes < 1) config.lanes = 1;
   for (const char* reason : kDropReasons) {
@@ -447,9 +397,18 @@ LokiClient::Impl::Impl(LokiClientConfig c, MetricsRegistry& m)
     lane->http = MakeHttpClient();
     lanes_.push_back(std::move(lane));
   }
-  for (auto& lane : lanes_) {
-    Lane* l = lane.get();
-    l->thread = std::thread([this, l] { LaneLoop(*l); });
+  // A thread that cannot start must not leave the others running (a joinable std::thread
+  // destroyed by the unwinding would end the process): stop those started, then report.
+  try {
+    for (auto& lane : lanes_) {
+      Lane* l = lane.get();
+      l->thread = StartThread([this, l] { LaneLoop(*l); });
+    }
+    watchdog_ = StartThread([this] { WatchdogLoop(); });
+  } catch (const std::exception& e) {
+    StopThreads();
+    throw std::runtime_error("skald: cannot start the Loki client for " + redacted_url +
+                             ": cannot create a thread (" + e.what() + ")");
   }
 }
 
@@ -558,8 +517,11 @@ void LokiClient::Impl::PushAll(std::vector<LokiEntry>& entries) {
   }
   const auto now = Clock::now();
   uint64_t dropped = 0;
-  // Entries that could never fit are settled after the lock is released.
+  // Entries that could never fit, or whose tenant Loki would refuse, are settled after the lock
+  // is released.
   std::vector<LokiEntry> too_big;
+  std::vector<LokiEntry> invalid_tenant;
+  std::string invalid_tenant_why;
   // Consecutive entries mostly share their stream and tenant: the lane and queue are looked
   // up again only when they change.
   const StreamSelector* last_labels = nullptr;
@@ -567,7 +529,17 @@ void LokiClient::Impl::PushAll(std::vector<LokiEntry>& entries) {
   TenantQueue* tq = nullptr;
   const std::string* tq_tenant = nullptr;
   for (LokiEntry& entry : entries) {
-    if (entry.tenant.empty()) entry.tenant = config.tenant_id;
+    if (entry.tenant.empty()) {
+      entry.tenant = config.tenant_id;  // checked when the client was made
+    } else if (entry.tenant != config.tenant_id) {
+      // The tenant goes into a header unchanged: one Loki would refuse, or one holding a line
+      // break that would add a header of its own, drops this entry alone.
+      if (std::string why = stages::TenantIdError(entry.tenant); !why.empty()) {
+        invalid_tenant_why = std::move(why);
+        invalid_tenant.push_back(std::move(entry));
+        continue;
+      }
+    }
     const std::size_t bytes = EntryBytes(entry);
     const std::size_t memory = EntryMemory(entry);
     if (!config.durable && memory > config.max_buffered_bytes) {
@@ -603,6 +575,20 @@ void LokiClient::Impl::PushAll(std::vector<LokiEntry>& entries) {
     CountDropped("buffer_full", 1, EntryBytes(entry));
     Notify(entry, true);
     ++dropped;
+  }
+  for (LokiEntry& entry : invalid_tenant) {
+    CountDropped("invalid_tenant", 1, EntryBytes(entry));
+    Notify(entry, true);
+  }
+  if (!invalid_tenant.empty()) {
+    done_cv_.notify_all();
+    uint64_t suppressed = 0;
+    if (log_limiter.Allow("invalid_tenant", suppressed)) {
+      spdlog::error(
+          "loki client {}: dropped {} entries whose tenant (tenant stage) is not a valid Loki "
+          "tenant ID, e.g. {}{}",
+          redacted_url, invalid_tenant.size(), invalid_tenant_why, Suppressed(suppressed));
+    }
   }
   if (dropped > 0) {
     done_cv_.notify_all();
@@ -674,24 +660,7 @@ void LokiClient::Impl::Stop(std::chrono::milliseconds deadline) {
     closed_ = true;
   }
   Flush(deadline);
-  {
-    std::lock_guard lock(mu_);
-    aborted_ = true;
-    for (auto& lane : lanes_) lane->cv.notify_one();
-  }
-  // A lane may be inside a request (up to loki-timeout): shut its socket down. Repeat until
-  // every lane has left, since a lane may start its request just after a stop().
-  for (;;) {
-    bool all_finished = true;
-    for (auto& lane : lanes_) {
-      if (lane->finished.load()) continue;
-      all_finished = false;
-      if (lane->in_request.load()) lane->http->stop();
-    }
-    if (all_finished) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  for (auto& lane : lanes_) lane->thread.join();
+  StopThreads();
 
   uint64_t entries = 0, bytes = 0;
   std::vector<Queued> left;
@@ -721,6 +690,67 @@ void LokiClient::Impl::Stop(std::chrono::milliseconds deadline) {
                  redacted_url, entries);
   }
   done_cv_.notify_all();
+}
+
+void LokiClient::Impl::StopThreads() {
+  {
+    std::lock_guard lock(mu_);
+    aborted_ = true;
+    for (auto& lane : lanes_) lane->cv.notify_one();
+  }
+  // A lane may be inside a request (up to loki-timeout): shut its socket down. Repeat until
+  // every lane has left, since a lane may start its request just after a stop().
+  for (;;) {
+    bool all_finished = true;
+    for (auto& lane : lanes_) {
+      if (!lane->thread.joinable() || lane->finished.load()) continue;
+      all_finished = false;
+      if (lane->in_request.load()) lane->http->stop();
+    }
+    if (all_finished) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  for (auto& lane : lanes_) {
+    if (lane->thread.joinable()) lane->thread.join();
+  }
+  {
+    std::lock_guard lock(watchdog_mu_);
+    watchdog_quit_ = true;
+  }
+  watchdog_cv_.notify_all();
+  if (watchdog_.joinable()) watchdog_.join();
+}
+
+void LokiClient::Impl::WatchdogLoop() {
+  std::unique_lock wlock(watchdog_mu_);
+  while (!watchdog_quit_) {
+    const uint64_t seen = armed_seq_;
+    wlock.unlock();
+    auto next = Clock::time_point::max();
+    const auto now = Clock::now();
+    for (auto& lane : lanes_) {
+      std::lock_guard lock(lane->watch_mu);
+      if (!lane->armed) continue;
+      if (lane->deadline > now) {
+        next = std::min(next, lane->deadline);
+        continue;
+      }
+      // The lane cannot disarm this request nor arm its next one until stop() returned: the
+      // cut hits this request, or, when it has just ended, only closes the idle connection.
+      // stop() waits while the lane connects (httplib holds its socket lock there; the connect
+      // is bounded by loki-timeout on its own).
+      lane->http->stop();
+      lane->cut = true;
+      lane->armed = false;
+    }
+    wlock.lock();
+    const auto woken = [&] { return watchdog_quit_ || armed_seq_ != seen; };
+    if (next == Clock::time_point::max()) {
+      watchdog_cv_.wait(wlock, woken);
+    } else {
+      watchdog_cv_.wait_until(wlock, next, woken);
+    }
+  }
 }
 
 void LokiClient::Impl::LaneLoop(Lane& lane) {
@@ -811,7 +841,7 @@ void LokiClient::Impl::Deliver(Lane& lane, std::span<Queued> batch) {
 
   int status = 0;
   std::string response;
-  const Outcome outcome = SendWithRetries(lane, body, tenant, status, response);
+  const Outcome outcome = SendWithRetries(lane, body, tenant, batch.size(), status, response);
   switch (outcome) {
     case Outcome::kDelivered: {
       uint64_t bytes = 0;
@@ -841,12 +871,7 @@ void LokiClient::Impl::Deliver(Lane& lane, std::span<Queued> batch) {
       return;
     }
     case Outcome::kRejected: {
-      std::string reason = "bad_request";
-      if (status == 400) {
-        reason = ClassifyBadRequest(response);
-      } else if (status == 401 || status == 403) {
-        reason = "unauthorized";
-      }
+      const std::string reason = status == 400 ? ClassifyBadRequest(response) : "bad_request";
       uint64_t suppressed = 0;
       if (log_limiter.Allow("rejected:" + reason, suppressed)) {
         if (reason == "structured_metadata_not_allowed") {
@@ -865,6 +890,13 @@ void LokiClient::Impl::Deliver(Lane& lane, std::span<Queued> batch) {
       return;
     }
     case Outcome::kRetriesExhausted: {
+      // A configuration error names its cause; overload and transport errors are just retries.
+      std::string reason = "retries_exhausted";
+      if (status == 401 || status == 403) {
+        reason = "unauthorized";
+      } else if (IsConfigurationError(status)) {
+        reason = "wrong_url";
+      }
       uint64_t suppressed = 0;
       if (log_limiter.Allow("retries_exhausted", suppressed)) {
         spdlog::error(
@@ -874,7 +906,7 @@ void LokiClient::Impl::Deliver(Lane& lane, std::span<Queued> batch) {
             status > 0 ? std::to_string(status) + " " + Truncate(response) : response,
             Suppressed(suppressed));
       }
-      CountDropped("retries_exhausted", batch);
+      CountDropped(reason, batch);
       Notify(batch, true);
       return;
     }
@@ -891,7 +923,8 @@ void LokiClient::Impl::Deliver(Lane& lane, std::span<Queued> batch) {
 }
 
 LokiClient::Impl::Outcome LokiClient::Impl::SendWithRetries(Lane& lane, std::string_view body,
-                                                            const std::string& tenant, int& status,
+                                                            const std::string& tenant,
+                                                            std::size_t entries, int& status,
                                                             std::string& response) {
   httplib::Headers headers = {{"User-Agent", "skald"}};
   if (!tenant.empty()) headers.emplace("X-Scope-OrgID", tenant);
@@ -907,24 +940,26 @@ LokiClient::Impl::Outcome LokiClient::Impl::SendWithRetries(Lane& lane, std::str
       if (aborted_) return Outcome::kShutdown;
       lane.in_request.store(true);
     }
-    httplib::Result result =
-        lane.http->Post(url.path, headers, body.data(), body.size(), "application/x-protobuf");
+    Answer answer = Attempt(lane, body, headers);
     lane.in_request.store(false);
 
-    if (result) {
-      status = result->status;
-      response = result->body;
+    if (answer.answered) {
+      status = answer.status;
+      response = answer.body;
       metrics
           .GetCounter("skald_pushes_total", "Push requests, by HTTP status.",
                       {{"status_code", std::to_string(status)}})
           .Add();
       if (status >= 200 && status < 300) return Outcome::kDelivered;
       if (status == 413) return Outcome::kTooLarge;
-      const bool retryable = status == 429 || status == 408 || status >= 500;
+      // Configuration errors are retried like overload: the operator fixes the URL or the
+      // credentials, and the lines, in the journal, should still arrive then.
+      const bool retryable =
+          status == 429 || status == 408 || status >= 500 || IsConfigurationError(status);
       if (!retryable) return Outcome::kRejected;
     } else {
       status = 0;
-      response = "transport error: " + httplib::to_string(result.error());
+      response = answer.error;
       metrics
           .GetCounter("skald_pushes_total", "Push requests, by HTTP status.",
                       {{"status_code", "error"}})
@@ -944,14 +979,95 @@ LokiClient::Impl::Outcome LokiClient::Impl::SendWithRetries(Lane& lane, std::str
     if (!backoff) backoff.emplace(config.min_backoff, config.max_backoff);
     const std::chrono::milliseconds delay = backoff->Next();
     batch_retries.Add();
-    uint64_t suppressed = 0;
-    if (log_limiter.Allow("retry", suppressed)) {
-      spdlog::warn("loki client {}: push failed ({}), retry {} in {} ms{}", redacted_url,
-                   status > 0 ? std::to_string(status) + ": " + Truncate(response) : response,
-                   attempt + 1, delay.count(), Suppressed(suppressed));
-    }
+    LogRetry(answer, entries, attempt, delay);
     if (!SleepUnlessAborted(lane, delay)) return Outcome::kShutdown;
   }
+}
+
+LokiClient::Impl::Answer LokiClient::Impl::Attempt(Lane& lane, std::string_view body,
+                                                   const httplib::Headers& headers) {
+  httplib::Request req;
+  req.method = "POST";
+  req.path = url.path;
+  req.headers = headers;
+  req.headers.emplace("Content-Type", "application/x-protobuf");
+  req.body.assign(body.data(), body.size());
+  Answer answer;
+  bool capped = false;
+  req.content_receiver = [&](const char* data, std::size_t n, uint64_t, uint64_t) {
+    const std::size_t room = kMaxResponseBodyBytes - answer.body.size();
+    answer.body.append(data, std::min(n, room));
+    capped = n > room;
+    return !capped;  // false: httplib stops reading and closes the connection
+  };
+
+  {
+    std::lock_guard lock(lane.watch_mu);
+    lane.deadline = Clock::now() + config.timeout;
+    lane.armed = true;
+    lane.cut = false;
+  }
+  {
+    std::lock_guard lock(watchdog_mu_);
+    ++armed_seq_;
+  }
+  watchdog_cv_.notify_one();
+  httplib::Response res;
+  httplib::Error error = httplib::Error::Success;
+  const bool ok = lane.http->send(req, res, error);
+  bool cut = false;
+  {
+    std::lock_guard lock(lane.watch_mu);
+    lane.armed = false;
+    cut = lane.cut;
+  }
+
+  if (ok || (capped && res.status > 0)) {
+    answer.answered = true;
+    answer.status = res.status;
+    if (capped) answer.body += "...";
+    answer.location = res.get_header_value("Location");
+  } else if (cut) {
+    answer.error = "no complete answer within loki-timeout (" +
+                   std::to_string(config.timeout.count()) + " ms)";
+  } else {
+    answer.error = "transport error: " + httplib::to_string(error);
+  }
+  return answer;
+}
+
+void LokiClient::Impl::LogRetry(const Answer& answer, std::size_t entries, int attempt,
+                                std::chrono::milliseconds delay) {
+  const std::string retry =
+      config.durable || config.max_retries < 0
+          ? "retry " + std::to_string(attempt + 1)
+          : "retry " + std::to_string(attempt + 1) + " of " + std::to_string(config.max_retries);
+  uint64_t suppressed = 0;
+  if (!answer.answered || !IsConfigurationError(answer.status)) {
+    if (log_limiter.Allow("retry", suppressed)) {
+      spdlog::warn("loki client {}: push failed ({}), {} in {} ms{}", redacted_url,
+                   answer.answered ? std::to_string(answer.status) + ": " + Truncate(answer.body)
+                                   : answer.error,
+                   retry, delay.count(), Suppressed(suppressed));
+    }
+    return;
+  }
+  // Each configuration error is explained once per interval, whatever else fails meanwhile.
+  if (!log_limiter.Allow("config:" + std::to_string(answer.status), suppressed)) return;
+  std::string why;
+  if (answer.status >= 300 && answer.status < 400) {
+    why = "a redirect";
+    if (!answer.location.empty()) why += " to " + Truncate(RedactUrl(answer.location));
+    why += ": loki-url must name the push endpoint itself (redirects are not followed)";
+  } else if (answer.status == 404) {
+    why = "no push endpoint at this path: loki-url usually ends in /loki/api/v1/push";
+  } else {
+    why = "check the credentials in loki-url and loki-tenant-id";
+  }
+  spdlog::error("loki client {}: Loki answered {} ({}), {}; {} entries kept{}, {} in {} ms{}",
+                redacted_url, answer.status, Truncate(answer.body), why, entries,
+                config.durable ? " in the journal" : " in memory", retry, delay.count(),
+                Suppressed(suppressed));
 }
 
 bool LokiClient::Impl::SleepUnlessAborted(Lane& lane, std::chrono::milliseconds delay) {
@@ -980,5 +1096,7 @@ void LokiClient::Stop(std::chrono::milliseconds deadline) { impl_->Stop(deadline
 uint64_t LokiClient::Pending() const { return impl_->pending_.load(std::memory_order_relaxed); }
 
 const LokiClientConfig& LokiClient::config() const { return impl_->config; }
+
+void LokiClient::SetThreadLimitForTesting(int threads) { thread_limit_for_testing.store(threads); }
 
 }  // namespace skald

@@ -3,8 +3,17 @@
 // It owns batching (loki-batch-size bytes of line + structured metadata, loki-batch-wait),
 // encoding (protobuf logproto.PushRequest + snappy block), HTTP(S) push with several requests
 // in flight (streams are sharded over sender lanes by label string, so each stream stays in
-// order), retries with capped jittered backoff for 429/5xx/transport errors, 413 splitting,
-// and delivery accounting in the MetricsRegistry. It knows nothing of containers or Docker.
+// order), retries with capped jittered backoff, 413 splitting, and delivery accounting in the
+// MetricsRegistry. It knows nothing of containers or Docker.
+//
+// A push request lives at most loki-timeout, from connecting to the last byte of the answer (a
+// watchdog cuts it; only a connect still under way waits for its own timeout), and at most
+// 64 KiB of an answer's body is read. Retried, with backoff up to loki-max-backoff: 429, 408,
+// 5xx, transport errors and timeouts, and the configuration errors 3xx (redirects are not
+// followed), 401, 403 and 404, which are logged with what to fix. With the journal (durable)
+// retries go on until Loki takes the batch; without it (no-file) a batch is dropped after
+// loki-retries, as a user who keeps no journal accepts losing lines to a long failure. Other
+// 4xx (400, 422, ...) drop the batch at once; 413 splits it down to single entries.
 //
 // Push() never blocks on the network: entries wait in a bounded in-memory buffer; when the
 // buffer is full the oldest unsent entries are dropped and counted (reason "buffer_full").
@@ -16,15 +25,18 @@
 //                                                          structured-metadata bytes
 //   skald_encoded_bytes_total                              request bodies built (compressed)
 //   skald_entries_dropped_total{reason}, skald_dropped_bytes_total{reason}
-//       reason: buffer_full, retries_exhausted, bad_request (400 not classified below),
-//       line_too_long, too_old, too_far_in_future, stream_limit, structured_metadata_not_allowed
-//       (400 classified from Loki's text), unauthorized (401/403), too_large (a single entry
-//       still 413), shutdown
+//       reason: buffer_full, retries_exhausted, bad_request (400 not classified below, other
+//       4xx), line_too_long, too_old, too_far_in_future, stream_limit,
+//       structured_metadata_not_allowed (400 classified from Loki's text), unauthorized
+//       (401/403) and wrong_url (3xx/404) after loki-retries without the journal, too_large (a
+//       single entry still 413), shutdown, invalid_tenant (an entry's tenant is not a valid
+//       tenant ID: pipeline_stages/tenant_id.h; the entry alone is dropped, never its batch)
 //   skald_pushes_total{status_code}                        HTTP attempts; "error" = transport
+//                                                          error or loki-timeout reached
 //   skald_batch_retries_total                              retried attempts
 //   skald_client_pending_entries (gauge)                   accepted, not yet delivered/dropped
-// Credentials in the URL (user:password@) are sent as basic auth and never logged: logs name
-// the URL without its user info.
+// Credentials in the URL (user:password@, see loki_url.h) are sent as basic auth and never
+// logged: logs and errors name the URL without its user info.
 #pragma once
 
 #include <chrono>
@@ -34,6 +46,7 @@
 #include <utility>
 #include <vector>
 
+#include "plugin/loki_url.h"
 #include "plugin/metrics.h"
 #include "plugin/stream_selector.h"
 
@@ -49,20 +62,21 @@ struct LokiTlsConfig {
 
 struct LokiClientConfig {
   std::string url;        // full push URL, may carry user:password@ (basic auth)
-  std::string tenant_id;  // X-Scope-OrgID; empty = no header
-  std::chrono::milliseconds timeout{10'000};
+  std::string tenant_id;  // X-Scope-OrgID; empty = no header; else a valid tenant ID
+  std::chrono::milliseconds timeout{10'000};  // deadline of one push request
   std::chrono::milliseconds batch_wait{1'000};
   std::size_t batch_size_bytes = 1024 * 1024;
   std::chrono::milliseconds min_backoff{500};
   std::chrono::milliseconds max_backoff{300'000};
-  int max_retries = 10;  // attempts after the first before an entry is dropped; < 0: forever
+  int max_retries = 10;  // not durable: attempts after the first before a batch is dropped;
+                         // < 0: forever
   LokiTlsConfig tls;
   std::string proxy_url;
   std::size_t max_buffered_bytes = 64 * 1024 * 1024;  // Push() drops oldest beyond this
   int lanes = 4;                                      // requests in flight at most
   // The entries are also on disk (a journal) and the caller bounds what it hands over: never
-  // drop for a full buffer, retry 429/5xx/network failures forever, and at Stop() leave unsent
-  // entries to be replayed (settled as not final, not counted as dropped).
+  // drop for a full buffer, retry every retried failure (above) forever, and at Stop() leave
+  // unsent entries to be replayed (settled as not final, not counted as dropped).
   bool durable = false;
 
   // Clients are shared by containers whose keys are equal. Credentials enter the key only as
@@ -72,11 +86,8 @@ struct LokiClientConfig {
 
 // Empty when `config` can make a client; otherwise a message naming the bad field and value
 // (credentials removed) and what would be accepted: http/https URL with a host, a valid port,
-// an http proxy, cert_file and key_file together.
+// an http proxy, cert_file and key_file together, a valid tenant ID.
 std::string ValidateLokiClientConfig(const LokiClientConfig& config);
-
-// `url` without its user info (`http://u:p@h/x` -> `http://h/x`), for logs and errors.
-std::string RedactUrl(const std::string& url);
 
 class DeliveryListener;
 
@@ -108,7 +119,8 @@ struct LokiEntry {
 
 class LokiClient {
  public:
-  // Throws std::invalid_argument (ValidateLokiClientConfig's message) for a bad config.
+  // Throws std::invalid_argument (ValidateLokiClientConfig's message) for a bad config, and
+  // std::runtime_error when its threads cannot all start; then none is left running.
   LokiClient(LokiClientConfig config, MetricsRegistry& metrics);
   ~LokiClient();  // Stop(0)
   LokiClient(const LokiClient&) = delete;
@@ -135,6 +147,10 @@ class LokiClient {
   uint64_t Pending() const;
 
   const LokiClientConfig& config() const;
+
+  // From now on, creating a thread fails (std::system_error, as when the system has no more)
+  // once `threads` more have started, in any client; -1 lifts the limit. For tests.
+  static void SetThreadLimitForTesting(int threads);
 
  private:
   struct Impl;

@@ -58,6 +58,11 @@ TEST(TenantStage, FromValue) {
   EXPECT_EQ(out[0].tenant, "t1");
 }
 
+TEST(TenantStage, InvalidValueIsAConfigError) {
+  EXPECT_THAT(BuildError("- tenant: {value: 'a|b'}"),
+              HasSubstr("pipeline stage 1 (tenant): field \"value\": tenant 'a|b' holds '|'"));
+}
+
 TEST(OutputStage, ReplacesLine) {
   EXPECT_EQ(testing::OnlyLine("- regex: {expression: 'm=(?P<m>\\w+)'}\n- output: {source: m}",
                               "a m=hello"),

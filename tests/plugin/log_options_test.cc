@@ -128,6 +128,45 @@ TEST(LogOptions, BadUrlIsRedactedInTheMessage) {
   EXPECT_THAT(err, ::testing::Not(HasSubstr("secret")));
 }
 
+// The option check and the Loki client parse URLs with one parser: what one accepts the other
+// does, and neither shows the password of a URL it refuses.
+TEST(LogOptions, UrlCheckAgreesWithTheClient) {
+  for (const std::string url : {
+           "http://ceo:S3cr3t/Pa55==@127.0.0.1:3100/loki/api/v1/push",
+           "http://ceo:S3cr3t#Pa55@127.0.0.1:3100/loki/api/v1/push",
+           "http://ceo:S3cr3t?Pa55@127.0.0.1:3100/loki/api/v1/push",
+           "https://[::1]:3100/loki/api/v1/push",
+       }) {
+    LokiClientConfig c;
+    c.url = url;
+    ASSERT_EQ(ValidateLokiClientConfig(c), "") << url;
+    EXPECT_EQ(ErrorOf({{"loki-url", url}}), "") << url;
+  }
+  for (const std::string url : {
+           "http://ceo:S3cr3t/Pa55==@127.0.0.1:99999/loki/api/v1/push",
+           "http://ceo:S3cr3t/Pa55==@/loki/api/v1/push",
+           "http://loki:3100/a b",
+           "http://lo ki:3100/x",
+       }) {
+    LokiClientConfig c;
+    c.url = url;
+    EXPECT_NE(ValidateLokiClientConfig(c), "") << url;
+    const std::string err = ErrorOf({{"loki-url", url}});
+    EXPECT_THAT(err, HasSubstr("log-opt loki-url")) << url;
+    EXPECT_THAT(err, ::testing::Not(HasSubstr("S3cr3t"))) << url;
+    EXPECT_THAT(err, ::testing::Not(HasSubstr("Pa55"))) << url;
+  }
+}
+
+TEST(LogOptions, InvalidTenantIsRefused) {
+  const std::string err =
+      ErrorOf({{"loki-url", kUrl}, {"loki-tenant-id", "acme\r\nX-Injected: yes"}});
+  EXPECT_THAT(err, HasSubstr("log-opt loki-tenant-id"));
+  EXPECT_THAT(err, HasSubstr("acme\\r\\nX-Injected: yes"));  // shown escaped
+  EXPECT_THAT(err, HasSubstr("at most 150"));
+  EXPECT_EQ(ErrorOf({{"loki-url", kUrl}, {"loki-tenant-id", "team-a"}}), "");
+}
+
 TEST(LogOptions, StageFileAndInlineStagesAreExclusive) {
   std::string err = ErrorOf({{"loki-url", kUrl},
                              {"loki-pipeline-stages", "- json: {}"},

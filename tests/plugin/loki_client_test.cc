@@ -9,13 +9,18 @@
 #include <sstream>
 #include <thread>
 
+#include "plugin/container_info.h"
+#include "plugin/driver.h"
 #include "tests/tools/fake_loki.h"
+#include "tests/tools/scripted_http_peer.h"
 
 namespace skald {
 namespace {
 
 using skald::testing::FakeLoki;
+using skald::testing::ScriptedHttpPeer;
 using std::chrono::milliseconds;
+using std::chrono::steady_clock;
 
 // Liveness bounds: generous, so a slow CI machine does not fail them.
 constexpr milliseconds kLong{30'000};
@@ -144,6 +149,49 @@ TEST_F(LokiClientTest, TenantsAreBatchedSeparatelyAndSentAsOrgIdHeader) {
   ExpectInOrder(Labels(0), 50, "team-a");
   ExpectInOrder(Labels(0), 50, "team-b");
   EXPECT_THAT(loki_.Tenants(), ::testing::Each(::testing::AnyOf("team-a", "team-b")));
+}
+
+// A tenant that a line chose (tenant stage) goes into X-Scope-OrgID: one Loki would refuse, or
+// one that would smuggle a header in, drops that entry alone, counted.
+TEST_F(LokiClientTest, InvalidTenantFromALineDropsOnlyThatEntry) {
+  LogCapture logs;
+  LokiClientConfig c = FastConfig(loki_);
+  c.tenant_id = "team-a";
+  LokiClient client(c, metrics_);
+  const std::vector<std::string> invalid = {"acme\r\nX-Injected: yes",
+                                            "team-a|team-b",
+                                            std::string(151, 'a'),
+                                            ".",
+                                            "..",
+                                            "team a",
+                                            "caf\xc3\xa9",
+                                            "a:b",
+                                            "a/b"};
+  int pushed = 0;
+  for (const std::string& tenant : invalid) {
+    client.Push(Entry(Labels(0), pushed, std::to_string(pushed), "team-b"));
+    ++pushed;
+    client.Push(Entry(Labels(0), 1'000, "never sent", tenant));
+  }
+  client.Push(Entry(Labels(0), pushed, std::to_string(pushed), std::string(150, 'z')));
+  client.Push(Entry(Labels(1), 0, "0", "AZaz09!-_.*'()"));
+  client.Push(Entry(Labels(1), 1, "1"));  // the config's tenant
+  ASSERT_TRUE(client.Flush(kLong));
+  ExpectInOrder(Labels(0), pushed, "team-b");
+  EXPECT_EQ(loki_.EntriesOf(Labels(0), std::string(150, 'z')).size(), 1u);
+  EXPECT_EQ(loki_.EntriesOf(Labels(1), "AZaz09!-_.*'()").size(), 1u);
+  EXPECT_EQ(loki_.EntriesOf(Labels(1), "team-a").size(), 1u);
+  EXPECT_EQ(loki_.TotalEntries(), static_cast<uint64_t>(pushed) + 3);
+  EXPECT_THAT(loki_.Tenants(), ::testing::Each(::testing::AnyOf(
+                                   "team-a", "team-b", "AZaz09!-_.*'()", std::string(150, 'z'))));
+  EXPECT_EQ(Dropped(metrics_, "invalid_tenant"), invalid.size());
+  EXPECT_EQ(
+      metrics_.GetCounter("skald_dropped_bytes_total", "", {{"reason", "invalid_tenant"}}).Value(),
+      invalid.size() * std::string("never sent").size());
+  EXPECT_EQ(client.Pending(), 0u);
+  const std::string text = logs.Text();
+  EXPECT_THAT(text, ::testing::HasSubstr("not a valid Loki tenant ID"));
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("\r\n")));  // shown escaped
 }
 
 TEST_F(LokiClientTest, NoTenantMeansNoOrgIdHeader) {
@@ -276,13 +324,171 @@ TEST_F(LokiClientTest, RefusedStructuredMetadataIsExplainedInPlainWords) {
                                    "v13+ and limits_config.allow_structured_metadata"));
 }
 
-TEST_F(LokiClientTest, UnauthorizedIsNotRetried) {
-  loki_.FailNext(401, 1, "no org id");
+TEST_F(LokiClientTest, UnprocessableIsNotRetried) {
+  loki_.FailNext(422, 1, "push request contains no streams");
   LokiClient client(FastConfig(loki_), metrics_);
   client.Push(Entry(Labels(0), 1, "x"));
   ASSERT_TRUE(client.Flush(kLong));
   EXPECT_EQ(loki_.Requests(), 1u);
-  EXPECT_EQ(Dropped(metrics_, "unauthorized"), 1u);
+  EXPECT_EQ(Dropped(metrics_, "bad_request"), 1u);
+}
+
+// 3xx, 401, 403 and 404 are configuration errors (a redirect, a wrong token, a wrong path) that
+// an operator fixes: with the journal the lines are kept and retried past loki-retries, each
+// failure counted by status and explained in the log.
+TEST_F(LokiClientTest, ConfigurationErrorsKeepJournaledLinesAndAreExplained) {
+  struct Case {
+    int status;
+    std::string location;
+    std::string hint;
+  };
+  for (const Case& k : std::vector<Case>{
+           {307, "http://ceo:S3cr3t@elsewhere:3100/loki/api/v1/push", "to http://elsewhere:3100"},
+           {301, "https://loki.example/loki/api/v1/push", "redirects are not followed"},
+           {401, "", "check the credentials in loki-url and loki-tenant-id"},
+           {403, "", "check the credentials in loki-url and loki-tenant-id"},
+           {404, "", "/loki/api/v1/push"},
+       }) {
+    LogCapture logs;
+    MetricsRegistry metrics;
+    loki_.Reset();
+    FakeLoki::Answer answer;
+    answer.status = k.status;
+    if (!k.location.empty()) answer.headers = {{"Location", k.location}};
+    loki_.AnswerNext(answer, 4);
+    LokiClientConfig c = FastConfig(loki_);
+    c.lanes = 1;
+    c.durable = true;
+    c.max_retries = 1;  // no-file only: the journal keeps the lines
+    LokiClient client(c, metrics);
+    for (int i = 0; i < 3; ++i) client.Push(Entry(Labels(0), i, std::to_string(i)));
+    ASSERT_TRUE(client.Flush(kLong)) << k.status;
+    ExpectInOrder(Labels(0), 3);
+    EXPECT_EQ(Pushes(metrics, std::to_string(k.status)), 4u) << k.status;
+    EXPECT_EQ(metrics.CounterTotal("skald_batch_retries_total"), 4u) << k.status;
+    EXPECT_EQ(metrics.CounterTotal("skald_entries_dropped_total"), 0u) << k.status;
+    const std::string text = logs.Text();
+    EXPECT_THAT(text, ::testing::HasSubstr("answered " + std::to_string(k.status))) << text;
+    EXPECT_THAT(text, ::testing::HasSubstr(k.hint)) << text;
+    EXPECT_THAT(text, ::testing::HasSubstr("kept")) << text;
+    EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("S3cr3t")));
+  }
+}
+
+// Without the journal (no-file) nothing keeps the lines: configuration errors are retried like
+// 5xx, up to loki-retries, then dropped under a reason that names the cause.
+TEST_F(LokiClientTest, ConfigurationErrorsWithoutTheJournalAreBoundedByRetries) {
+  for (const auto& [status, reason] : std::vector<std::pair<int, std::string>>{
+           {401, "unauthorized"}, {403, "unauthorized"}, {404, "wrong_url"}, {302, "wrong_url"}}) {
+    MetricsRegistry metrics;
+    loki_.Reset();
+    loki_.FailAll(status);
+    LokiClientConfig c = FastConfig(loki_);
+    c.max_retries = 2;
+    LokiClient client(c, metrics);
+    client.Push(Entry(Labels(0), 1, "x"));
+    ASSERT_TRUE(client.Flush(kLong));
+    EXPECT_EQ(loki_.Requests(), 3u) << status;  // the first attempt and two retries
+    EXPECT_EQ(Dropped(metrics, reason), 1u) << status;
+    EXPECT_EQ(client.Pending(), 0u);
+  }
+}
+
+// Loki's answer is read up to a cap: a peer answering a huge body cannot fill the plugin's
+// memory, and its status still counts.
+TEST_F(LokiClientTest, AHugeAnswerIsReadOnlyUpToACap) {
+  LogCapture logs;
+  FakeLoki::Answer huge;
+  huge.status = 500;
+  huge.body = "overloaded ";
+  huge.filler_bytes = 128 << 20;
+  loki_.AnswerNext(huge, 1);
+  LokiClientConfig c = FastConfig(loki_);
+  c.lanes = 1;
+  LokiClient client(c, metrics_);
+  client.Push(Entry(Labels(0), 1, "0"));
+  ASSERT_TRUE(client.Flush(kLong));
+  ExpectInOrder(Labels(0), 1);
+  EXPECT_EQ(Pushes(metrics_, "500"), 1u);
+  EXPECT_LT(loki_.AnswerBytesWritten(), uint64_t{32 << 20});  // socket buffers hold a few MiB
+  EXPECT_THAT(logs.Text(), ::testing::HasSubstr("overloaded xxx"));
+}
+
+// loki-timeout bounds a whole request, not each read: an answer dripped a byte every 10 ms is
+// cut at the deadline and the batch retried.
+TEST_F(LokiClientTest, ADrippedAnswerIsCutAtTheRequestDeadline) {
+  FakeLoki::Answer drip;
+  drip.status = 500;
+  drip.filler_bytes = 400;  // 4 s in all
+  drip.drip = milliseconds(10);
+  loki_.AnswerNext(drip, 1);
+  LokiClientConfig c = FastConfig(loki_);
+  c.lanes = 1;
+  c.timeout = milliseconds(300);
+  LokiClient client(c, metrics_);
+  const auto start = steady_clock::now();
+  client.Push(Entry(Labels(0), 1, "0"));
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_LT(steady_clock::now() - start, milliseconds(2'500));
+  ExpectInOrder(Labels(0), 1);
+  EXPECT_EQ(Pushes(metrics_, "error"), 1u);
+  EXPECT_EQ(Pushes(metrics_, "500"), 0u);
+  EXPECT_EQ(Pushes(metrics_, "204"), 1u);
+}
+
+TEST_F(LokiClientTest, DrippedHeadersAreCutAtTheRequestDeadline) {
+  ScriptedHttpPeer peer;
+  ASSERT_TRUE(
+      peer.Start({"HTTP/1.1 204 No Content\r\nX-Slow: " + std::string(300, 'a') + "\r\n\r\n",
+                  milliseconds(10), true}));
+  LokiClientConfig c = FastConfig(loki_);
+  c.url = peer.PushUrl();
+  c.lanes = 1;
+  c.timeout = milliseconds(300);
+  c.max_retries = 1;
+  LokiClient client(c, metrics_);
+  const auto start = steady_clock::now();
+  client.Push(Entry(Labels(0), 1, "0"));
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_LT(steady_clock::now() - start, milliseconds(2'500));  // two attempts of 300 ms
+  EXPECT_EQ(peer.Requests(), 2u);
+  EXPECT_EQ(Pushes(metrics_, "error"), 2u);
+  EXPECT_EQ(Dropped(metrics_, "retries_exhausted"), 1u);
+}
+
+// A request cut at its deadline must not cut the next one: fast requests right after a cut
+// all succeed.
+TEST_F(LokiClientTest, OnlyTheSlowRequestIsCut) {
+  FakeLoki::Answer drip;
+  drip.drip = milliseconds(50);
+  drip.filler_bytes = 100;
+  loki_.AnswerNext(drip, 1);
+  LokiClientConfig c = FastConfig(loki_);
+  c.lanes = 1;
+  c.batch_size_bytes = 1;  // one request per entry
+  c.timeout = milliseconds(200);
+  c.min_backoff = milliseconds(0);
+  c.max_backoff = milliseconds(1);
+  LokiClient client(c, metrics_);
+  for (int i = 0; i < 200; ++i) client.Push(Entry(Labels(0), i, std::to_string(i)));
+  ASSERT_TRUE(client.Flush(kLong));
+  ExpectInOrder(Labels(0), 200);
+  EXPECT_EQ(Pushes(metrics_, "error"), 1u);
+  EXPECT_EQ(Pushes(metrics_, "204"), 200u);
+}
+
+TEST_F(LokiClientTest, GarbageInPlaceOfAnAnswerIsATransportError) {
+  ScriptedHttpPeer peer;
+  ASSERT_TRUE(peer.Start({"SSH-2.0-OpenSSH_9.6\r\n\r\n", {}, true}));
+  LokiClientConfig c = FastConfig(loki_);
+  c.url = peer.PushUrl();
+  c.max_retries = 2;
+  LokiClient client(c, metrics_);
+  client.Push(Entry(Labels(0), 1, "0"));
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_EQ(peer.Requests(), 3u);
+  EXPECT_EQ(Pushes(metrics_, "error"), 3u);
+  EXPECT_EQ(Dropped(metrics_, "retries_exhausted"), 1u);
 }
 
 TEST_F(LokiClientTest, TooLargeBatchIsSplitInHalves) {
@@ -449,6 +655,40 @@ TEST_F(LokiClientTest, BasicAuthIsSentButNeverLogged) {
   EXPECT_THAT(c.Key(), ::testing::Not(::testing::HasSubstr("s3cr")));
 }
 
+// User info runs to the last '@', so a password may hold the characters that end an authority
+// in RFC 3986. Each must reach Loki as basic auth and never show in a log line or a metric.
+TEST_F(LokiClientTest, PasswordsWithUrlDelimitersAuthenticateAndNeverShow) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"ceo:S3cr3t/Pa55==", "S3cr3t/Pa55=="},
+      {"ceo:S3cr3t?Pa55", "S3cr3t?Pa55"},
+      {"ceo:S3cr3t#Pa55", "S3cr3t#Pa55"},
+      {"ceo:S3cr3t@Pa55", "S3cr3t@Pa55"},
+      {"ceo:S3cr3t:Pa55", "S3cr3t:Pa55"},
+      {"ceo:S3cr3t%2FPa%4055", "S3cr3t/Pa@55"},
+      {"ceo:S3cr3t/?#@:%23Pa55", "S3cr3t/?#@:#Pa55"},
+  };
+  for (const auto& [userinfo, password] : cases) {
+    LogCapture logs;
+    LokiClientConfig c = FastConfig(loki_);
+    c.url = loki_.PushUrl(userinfo);
+    ASSERT_EQ(ValidateLokiClientConfig(c), "") << userinfo;
+    loki_.Reset();
+    loki_.FailNext(500, 1, "boom");  // a logged retry, naming the URL
+    LokiClient client(c, metrics_);
+    client.Push(Entry(Labels(0), 1, "a"));
+    ASSERT_TRUE(client.Flush(kLong)) << userinfo;
+    EXPECT_THAT(loki_.Authorizations(), ::testing::Each("ceo:" + password)) << userinfo;
+    EXPECT_EQ(loki_.TotalEntries(), 1u) << userinfo;
+    const std::string text = logs.Text();
+    EXPECT_THAT(text, ::testing::HasSubstr("127.0.0.1")) << userinfo;
+    EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("S3cr3t"))) << userinfo;
+    EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("Pa55"))) << userinfo;
+    EXPECT_THAT(c.Key(), ::testing::Not(::testing::HasSubstr("S3cr3t"))) << userinfo;
+    client.Stop(milliseconds(0));
+  }
+  EXPECT_THAT(metrics_.RenderPrometheus(), ::testing::Not(::testing::HasSubstr("S3cr3t")));
+}
+
 TEST_F(LokiClientTest, SendsThroughAnHttpProxy) {
   // The fake accepts the proxy form of the request line, so it can stand in for the proxy.
   LokiClientConfig c = FastConfig(loki_);
@@ -484,6 +724,56 @@ TEST_F(LokiClientTest, ManyProducersKeepOrderPerStreamAcrossRetries) {
   EXPECT_EQ(client.Pending(), 0u);
 }
 
+// A client whose threads cannot all start (the system is out of threads) throws, leaving no
+// thread running, whichever thread failed; the caller refuses StartLogging with the message.
+TEST(LokiClientThreads, AClientWhoseThreadsCannotStartThrowsAndLeavesNothingRunning) {
+  FakeLoki loki;
+  ASSERT_TRUE(loki.Start());
+  LokiClientConfig c = FastConfig(loki);
+  c.url = loki.PushUrl("ceo:S3cr3t");
+  c.lanes = 3;
+  MetricsRegistry m;
+  for (int started = 0; started <= c.lanes; ++started) {  // the lanes, then the watchdog
+    LokiClient::SetThreadLimitForTesting(started);
+    try {
+      LokiClient client(c, m);
+      ADD_FAILURE() << "started with a limit of " << started << " threads";
+    } catch (const std::runtime_error& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("cannot create a thread")) << started;
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("127.0.0.1")) << started;
+      EXPECT_THAT(e.what(), ::testing::Not(::testing::HasSubstr("S3cr3t"))) << started;
+    }
+  }
+  LokiClient::SetThreadLimitForTesting(-1);
+  EXPECT_EQ(m.GetGauge("skald_client_pending_entries", "").Value(), 0);
+  LokiClient client(c, m);
+  client.Push(Entry(Labels(0), 1, "0"));
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_EQ(loki.TotalEntries(), 1u);
+}
+
+TEST(LokiClientThreads, StartLoggingIsRefusedWhenTheClientCannotStart) {
+  FakeLoki loki;
+  ASSERT_TRUE(loki.Start());
+  MetricsRegistry m;
+  {
+    Driver driver(DriverConfig{}, m);
+    ContainerInfo info;
+    info.container_id = std::string(64, 'a');
+    info.container_name = "/web";
+    info.config = {{"loki-url", loki.PushUrl()}, {"no-file", "true"}};
+    LokiClient::SetThreadLimitForTesting(1);
+    try {
+      driver.StartLogging("/nonexistent/fifo", info);
+      ADD_FAILURE() << "StartLogging accepted";
+    } catch (const std::exception& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("cannot create a thread"));
+    }
+    LokiClient::SetThreadLimitForTesting(-1);
+    EXPECT_EQ(driver.PendingEntries(), 0u);  // no half-made client is left behind
+  }                                          // Shutdown stops every client it holds
+}
+
 TEST(LokiClientConfigTest, ValidationNamesTheBadOption) {
   LokiClientConfig c;
   c.url = "ftp://u:pw@host/x";
@@ -506,12 +796,69 @@ TEST(LokiClientConfigTest, ValidationNamesTheBadOption) {
   EXPECT_THROW(LokiClient(c, m), std::invalid_argument);
 }
 
+// Whatever is wrong with a URL, the error names the option and what is wrong, never the user
+// info, whatever characters the password holds.
+TEST(LokiClientConfigTest, ErrorsNeverShowUserInfo) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"http://ceo:S3cr3t/Pa55==@127.0.0.1:99999/loki/api/v1/push", "port"},
+      {"http://ceo:S3cr3t/Pa55==@127.0.0.1:31x/loki/api/v1/push", "invalid port '31x'"},
+      {"http://ceo:S3cr3t?Pa55@/loki/api/v1/push", "no host"},
+      {"http://ceo:S3cr3t#Pa55@lo ki/loki/api/v1/push", "invalid host 'lo ki'"},
+      {"ftp://ceo:S3cr3t/Pa55==@loki/x", "unsupported scheme 'ftp'"},
+      {"ceo:S3cr3t/Pa55==@loki:3100/x", "not a URL"},
+      {"http://ceo:S3cr3t\r\nPa55@loki/x", "control character"},
+      {"http://ceo:S3cr3t:Pa55:@loki:3100/a b", "space"},
+  };
+  MetricsRegistry m;
+  for (const auto& [url, why] : cases) {
+    LokiClientConfig c;
+    c.url = url;
+    const std::string err = ValidateLokiClientConfig(c);
+    EXPECT_THAT(err, ::testing::HasSubstr("loki-url")) << url;
+    EXPECT_THAT(err, ::testing::HasSubstr(why)) << url;
+    EXPECT_THAT(err, ::testing::Not(::testing::HasSubstr("S3cr3t"))) << url;
+    EXPECT_THAT(err, ::testing::Not(::testing::HasSubstr("Pa55"))) << url;
+    try {
+      LokiClient client(c, m);
+      ADD_FAILURE() << "accepted " << err;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_THAT(e.what(), ::testing::Not(::testing::HasSubstr("S3cr3t"))) << url;
+    }
+    c.url = "http://127.0.0.1:3100/loki/api/v1/push";
+    c.proxy_url = url;
+    const std::string proxy_err = ValidateLokiClientConfig(c);
+    EXPECT_THAT(proxy_err, ::testing::HasSubstr("loki-proxy-url")) << url;
+    EXPECT_THAT(proxy_err, ::testing::Not(::testing::HasSubstr("S3cr3t"))) << url;
+  }
+}
+
+TEST(LokiClientConfigTest, InvalidTenantIsRefused) {
+  LokiClientConfig c;
+  c.url = "http://127.0.0.1:3100/loki/api/v1/push";
+  for (const std::string tenant : {"acme\r\nX-Injected: yes", "a|b", "team a", ".."}) {
+    c.tenant_id = tenant;
+    const std::string err = ValidateLokiClientConfig(c);
+    EXPECT_THAT(err, ::testing::HasSubstr("loki-tenant-id")) << tenant;
+    EXPECT_THAT(err, ::testing::HasSubstr("a-z A-Z 0-9")) << tenant;
+    MetricsRegistry m;
+    EXPECT_THROW(LokiClient(c, m), std::invalid_argument) << tenant;
+  }
+  c.tenant_id = "team-a";
+  EXPECT_EQ(ValidateLokiClientConfig(c), "");
+}
+
 TEST(LokiClientConfigTest, RedactUrlRemovesUserInfo) {
   EXPECT_EQ(RedactUrl("http://u:p@h:3100/loki/api/v1/push"), "http://h:3100/loki/api/v1/push");
   EXPECT_EQ(RedactUrl("https://user@h/x"), "https://h/x");
-  EXPECT_EQ(RedactUrl("http://h/x?a=b@c"), "http://h/x?a=b@c");
+  // The last '@' ends the user info, also after a '/', '?' or '#': an '@' in a path or query
+  // must be written %40.
+  EXPECT_EQ(RedactUrl("http://h/x?a=b@c"), "http://c");
+  EXPECT_EQ(RedactUrl("http://h/x?a=b%40c"), "http://h/x?a=b%40c");
   EXPECT_EQ(RedactUrl("http://h:1/x"), "http://h:1/x");
   EXPECT_EQ(RedactUrl("http://a:b@c@h/"), "http://h/");
+  EXPECT_EQ(RedactUrl("http://ceo:S3cr3t/Pa55==@h:1/x"), "http://h:1/x");
+  EXPECT_EQ(RedactUrl("http://ceo:S3#cr?3t@h/x"), "http://h/x");
+  EXPECT_EQ(RedactUrl("ceo:S3cr3t@h:3100/x"), "h:3100/x");
 }
 
 TEST(LokiClientConfigTest, KeySeparatesCredentialsWithoutShowingThem) {

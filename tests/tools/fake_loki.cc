@@ -109,7 +109,11 @@ bool FakeLoki::Listen(int port, const std::string& host) {
                   Handled h = HandlePush(req.body, req.get_header_value("X-Scope-OrgID"),
                                          req.get_header_value("Authorization"));
                   res.status = h.status;
-                  if (!h.body.empty()) res.set_content(h.body, "text/plain; charset=utf-8");
+                  if (h.injected) {
+                    Inject(h.injected, res);
+                  } else if (!h.body.empty()) {
+                    res.set_content(h.body, "text/plain; charset=utf-8");
+                  }
                 });
   server_->Get("/stats", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(StatsJson(), "application/json");
@@ -182,12 +186,14 @@ FakeLoki::Handled FakeLoki::HandlePush(const std::string& body, const std::strin
   body_sizes_.push_back(body.size());
   auto answer = [&](int status, std::string text) {
     ++status_counts_[status];
-    return Handled{status, std::move(text)};
+    return Handled{status, std::move(text), nullptr};
   };
 
   if (fail_remaining_ != 0) {
     if (fail_remaining_ > 0) --fail_remaining_;
-    return answer(fail_status_, fail_body_.empty() ? "injected failure\n" : fail_body_);
+    Handled h = answer(fail_answer_->status, "");
+    h.injected = fail_answer_;
+    return h;
   }
   if (max_body_bytes_ > 0 && body.size() > max_body_bytes_) {
     return answer(413, "request body too large: " + std::to_string(body.size()) + " > " +
@@ -252,19 +258,50 @@ FakeLoki::Handled FakeLoki::HandlePush(const std::string& body, const std::strin
   return answer(204, "");
 }
 
-void FakeLoki::FailNext(int status, int count, std::string body) {
-  std::lock_guard lock(mu_);
-  fail_status_ = status;
-  fail_remaining_ = count;
-  fail_body_ = std::move(body);
+void FakeLoki::Inject(const std::shared_ptr<const Answer>& answer, httplib::Response& res) {
+  for (const auto& [name, value] : answer->headers) res.set_header(name, value);
+  const std::string body = answer->body.empty() ? "injected failure\n" : answer->body;
+  if (answer->filler_bytes == 0 && answer->drip.count() == 0) {
+    res.set_content(body, "text/plain; charset=utf-8");
+    answer_bytes_written_ += body.size();
+    return;
+  }
+  // Generated as the client reads it, so a huge body costs no memory here.
+  res.set_content_provider(
+      body.size() + answer->filler_bytes, "text/plain; charset=utf-8",
+      [this, answer, body](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+        static const std::string kFiller(64 * 1024, 'x');
+        const std::size_t n = answer->drip.count() > 0 ? 1 : std::min(length, kFiller.size());
+        std::string chunk;
+        for (std::size_t i = 0; i < n; ++i) {
+          chunk += offset + i < body.size() ? body[offset + i] : 'x';
+        }
+        if (!sink.write(chunk.data(), chunk.size())) return false;
+        answer_bytes_written_ += chunk.size();
+        if (answer->drip.count() > 0) {
+          std::unique_lock lock(mu_);
+          if (stop_cv_.wait_for(lock, answer->drip, [this] { return stopping_; })) return false;
+        }
+        return true;
+      });
 }
 
-void FakeLoki::FailAll(int status, std::string body) {
+void FakeLoki::AnswerNext(Answer answer, int count) {
   std::lock_guard lock(mu_);
-  fail_status_ = status;
-  fail_remaining_ = -1;
-  fail_body_ = std::move(body);
+  fail_answer_ = std::make_shared<const Answer>(std::move(answer));
+  fail_remaining_ = count;
 }
+
+void FakeLoki::FailNext(int status, int count, std::string body) {
+  Answer a;
+  a.status = status;
+  a.body = std::move(body);
+  AnswerNext(std::move(a), count);
+}
+
+void FakeLoki::FailAll(int status, std::string body) { FailNext(status, -1, std::move(body)); }
+
+uint64_t FakeLoki::AnswerBytesWritten() const { return answer_bytes_written_.load(); }
 
 void FakeLoki::ClearFailures() {
   std::lock_guard lock(mu_);
@@ -299,9 +336,9 @@ void FakeLoki::SetRetainEntries(bool retain) {
 
 void FakeLoki::Reset() {
   std::lock_guard lock(mu_);
-  fail_status_ = 0;
+  fail_answer_.reset();
   fail_remaining_ = 0;
-  fail_body_.clear();
+  answer_bytes_written_ = 0;
   delay_ = std::chrono::milliseconds(0);
   max_body_bytes_ = 0;
   reject_structured_metadata_ = false;

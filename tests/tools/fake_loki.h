@@ -3,14 +3,17 @@
 // It serves POST /loki/api/v1/push on 127.0.0.1 (snappy block + protobuf PushRequest, as Loki
 // does), keeps every stream's entries in arrival order per (tenant, labels), drops and counts
 // duplicates the way an ingester does (same tenant, labels, timestamp, line and metadata), and
-// records each request's X-Scope-OrgID and basic-auth credentials. Faults can be injected: a
-// status for the next K requests or for all of them, a delay before answering, 413 above a body
-// size, Loki's 400 for structured metadata or long lines; the same faults can be set at run
-// time over HTTP (POST /control/fail?status=S&count=K, /control/delay?ms=D, /control/clear,
-// /control/reset). GET /stats answers a JSON summary.
+// records each request's X-Scope-OrgID and basic-auth credentials. Faults can be injected: an
+// answer for the next K requests or for all of them (any status, headers such as a redirect's
+// Location, a huge generated body, a body dripped byte by byte), a delay before answering, 413
+// above a body size, Loki's 400 for structured metadata or long lines; the same faults can be
+// set at run time over HTTP (POST /control/fail?status=S&count=K, /control/delay?ms=D,
+// /control/clear, /control/reset). GET /stats answers a JSON summary. Answers that are not HTTP
+// at all come from ScriptedHttpPeer (scripted_http_peer.h).
 // Thread-safe; Start() before use, Stop() (or the destructor) joins the server thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <condition_variable>
@@ -26,7 +29,8 @@
 
 namespace httplib {
 class Server;
-}
+struct Response;
+}  // namespace httplib
 
 namespace skald::testing {
 
@@ -66,6 +70,17 @@ class FakeLoki {
   std::string PushUrl(const std::string& userinfo = "") const;
 
   // --- fault injection ---
+  // An answer given in place of handling a push request; nothing of the request is stored.
+  struct Answer {
+    int status = 500;
+    std::string body;                                          // "" = "injected failure\n"
+    std::vector<std::pair<std::string, std::string>> headers;  // e.g. {"Location", "http://..."}
+    uint64_t filler_bytes = 0;          // bytes generated after `body`: a huge body
+    std::chrono::milliseconds drip{0};  // > 0: the body goes out one byte per `drip`
+  };
+  // Gives `answer` to the next `count` push requests; count -1: to every one until
+  // ClearFailures() or Reset().
+  void AnswerNext(Answer answer, int count);
   // Answers `status` (with `body`) to the next `count` push requests.
   void FailNext(int status, int count, std::string body = "");
   // Answers `status` to every push request until ClearFailures() or Reset().
@@ -99,6 +114,9 @@ class FakeLoki {
   std::vector<std::string> Tenants() const;         // per request, "" when absent
   std::vector<std::string> Authorizations() const;  // per request: decoded "user:pass" or ""
   std::vector<std::size_t> BodySizes() const;       // per request, compressed bytes
+  // Body bytes of injected answers that were written to clients (a client that stops reading
+  // a huge body leaves the rest unwritten).
+  uint64_t AnswerBytesWritten() const;
   // Waits until TotalEntries() >= n; false on timeout.
   bool WaitForEntries(uint64_t n, std::chrono::milliseconds timeout) const;
   std::string StatsJson() const;
@@ -107,8 +125,11 @@ class FakeLoki {
   struct Handled {
     int status;
     std::string body;
+    std::shared_ptr<const Answer> injected;  // set when the answer was injected
   };
   bool Listen(int port, const std::string& host);
+  // Puts an injected answer into `res` (headers, body, a generated or dripped body).
+  void Inject(const std::shared_ptr<const Answer>& answer, httplib::Response& res);
   Handled HandlePush(const std::string& body, const std::string& tenant,
                      const std::string& authorization);
 
@@ -122,9 +143,9 @@ class FakeLoki {
   std::condition_variable stop_cv_;  // cuts injected delays short on Stop()
   bool stopping_ = false;
   // Faults.
-  int fail_status_ = 0;
-  int64_t fail_remaining_ = 0;  // -1 = every request
-  std::string fail_body_;
+  std::shared_ptr<const Answer> fail_answer_;  // held by a handler while it answers
+  int64_t fail_remaining_ = 0;                 // -1 = every request
+  std::atomic<uint64_t> answer_bytes_written_{0};
   std::chrono::milliseconds delay_{0};
   std::size_t max_body_bytes_ = 0;
   bool reject_structured_metadata_ = false;

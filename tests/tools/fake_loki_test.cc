@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "push.pb.h"
+#include "tests/tools/scripted_http_peer.h"
 
 namespace skald::testing {
 namespace {
@@ -89,6 +90,65 @@ TEST_F(FakeLokiTest, FailsAllUntilCleared) {
   for (int i = 0; i < 5; ++i) EXPECT_EQ(Post(Body(R"({a="1"})", {{1, "x"}})), 500);
   loki_.ClearFailures();
   EXPECT_EQ(Post(Body(R"({a="1"})", {{1, "x"}})), 204);
+}
+
+TEST_F(FakeLokiTest, InjectedAnswersCarryHeadersAndHugeOrDrippedBodies) {
+  FakeLoki::Answer redirect;
+  redirect.status = 307;
+  redirect.headers = {{"Location", "http://elsewhere/loki/api/v1/push"}};
+  loki_.AnswerNext(redirect, 1);
+  auto res = http_->Post("/loki/api/v1/push", Body(R"({a="1"})", {{1, "x"}}), "");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 307);
+  EXPECT_EQ(res->get_header_value("Location"), "http://elsewhere/loki/api/v1/push");
+  EXPECT_EQ(loki_.TotalEntries(), 0u);  // an injected answer stores nothing
+
+  FakeLoki::Answer huge;
+  huge.body = "big:";
+  huge.filler_bytes = 3 * 1024 * 1024;
+  loki_.AnswerNext(huge, 1);
+  res = http_->Post("/loki/api/v1/push", Body(R"({a="1"})", {{1, "x"}}), "");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 500);
+  EXPECT_EQ(res->body.size(), 4u + 3 * 1024 * 1024);
+  EXPECT_EQ(res->body.substr(0, 5), "big:x");
+
+  FakeLoki::Answer drip;
+  drip.status = 503;
+  drip.body = "slow";
+  drip.drip = std::chrono::milliseconds(50);
+  loki_.AnswerNext(drip, 1);
+  const auto start = std::chrono::steady_clock::now();
+  res = http_->Post("/loki/api/v1/push", Body(R"({a="1"})", {{1, "x"}}), "");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->body, "slow");
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(150));
+  EXPECT_EQ(Post(Body(R"({a="1"})", {{1, "x"}})), 204);  // the injected answers are used up
+}
+
+TEST(ScriptedHttpPeer, AnswersEachRequestWithItsScript) {
+  ScriptedHttpPeer peer;
+  ASSERT_TRUE(peer.Start({"HTTP/1.1 418 Teapot\r\nContent-Length: 2\r\n\r\nhi", {}, false}));
+  httplib::Client cli("127.0.0.1", peer.port());
+  for (int i = 0; i < 2; ++i) {
+    auto res = cli.Post("/loki/api/v1/push", std::string(100'000, 'b'), "text/plain");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 418);
+    EXPECT_EQ(res->body, "hi");
+  }
+  EXPECT_EQ(peer.Requests(), 2u);
+  ScriptedHttpPeer garbage;
+  ASSERT_TRUE(garbage.Start({"garbage\r\n\r\n", {}, true}));
+  httplib::Client cli2("127.0.0.1", garbage.port());
+  EXPECT_FALSE(cli2.Post("/x", "body", "text/plain"));
+  ScriptedHttpPeer slow;
+  ASSERT_TRUE(slow.Start({"HTTP/1.1 204 No Content\r\n\r\n", std::chrono::milliseconds(10), true}));
+  httplib::Client cli3("127.0.0.1", slow.port());
+  const auto start = std::chrono::steady_clock::now();
+  auto res = cli3.Post("/x", "body", "text/plain");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 204);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(200));
 }
 
 TEST_F(FakeLokiTest, AnswersTooLargeAboveMaxBodyBytes) {

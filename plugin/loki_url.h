@@ -1,0 +1,34 @@
+// LokiUrl: the one parser of loki-url and loki-proxy-url, and their redaction for messages.
+//
+// A URL is scheme://[userinfo@]host[:port][/path][?query][#fragment]. Everything between "://"
+// and the last '@' of the URL is user info, so a user name and password may hold any character
+// ('/', '?', '#', '@' and ':' too, raw or percent-encoded; the user name ends at the first ':').
+// In exchange an '@' in the path or query must be written %40. Parse errors and RedactUrl never
+// show any part of the user info.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace skald {
+
+struct ParsedUrl {
+  std::string scheme;  // "http" or "https"
+  std::string host;    // without brackets for IPv6
+  int port = 0;
+  std::string path;  // path and query, at least "/"; no fragment
+  std::string user;  // percent-decoded
+  std::string password;
+  bool has_userinfo = false;
+};
+
+// Fills `out` and returns "" when `url` is an http or https URL with a valid host and port;
+// otherwise returns why not (naming neither the URL nor its user info), e.g. "invalid port
+// '3x'". The caller names the option and shows the URL through RedactUrl.
+std::string ParseUrl(std::string_view url, ParsedUrl& out);
+
+// `url` without its user info (`http://u:p@h/x` -> `http://h/x`), control characters shown
+// as \xNN, for logs and errors. Follows ParseUrl's rule, also for URLs it refuses.
+std::string RedactUrl(std::string_view url);
+
+}  // namespace skald

@@ -1,0 +1,123 @@
+#include "tests/tools/scripted_http_peer.h"
+
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+namespace skald::testing {
+namespace {
+
+constexpr int kPollMs = 20;  // how often blocked loops look at the stop flag
+
+// Content-Length of a request head, 0 when absent.
+std::size_t ContentLength(const std::string& head) {
+  std::string lower(head);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::size_t at = lower.find("\r\ncontent-length:");
+  if (at == std::string::npos) return 0;
+  return std::strtoull(lower.c_str() + at + 17, nullptr, 10);
+}
+
+}  // namespace
+
+ScriptedHttpPeer::~ScriptedHttpPeer() { Stop(); }
+
+bool ScriptedHttpPeer::Start(Script script) {
+  script_ = std::move(script);
+  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listen_fd_ < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::listen(listen_fd_, 16) != 0 ||
+      ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ::close(listen_fd_);
+    listen_fd_ = -1;
+    return false;
+  }
+  port_ = ntohs(addr.sin_port);
+  acceptor_ = std::thread([this] { AcceptLoop(); });
+  return true;
+}
+
+void ScriptedHttpPeer::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (acceptor_.joinable()) acceptor_.join();
+  for (std::thread& t : connections_) t.join();
+  connections_.clear();
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  listen_fd_ = -1;
+}
+
+std::string ScriptedHttpPeer::PushUrl() const {
+  return "http://127.0.0.1:" + std::to_string(port_) + "/loki/api/v1/push";
+}
+
+bool ScriptedHttpPeer::Wait(std::chrono::milliseconds d) {
+  std::unique_lock lock(mu_);
+  return !stop_cv_.wait_for(lock, d, [this] { return stopping_; });
+}
+
+void ScriptedHttpPeer::AcceptLoop() {
+  while (Wait(std::chrono::milliseconds(0))) {
+    pollfd p{listen_fd_, POLLIN, 0};
+    if (::poll(&p, 1, kPollMs) <= 0) continue;
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    std::lock_guard lock(mu_);
+    connections_.emplace_back([this, fd] { Serve(fd); });
+  }
+}
+
+void ScriptedHttpPeer::Serve(int fd) {
+  std::string in;
+  bool open = true;
+  while (open && Wait(std::chrono::milliseconds(0))) {
+    // One request: its head, then Content-Length bytes of body.
+    std::size_t head_end = std::string::npos;
+    while ((head_end = in.find("\r\n\r\n")) == std::string::npos ||
+           in.size() < head_end + 4 + ContentLength(in.substr(0, head_end + 2))) {
+      pollfd p{fd, POLLIN, 0};
+      if (!Wait(std::chrono::milliseconds(0))) break;
+      if (::poll(&p, 1, kPollMs) <= 0) continue;
+      char buf[64 * 1024];
+      const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+      if (n <= 0) {
+        open = false;
+        break;
+      }
+      in.append(buf, static_cast<std::size_t>(n));
+    }
+    if (!open || head_end == std::string::npos) break;
+    in.erase(0, head_end + 4 + ContentLength(in.substr(0, head_end + 2)));
+    ++requests_;
+    if (script_.drip.count() > 0) {
+      for (char c : script_.answer) {
+        if (::send(fd, &c, 1, MSG_NOSIGNAL) != 1 || !Wait(script_.drip)) {
+          open = false;
+          break;
+        }
+      }
+    } else if (::send(fd, script_.answer.data(), script_.answer.size(), MSG_NOSIGNAL) !=
+               static_cast<ssize_t>(script_.answer.size())) {
+      open = false;
+    }
+    if (script_.close_after) open = false;
+  }
+  ::close(fd);
+}
+
+}  // namespace skald::testing

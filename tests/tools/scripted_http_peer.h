@@ -1,0 +1,56 @@
+// ScriptedHttpPeer: a TCP server on 127.0.0.1 that reads each HTTP request and answers it with
+// scripted bytes, for the faults an HTTP server library will not produce: garbage in place of
+// a status line, a status line and headers dripped byte by byte, a connection closed early.
+// Thread-safe; Start() before use, Stop() (or the destructor) closes every connection.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace skald::testing {
+
+class ScriptedHttpPeer {
+ public:
+  struct Script {
+    std::string answer;                 // bytes sent after each request, as they are
+    std::chrono::milliseconds drip{0};  // > 0: one byte per `drip`
+    bool close_after = true;            // close the connection after the answer
+  };
+
+  ScriptedHttpPeer() = default;
+  ~ScriptedHttpPeer();
+  ScriptedHttpPeer(const ScriptedHttpPeer&) = delete;
+  ScriptedHttpPeer& operator=(const ScriptedHttpPeer&) = delete;
+
+  // Listens on an OS-chosen port. False when it cannot.
+  bool Start(Script script);
+  void Stop();
+
+  int port() const { return port_; }
+  std::string PushUrl() const;
+  uint64_t Requests() const { return requests_.load(); }  // whole requests read
+
+ private:
+  void AcceptLoop();
+  void Serve(int fd);
+  // Waits up to `d`; false when Stop() began.
+  bool Wait(std::chrono::milliseconds d);
+
+  Script script_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::thread acceptor_;
+  std::mutex mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  std::vector<std::thread> connections_;
+  std::atomic<uint64_t> requests_{0};
+};
+
+}  // namespace skald::testing
