@@ -25,6 +25,7 @@
 
 #include "pipeline_stages/tenant_id.h"
 #include "plugin/backoff.h"
+#include "plugin/log_limiter.h"
 #include "plugin/push_encoder.h"
 
 namespace skald {
@@ -32,7 +33,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr std::chrono::seconds kLogInterval{10};
 constexpr std::size_t kMaxLoggedBodyBytes = 1024;
 // Loki answers a push with an empty body or a line of text; more is not read (the connection
 // is closed), so that a wrong or hostile peer cannot fill the plugin's memory.
@@ -138,38 +138,6 @@ const char* const kDropReasons[] = {
     "too_old",      "too_far_in_future", "stream_limit", "structured_metadata_not_allowed",
     "unauthorized", "too_large",         "shutdown",     "invalid_tenant",
     "wrong_url"};
-
-// At most one message per key every kLogInterval; the others are counted and reported with
-// the next one, so a Loki outage does not flood the plugin's log.
-class LogLimiter {
- public:
-  // Returns true when the caller may log now; `suppressed` is how many were skipped since.
-  bool Allow(const std::string& key, uint64_t& suppressed) {
-    std::lock_guard lock(mu_);
-    State& s = state_[key];
-    const auto now = Clock::now();
-    if (s.last.time_since_epoch().count() != 0 && now - s.last < kLogInterval) {
-      ++s.suppressed;
-      return false;
-    }
-    s.last = now;
-    suppressed = s.suppressed;
-    s.suppressed = 0;
-    return true;
-  }
-
- private:
-  struct State {
-    Clock::time_point last{};
-    uint64_t suppressed = 0;
-  };
-  std::mutex mu_;
-  std::map<std::string, State> state_;
-};
-
-std::string Suppressed(uint64_t n) {
-  return n == 0 ? "" : " (" + std::to_string(n) + " similar messages suppressed)";
-}
 
 std::string Truncate(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
