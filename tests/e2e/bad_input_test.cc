@@ -16,6 +16,7 @@
 
 #include "tests/e2e/e2e_support.h"
 #include "tests/tools/fake_loki.h"
+#include "tests/tools/scripted_http_peer.h"
 
 namespace skald::e2e {
 namespace {
@@ -282,6 +283,115 @@ TEST_F(BadInput, ADockerLogsFollowerThatDisconnects) {
   auto follow = RunCommand({"timeout", "12", "docker", "logs", "-f", "--timestamps", name}, 60s);
   EXPECT_EQ(SplitLines(follow.out).size(), 10u) << follow.out;
   Docker({"rm", "-f", name}, 30s);
+  ExpectNeighbourAndPlugin();
+}
+
+// Loki answering badly, for a while (the fake Loki; the neighbour ships to the real one): an
+// answer that is not HTTP, a slow answer, a redirect, a wrong token, a wrong path, 413, 429
+// and 500. With the journal, every line arrives once Loki answers well again, except what
+// Loki refuses for good (413 for a single entry), which is counted with its reason; without
+// the journal (no-file), a peer that never answers HTTP costs the lines after loki-retries,
+// counted.
+TEST_F(BadInput, ALokiThatMisbehaves) {
+  StartNeighbour();
+  struct Row {
+    std::string name;
+    testing::FakeLoki::Answer answer;
+    std::chrono::milliseconds delay{0};
+  };
+  auto answer = [](int status) {
+    testing::FakeLoki::Answer a;
+    a.status = status;
+    return a;
+  };
+  testing::FakeLoki::Answer redirect = answer(307);
+  redirect.headers = {{"Location", "http://127.0.0.1:1/elsewhere"}};
+  testing::FakeLoki::Answer huge = answer(500);
+  huge.filler_bytes = 64 << 20;
+  std::vector<Row> rows = {
+      {"redirect", redirect, 0ms},     {"unauthorized", answer(401), 0ms},
+      {"forbidden", answer(403), 0ms}, {"not-found", answer(404), 0ms},
+      {"too-many", answer(429), 0ms},  {"server-error", answer(500), 0ms},
+      {"huge-answer", huge, 0ms},      {"slow", answer(200), 3s},
+  };
+  constexpr int kLines = 200;
+  const double too_large_before = Metric("skald_entries_dropped_total{reason=\"too_large\"}");
+  std::vector<std::unique_ptr<testing::FakeLoki>> fakes;
+  std::vector<std::string> names;
+  for (const Row& row : rows) {
+    auto fake = std::make_unique<testing::FakeLoki>();
+    ASSERT_TRUE(fake->Start());
+    if (row.delay.count() > 0) {
+      fake->SetDelay(row.delay);
+    } else {
+      fake->AnswerNext(row.answer, -1);
+    }
+    names.push_back(NewContainer(row.name));
+    auto run = Docker(RunArgs(names.back(),
+                              {"loki-timeout=1s", "loki-min-backoff=100ms",
+                               "loki-max-backoff=500ms", "loki-batch-wait=100ms"},
+                              {"loggen", "--lines", std::to_string(kLines), "--prefix", row.name},
+                              fake->PushUrl()),
+                      60s);
+    ASSERT_TRUE(run.ok()) << run.Describe();
+    fakes.push_back(std::move(fake));
+  }
+  // 413 for everything: batches are split down to single entries, each refused for good.
+  testing::FakeLoki refusing;
+  ASSERT_TRUE(refusing.Start());
+  refusing.AnswerNext(answer(413), -1);
+  const std::string refused = NewContainer("too-large");
+  ASSERT_TRUE(
+      Docker(RunArgs(refused, {"loki-batch-wait=100ms"},
+                     {"loggen", "--lines", "20", "--prefix", "too-large"}, refusing.PushUrl()),
+             60s)
+          .ok());
+  // An answer that is not HTTP, without the journal: dropped after loki-retries, counted.
+  testing::ScriptedHttpPeer garbage;
+  testing::ScriptedHttpPeer::Script not_http_script;
+  not_http_script.answer = "this is not HTTP\r\n\r\n";
+  ASSERT_TRUE(garbage.Start(not_http_script));
+  const double exhausted_before =
+      Metric("skald_entries_dropped_total{reason=\"retries_exhausted\"}");
+  const std::string not_http = NewContainer("not-http");
+  ASSERT_TRUE(
+      Docker(RunArgs(not_http,
+                     {"no-file=true", "loki-retries=2", "loki-min-backoff=100ms",
+                      "loki-max-backoff=200ms", "loki-batch-wait=100ms"},
+                     {"loggen", "--lines", "30", "--prefix", "not-http"}, garbage.PushUrl()),
+             60s)
+          .ok());
+
+  std::this_thread::sleep_for(3s);  // Loki misbehaves a while
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    // (A slow Loki stores what the client gave up waiting for; the retry is a duplicate.)
+    if (rows[i].delay.count() == 0) {
+      EXPECT_EQ(fakes[i]->TotalEntries(), 0u) << rows[i].name << ": accepted while failing?";
+    }
+    fakes[i]->ClearFailures();
+    fakes[i]->SetDelay(0ms);
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_TRUE(fakes[i]->WaitForEntries(kLines, 60s))
+        << rows[i].name << ": " << fakes[i]->TotalEntries() << " of " << kLines
+        << " delivered once Loki answered well";
+    EXPECT_EQ(fakes[i]->TotalEntries(), static_cast<uint64_t>(kLines)) << rows[i].name;
+  }
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return Metric("skald_entries_dropped_total{reason=\"too_large\"}") - too_large_before >= 20;
+      },
+      60s));
+  EXPECT_EQ(refusing.TotalEntries(), 0u);
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return Metric("skald_entries_dropped_total{reason=\"retries_exhausted\"}") -
+                   exhausted_before >=
+               30;
+      },
+      60s))
+      << "lines sent to a peer that never answers HTTP were not counted";
+  EXPECT_GT(garbage.Requests(), 0u);
   ExpectNeighbourAndPlugin();
 }
 
