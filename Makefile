@@ -2,20 +2,26 @@
 # everything CI runs (unit, integration, end-to-end against the real daemon and a real Loki).
 SHELL := /bin/bash
 BUILD ?= build
-# Host directory of the plugin's `state` mount (config.json), where journals live.
-STATE_SOURCE ?= /var/lib/skald
-BUNDLE ?= $(BUILD)/plugin-bundle
 PLUGIN ?= skald
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# The plugin bundle: a Release build of the plugin alone (no tests), stripped; its debug info
+# is kept beside it as $(RELEASE_BUILD)/skald.debug.
+RELEASE_BUILD ?= build-release
+BUNDLE ?= $(RELEASE_BUILD)/plugin-bundle
+VERSION := $(shell awk '/^project.skald VERSION/ {print $$3}' CMakeLists.txt)
+COMMIT := $(shell git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)
+# make push REGISTRY=host:port[/path] TAG=x
+REGISTRY ?=
+TAG ?= $(VERSION)
 
 DEB_PACKAGES := build-essential cmake ninja-build pkg-config clang-format \
   libcpp-httplib-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev libre2-dev \
   libspdlog-dev libgtest-dev libgmock-dev libsnappy-dev libyaml-cpp-dev libssl-dev \
   libbenchmark-dev libsimdjson-dev libabsl-dev ca-certificates tzdata \
-  busybox-static docker-compose curl valgrind
+  busybox-static docker-compose curl valgrind docker-registry openssl
 
-.PHONY: all deps build test unit integration e2e plugin install uninstall bench format \
+.PHONY: all deps build test unit integration e2e plugin install uninstall push bench format \
   check-format clean
 
 all: build
@@ -41,27 +47,38 @@ unit: build
 integration: build
 	cd $(BUILD) && ctest -L integration --output-on-failure
 
-# The managed-plugin bundle: config.json + rootfs with the binary, exactly the shared libraries
-# it needs, CA certificates, nsswitch.conf and zoneinfo.
-plugin: build
+# The managed-plugin bundle: config.json (its description naming the version and commit) and a
+# rootfs with the stripped binary, exactly the shared libraries it needs, CA certificates,
+# nsswitch.conf and zoneinfo. Prints the rootfs size and the binary's idle peak RSS.
+plugin:
+	cmake -S . -B $(RELEASE_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DSKALD_BUILD_TESTS=OFF \
+	  -DSKALD_BUILD_BENCH=OFF -DSKALD_COMMIT=$(COMMIT) >/dev/null
+	ninja -C $(RELEASE_BUILD) -j$(JOBS) skald
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)
-	cp config.json $(BUNDLE)/config.json
+	sed 's|"description": "skald: |"description": "skald $(VERSION) ($(COMMIT)): |' config.json \
+	  >$(BUNDLE)/config.json
 	cp -a rootfs $(BUNDLE)/rootfs
-	install -D -m 0755 $(BUILD)/plugin/skald $(BUNDLE)/rootfs/usr/bin/skald
-	for lib in $$(ldd $(BUILD)/plugin/skald | grep -o '/[^ ]*'); do \
+	objcopy --only-keep-debug $(RELEASE_BUILD)/plugin/skald $(RELEASE_BUILD)/skald.debug
+	install -D -m 0755 $(RELEASE_BUILD)/plugin/skald $(BUNDLE)/rootfs/usr/bin/skald
+	strip --strip-unneeded $(BUNDLE)/rootfs/usr/bin/skald
+	objcopy --add-gnu-debuglink=$(RELEASE_BUILD)/skald.debug $(BUNDLE)/rootfs/usr/bin/skald
+	for lib in $$(ldd $(BUNDLE)/rootfs/usr/bin/skald | grep -o '/[^ ]*'); do \
 	  install -D -m 0755 "$$(readlink -f $$lib)" "$(BUNDLE)/rootfs$$lib"; done
 	install -D -m 0644 /etc/ssl/certs/ca-certificates.crt \
 	  $(BUNDLE)/rootfs/etc/ssl/certs/ca-certificates.crt
 	mkdir -p $(BUNDLE)/rootfs/usr/share && cp -a /usr/share/zoneinfo $(BUNDLE)/rootfs/usr/share/
+	@$(BUNDLE)/rootfs/usr/bin/skald --version
 	@du -sh $(BUNDLE)/rootfs | sed 's/^/plugin rootfs: /'
+	@tmp=$$(mktemp -d); SKALD_SOCKET=$$tmp/s.sock STATE_DIR=$$tmp/state METRICS_ADDR= \
+	  $(BUNDLE)/rootfs/usr/bin/skald >/dev/null 2>&1 & pid=$$!; sleep 2; \
+	  grep VmHWM /proc/$$pid/status | sed 's/^VmHWM:[ \t]*/plugin idle VmHWM: /'; \
+	  kill $$pid; wait $$pid 2>/dev/null; rm -rf $$tmp
 
-install: deps build plugin
+# Builds only the plugin (Release), then creates and enables it as $(PLUGIN).
+install: deps plugin
 	-docker plugin disable -f $(PLUGIN) >/dev/null 2>&1
 	-docker plugin rm -f $(PLUGIN) >/dev/null 2>&1
 	docker plugin create $(PLUGIN) $(BUNDLE)
-	@# The daemon does not create a missing bind-mount source: enable would fail with
-	@# "stat /var/lib/skald: no such file or directory".
-	mkdir -p $(STATE_SOURCE)
 	docker plugin enable --timeout 0 $(PLUGIN)
 	@docker plugin ls --filter enabled=true | grep -q '$(PLUGIN)' && echo "installed: $(PLUGIN)"
 
@@ -69,8 +86,20 @@ uninstall:
 	-docker plugin disable -f $(PLUGIN)
 	-docker plugin rm -f $(PLUGIN)
 
-e2e: install
-	cd $(BUILD) && ctest -L e2e --output-on-failure
+# Creates the plugin as $(REGISTRY)/skald:$(TAG) and pushes it (the registry must be trusted by
+# the daemon: plugins are pushed over TLS only).
+push: plugin
+	@[ -n "$(REGISTRY)" ] || { echo "usage: make push REGISTRY=host:port[/path] TAG=x"; exit 2; }
+	-docker plugin rm -f $(REGISTRY)/skald:$(TAG) >/dev/null 2>&1
+	docker plugin create $(REGISTRY)/skald:$(TAG) $(BUNDLE)
+	docker plugin push $(REGISTRY)/skald:$(TAG)
+	docker plugin rm $(REGISTRY)/skald:$(TAG)
+
+# End-to-end: the suites run against a copy of the plugin of their own (skald-e2e, its own
+# state directory and metrics port), removed afterwards with what the tests made; an installed
+# `skald` is left as it is.
+e2e: plugin build
+	tests/e2e/run-e2e.sh $(BUNDLE) $(BUILD)
 
 test: unit integration e2e
 

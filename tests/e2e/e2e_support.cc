@@ -30,9 +30,6 @@
 #endif
 
 namespace skald::e2e {
-namespace {
-
-using json = nlohmann::json;
 
 std::string Trim(std::string s) {
   auto not_space = [](unsigned char c) { return !std::isspace(c); };
@@ -40,6 +37,10 @@ std::string Trim(std::string s) {
   s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
   return s;
 }
+
+namespace {
+
+using json = nlohmann::json;
 
 std::string Abbreviate(const std::string& s, std::size_t max = 4000) {
   if (s.size() <= max) return s;
@@ -284,8 +285,14 @@ std::optional<std::string> DockerInspect(const std::string& name, const std::str
   return Trim(r.out);
 }
 
+namespace {
+std::string PluginOrDefault(const std::string& plugin) {
+  return plugin.empty() ? E2eEnv::Get().Driver() : plugin;
+}
+}  // namespace
+
 std::optional<int> PluginPid(const std::string& plugin) {
-  auto id = Docker({"plugin", "inspect", "--format", "{{.Id}}", plugin});
+  auto id = Docker({"plugin", "inspect", "--format", "{{.Id}}", PluginOrDefault(plugin)});
   if (!id.ok()) return std::nullopt;
   const std::string plugin_id = id.out.substr(0, id.out.find_first_of(" \n"));
   auto pids = RunCommand({"pgrep", "-x", "skald"});
@@ -318,7 +325,7 @@ std::optional<int> SocketCount(int pid) {
 std::optional<std::string> PluginStateSource(const std::string& plugin) {
   auto r = Docker({"plugin", "inspect", "--format",
                    "{{range .Settings.Mounts}}{{if eq .Name \"state\"}}{{.Source}}{{end}}{{end}}",
-                   plugin});
+                   PluginOrDefault(plugin)});
   if (!r.ok()) return std::nullopt;
   std::string source = Trim(r.out);
   if (source.empty()) return std::nullopt;
@@ -330,7 +337,7 @@ std::optional<std::string> PluginStateDir(const std::string& plugin) {
                    "{{range .Settings.Mounts}}{{if eq .Name \"state\"}}{{.Source}} "
                    "{{.Destination}}{{end}}{{end}} "
                    "{{range .Settings.Env}}{{.}} {{end}}",
-                   plugin});
+                   PluginOrDefault(plugin)});
   if (!r.ok()) return std::nullopt;
   std::istringstream in(r.out);
   std::string source, destination, item, state_dir;
@@ -597,6 +604,7 @@ double PrometheusSeries(std::string_view text, std::string_view series) {
 }
 
 std::optional<std::string> FetchMetrics(int port) {
+  if (port == 0) port = E2eEnv::Get().MetricsPort();
   httplib::Client cli("127.0.0.1", port);
   cli.set_connection_timeout(3s);
   cli.set_read_timeout(10s);
@@ -688,6 +696,12 @@ const std::string& E2eEnv::TestImage() {
 }
 
 std::string E2eEnv::Driver() const { return EnvOr("SKALD_E2E_DRIVER", "skald"); }
+
+int E2eEnv::MetricsPort() const { return std::stoi(EnvOr("SKALD_E2E_METRICS_PORT", "9555")); }
+
+std::string E2eEnv::Bundle() const {
+  return EnvOr("SKALD_E2E_BUNDLE", SourceDir() + "/build-release/plugin-bundle");
+}
 
 std::string E2eEnv::PluginProblem() {
   const std::string name = Driver();

@@ -70,6 +70,9 @@ bool WaitUntil(const std::function<bool()>& pred, std::chrono::milliseconds time
 
 std::vector<std::string> SplitLines(std::string_view text);
 
+// `s` without leading and trailing white space.
+std::string Trim(std::string s);
+
 // getenv(name), or `fallback` when unset or empty.
 std::string EnvOr(const char* name, std::string_view fallback);
 
@@ -103,16 +106,17 @@ std::optional<std::string> DockerInspect(const std::string& name, const std::str
 
 // The process of the installed managed plugin `plugin` (matched by its id in the process's
 // cgroup), or nullopt.
-std::optional<int> PluginPid(const std::string& plugin = "skald");
+// `plugin` "" means the plugin under test (E2eEnv::Driver()), here and below.
+std::optional<int> PluginPid(const std::string& plugin = "");
 // VmRSS of a process in kB, or nullopt.
 std::optional<long> VmRssKb(int pid);
 // Open sockets of a process (its /proc/PID/fd entries that are sockets), or nullopt.
 std::optional<int> SocketCount(int pid);
 // The source of the installed plugin's `state` mount on the host.
-std::optional<std::string> PluginStateSource(const std::string& plugin = "skald");
+std::optional<std::string> PluginStateSource(const std::string& plugin = "");
 // Where the installed plugin keeps its journals on the host: its STATE_DIR, seen through the
 // `state` mount (/host/var/lib/skald inside is /var/lib/skald on the host by default).
-std::optional<std::string> PluginStateDir(const std::string& plugin = "skald");
+std::optional<std::string> PluginStateDir(const std::string& plugin = "");
 
 // ---------------------------------------------------------------------------------------------
 // Loki
@@ -186,8 +190,9 @@ std::map<std::string, double> ParsePrometheusTotals(std::string_view text);
 // The value of one series, written as in the exposition: `name` or `name{a="b"}`; 0 when absent.
 double PrometheusSeries(std::string_view text, std::string_view series);
 
-// GET http://127.0.0.1:PORT/metrics body, or nullopt when it cannot be fetched.
-std::optional<std::string> FetchMetrics(int port = 9555);
+// GET http://127.0.0.1:PORT/metrics body, or nullopt when it cannot be fetched. `port` 0 is
+// the plugin under test's (E2eEnv::MetricsPort()).
+std::optional<std::string> FetchMetrics(int port = 0);
 
 // A Loki of its own (tests/e2e/loki/start-loki.sh in a temp dir), stopped and removed when it
 // goes out of scope. For scenarios that start and stop Loki; most tests share E2eEnv's.
@@ -222,6 +227,11 @@ class E2eEnv {
   std::string PluginProblem();
   // The plugin name to pass to --log-driver (SKALD_E2E_DRIVER overrides, default "skald").
   std::string Driver() const;
+  // Its metrics port (SKALD_E2E_METRICS_PORT overrides, default 9555).
+  int MetricsPort() const;
+  // The plugin bundle the plugin was created from (SKALD_E2E_BUNDLE; default
+  // build-release/plugin-bundle in the source tree).
+  std::string Bundle() const;
 
   // Stops the Loki this process started (atexit does it too).
   void Shutdown();

@@ -115,7 +115,7 @@ TEST_F(Journal, ATinyBudgetHoldsAndTheDroppedCountEqualsTheLinesMissing) {
   const int port = FreeTcpPort();
   const std::string name = NewContainer();
   const double dropped_before = PluginMetric("skald_entries_dropped_total", "journal_full");
-  ASSERT_GE(dropped_before, 0) << "no plugin metrics on 127.0.0.1:9555";
+  ASSERT_GE(dropped_before, 0) << "no plugin metrics on 127.0.0.1:" << E2eEnv::Get().MetricsPort();
   // ~230-byte lines: 20,000 lines are ~4.6 MB against a budget of 2 x 200 KB.
   auto args = RunArgs(name, {"max-size=200k", "max-file=2", "loki-max-backoff=1s"},
                       {"sh", "-c", "loggen --lines 20000 --json; exec sleep 3600"}, UrlAt(port));

@@ -11,7 +11,7 @@
 namespace skald::e2e {
 namespace {
 
-constexpr int kMetricsPort = 9555;
+const int kMetricsPort = E2eEnv::Get().MetricsPort();
 
 // Metric family names the plugin may use for each quantity (the first present wins).
 // Values are summed over all label sets (e.g. dropped{reason=...}).

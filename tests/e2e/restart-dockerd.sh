@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
 # Restarts dockerd (systemd when it manages docker, otherwise /usr/sbin/dockerd by hand) and
-# waits until it answers. With `--live-restore true|false` it first sets "live-restore" in
-# /etc/docker/daemon.json (other keys are kept). Used by the Restarts e2e suite.
+# waits until it answers. First, as asked:
+#   --live-restore true|false   sets "live-restore" in /etc/docker/daemon.json (other keys kept)
+#   --daemon-json FILE          makes FILE /etc/docker/daemon.json
+#   --no-daemon-json            removes /etc/docker/daemon.json
+# Used by the Restarts and Distribution e2e suites.
 set -euo pipefail
 conf=/etc/docker/daemon.json
-if [ "${1:-}" = "--live-restore" ]; then
+if [ "${1:-}" = "--daemon-json" ]; then
+  mkdir -p "$(dirname "$conf")"
+  cp "${2:?file}" "$conf"
+elif [ "${1:-}" = "--no-daemon-json" ]; then
+  rm -f "$conf"
+elif [ "${1:-}" = "--live-restore" ]; then
   value=${2:?true or false}
   [ -f "$conf" ] || echo '{}' >"$conf"
   python3 - "$conf" "$value" <<'PY'
