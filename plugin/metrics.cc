@@ -1,5 +1,6 @@
 #include "plugin/metrics.h"
 
+#include <stdexcept>
 #include <string_view>
 
 namespace skald {
@@ -41,12 +42,25 @@ void AppendSeriesName(std::string& out, const std::string& name, const MetricLab
 
 }  // namespace
 
+MetricsRegistry::Family& MetricsRegistry::FamilyLocked(const std::string& name,
+                                                       const std::string& help, bool is_counter) {
+  auto [it, created] = families_.try_emplace(name);
+  Family& f = it->second;
+  if (created) {
+    f.is_counter = is_counter;
+  } else if (f.is_counter != is_counter) {
+    // Its slots index the other kind's storage: handing one out would read a foreign series.
+    throw std::logic_error("metric " + name + " is a " + (f.is_counter ? "counter" : "gauge") +
+                           "; it cannot also be a " + (is_counter ? "counter" : "gauge"));
+  }
+  if (f.help.empty()) f.help = help;
+  return f;
+}
+
 Counter& MetricsRegistry::GetCounter(const std::string& name, const std::string& help,
                                      const MetricLabels& labels) {
   std::lock_guard lock(mu_);
-  Family& f = families_[name];
-  if (f.help.empty()) f.help = help;
-  f.is_counter = true;
+  Family& f = FamilyLocked(name, help, true);
   auto it = f.index.find(labels);
   if (it != f.index.end()) return counters_[it->second];
   counters_.emplace_back();
@@ -57,9 +71,7 @@ Counter& MetricsRegistry::GetCounter(const std::string& name, const std::string&
 Gauge& MetricsRegistry::GetGauge(const std::string& name, const std::string& help,
                                  const MetricLabels& labels) {
   std::lock_guard lock(mu_);
-  Family& f = families_[name];
-  if (f.help.empty()) f.help = help;
-  f.is_counter = false;
+  Family& f = FamilyLocked(name, help, false);
   auto it = f.index.find(labels);
   if (it != f.index.end()) return gauges_[it->second];
   gauges_.emplace_back();

@@ -2,7 +2,8 @@
 //
 // A MetricsRegistry owns every series. GetCounter/GetGauge return a reference that stays valid
 // for the registry's lifetime, so hot paths look a series up once and then only add to it
-// (lock-free). Names follow Prometheus conventions; label values are escaped on render.
+// (lock-free). A name has one kind: asking for a counter under a gauge's name (or the reverse)
+// throws. Names follow Prometheus conventions; label values are escaped on render.
 #pragma once
 
 #include <atomic>
@@ -41,6 +42,7 @@ class MetricsRegistry {
  public:
   // Returns the series (name, labels), creating it on first use. `help` is kept from the first
   // call for a name. Thread-safe; the reference stays valid for the registry's lifetime.
+  // Throws std::logic_error when `name` is already a family of the other kind.
   Counter& GetCounter(const std::string& name, const std::string& help,
                       const MetricLabels& labels = {});
   Gauge& GetGauge(const std::string& name, const std::string& help,
@@ -55,9 +57,12 @@ class MetricsRegistry {
  private:
   struct Family {
     std::string help;
-    bool is_counter = true;
+    bool is_counter = true;                     // set when the family is created, never changed
     std::map<MetricLabels, std::size_t> index;  // labels -> slot in counters_/gauges_
   };
+  // The family `name` of kind `is_counter`, created with `help` if new.
+  Family& FamilyLocked(const std::string& name, const std::string& help, bool is_counter);
+
   mutable std::mutex mu_;
   std::map<std::string, Family> families_;
   std::deque<Counter> counters_;

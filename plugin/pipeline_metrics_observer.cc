@@ -1,6 +1,7 @@
 #include "plugin/pipeline_metrics_observer.h"
 
 #include <cmath>
+#include <stdexcept>
 
 namespace skald {
 namespace {
@@ -23,27 +24,43 @@ void PipelineMetricsObserver::EntryDropped(std::string_view reason) {
 void PipelineMetricsObserver::CounterAdd(const stages::MetricDesc& desc,
                                          const stages::LabelSet& labels, double delta) {
   if (delta <= 0) return;
-  metrics_.GetCounter(desc.name, desc.description, ToMetricLabels(labels))
-      .Add(static_cast<uint64_t>(std::llround(delta)));
+  try {
+    metrics_.GetCounter(desc.name, desc.description, ToMetricLabels(labels))
+        .Add(static_cast<uint64_t>(std::llround(delta)));
+  } catch (const std::logic_error&) {
+    // The name is a gauge of another pipeline: the update is dropped.
+  }
 }
 
 void PipelineMetricsObserver::GaugeSet(const stages::MetricDesc& desc,
                                        const stages::LabelSet& labels, double value) {
-  metrics_.GetGauge(desc.name, desc.description, ToMetricLabels(labels)).Set(std::llround(value));
+  try {
+    metrics_.GetGauge(desc.name, desc.description, ToMetricLabels(labels)).Set(std::llround(value));
+  } catch (const std::logic_error&) {
+    // The name is a counter of another pipeline: the update is dropped.
+  }
 }
 
 void PipelineMetricsObserver::GaugeAdd(const stages::MetricDesc& desc,
                                        const stages::LabelSet& labels, double delta) {
-  metrics_.GetGauge(desc.name, desc.description, ToMetricLabels(labels)).Add(std::llround(delta));
+  try {
+    metrics_.GetGauge(desc.name, desc.description, ToMetricLabels(labels)).Add(std::llround(delta));
+  } catch (const std::logic_error&) {
+    // The name is a counter of another pipeline: the update is dropped.
+  }
 }
 
 void PipelineMetricsObserver::HistogramObserve(const stages::MetricDesc& desc,
                                                const stages::LabelSet& labels, double value) {
   MetricLabels l = ToMetricLabels(labels);
-  metrics_.GetCounter(desc.name + "_count", desc.description, l).Add();
-  if (value > 0) {
-    metrics_.GetCounter(desc.name + "_sum", desc.description, l)
-        .Add(static_cast<uint64_t>(std::llround(value)));
+  try {
+    metrics_.GetCounter(desc.name + "_count", desc.description, l).Add();
+    if (value > 0) {
+      metrics_.GetCounter(desc.name + "_sum", desc.description, l)
+          .Add(static_cast<uint64_t>(std::llround(value)));
+    }
+  } catch (const std::logic_error&) {
+    // A gauge of another pipeline has the name: the update is dropped.
   }
 }
 
