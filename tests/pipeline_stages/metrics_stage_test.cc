@@ -89,6 +89,16 @@ TEST(MetricsStage, HistogramObservesWithBuckets) {
   EXPECT_EQ(obs.declared[0].buckets, (std::vector<double>{0.1, 1, 10}));
 }
 
+// Promtail accepts a histogram without `config` (default buckets, every numeric value).
+TEST(MetricsStage, AHistogramNeedsNoConfig) {
+  RecordingObserver obs;
+  RunLines("- regex: {expression: 't=(?P<latency>\\S+)'}\n- metrics: {latency: {type: Histogram}}",
+           {"t=0.5", "t=x"}, {}, &obs);
+  EXPECT_EQ(obs.observations["promtail_custom_latency{}"], (std::vector<double>{0.5}));
+  ASSERT_EQ(obs.declared.size(), 1u);
+  EXPECT_EQ(obs.declared[0].buckets.size(), 11u);
+}
+
 TEST(MetricsStage, WithoutObserverEntriesStillFlow) {
   auto out = RunLines("- metrics: {c: {type: Counter, config: {action: inc}}}", {"x"});
   EXPECT_EQ(out.size(), 1u);
