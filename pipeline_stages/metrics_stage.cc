@@ -70,6 +70,11 @@ MetricsStage::MetricsStage(const YAML::Node& config, const StageContext& ctx) : 
       c.Fail("prefix", "metric name " + Quote(m.desc.name) +
                            " is invalid: it must match [a-zA-Z_:][a-zA-Z0-9_:]*");
     }
+    if (m.desc.name.starts_with("skald_")) {
+      mctx.Fail("metric name " + Quote(m.desc.name) +
+                " is reserved: names starting with skald_ are the plugin's own metrics; choose "
+                "another name or prefix");
+    }
     m.desc.description = c.String("description");
     m.source = c.String("source", name);
     if (m.source.empty()) m.source = name;
@@ -143,7 +148,15 @@ MetricsStage::MetricsStage(const YAML::Node& config, const StageContext& ctx) : 
         break;
       }
     }
-    if (ctx.build && ctx.build->observer) ctx.build->observer->MetricDeclared(m.desc);
+    if (ctx.build && ctx.build->observer) {
+      const std::string by =
+          ctx.build->owner.empty() ? ctx.where : ctx.build->owner + ", " + ctx.where;
+      try {
+        m.declaration = ctx.build->observer->DeclareMetric(m.desc, by);
+      } catch (const ConfigError& e) {
+        mctx.Fail(e.what());
+      }
+    }
     metrics_.push_back(std::move(m));
   }
 }

@@ -20,6 +20,7 @@ struct BuildContext {
   PipelineObserver* observer = nullptr;  // may be null
   const Clock* clock = nullptr;          // never null once the builder set it
   uint64_t seed = 0;                     // for sampling; 0 = from the clock
+  std::string owner;                     // PipelineOptions::owner
 };
 
 struct StageContext {

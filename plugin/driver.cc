@@ -166,13 +166,17 @@ struct Driver::Stream {
 namespace {
 
 std::unique_ptr<stages::Pipeline> BuildPipeline(const LogOptions& options,
+                                                const ContainerInfo& info,
                                                 stages::PipelineObserver* observer) {
+  stages::PipelineOptions build;
+  build.observer = observer;
+  build.owner = "container " + info.Name() + " (" + info.ID() + ")";
   try {
     if (!options.pipeline_stages.empty()) {
-      return stages::Pipeline::FromYaml(options.pipeline_stages, observer);
+      return stages::Pipeline::FromYaml(options.pipeline_stages, build);
     }
     if (!options.pipeline_stage_file.empty()) {
-      return stages::Pipeline::FromFile(options.pipeline_stage_file, observer);
+      return stages::Pipeline::FromFile(options.pipeline_stage_file, build);
     }
   } catch (const stages::ConfigError& e) {
     throw OptionError(
@@ -279,7 +283,7 @@ std::shared_ptr<Driver::Stream> Driver::MakeStream(const std::string& file,
     labels.clear();
     relabeled.ForEach([&](std::string_view k, std::string_view v) { labels.emplace_back(k, v); });
   }
-  stream->pipeline = BuildPipeline(options, &observer_);
+  stream->pipeline = BuildPipeline(options, info, &observer_);
   for (LogSource source : {LogSource::kStdout, LogSource::kStderr}) {
     StreamLabelSet with_source = labels;
     with_source.emplace_back("source", std::string(LogSourceName(source)));

@@ -40,6 +40,8 @@ void AppendSeriesName(std::string& out, const std::string& name, const MetricLab
   out += '}';
 }
 
+const char* KindName(bool is_counter) { return is_counter ? "counter" : "gauge"; }
+
 }  // namespace
 
 MetricsRegistry::Family& MetricsRegistry::FamilyLocked(const std::string& name,
@@ -48,10 +50,13 @@ MetricsRegistry::Family& MetricsRegistry::FamilyLocked(const std::string& name,
   Family& f = it->second;
   if (created) {
     f.is_counter = is_counter;
+  } else if (f.declared) {
+    // Its series may go away; a reference to one could dangle.
+    throw std::logic_error("metric " + name + " is a declared family; it hands out no series");
   } else if (f.is_counter != is_counter) {
     // Its slots index the other kind's storage: handing one out would read a foreign series.
-    throw std::logic_error("metric " + name + " is a " + (f.is_counter ? "counter" : "gauge") +
-                           "; it cannot also be a " + (is_counter ? "counter" : "gauge"));
+    throw std::logic_error("metric " + name + " is a " + KindName(f.is_counter) +
+                           "; it cannot also be a " + KindName(is_counter));
   }
   if (f.help.empty()) f.help = help;
   return f;
@@ -85,7 +90,65 @@ uint64_t MetricsRegistry::CounterTotal(const std::string& name) const {
   if (it == families_.end() || !it->second.is_counter) return 0;
   uint64_t total = 0;
   for (const auto& [labels, slot] : it->second.index) total += counters_[slot].Value();
+  for (const auto& [labels, s] : it->second.series) total += s.counter;
   return total;
+}
+
+void MetricsRegistry::DeclareFamily(const std::string& name, const FamilyOptions& options) {
+  std::lock_guard lock(mu_);
+  auto [it, created] = families_.try_emplace(name);
+  Family& f = it->second;
+  if (created) {
+    f.is_counter = options.is_counter;
+    f.declared = true;
+    f.help = options.help;
+  } else if (!f.declared || f.is_counter != options.is_counter) {
+    throw std::logic_error("metric " + name + " is already a " + (f.declared ? "declared " : "") +
+                           KindName(f.is_counter));
+  }
+}
+
+void MetricsRegistry::RemoveFamily(const std::string& name) {
+  std::lock_guard lock(mu_);
+  auto it = families_.find(name);
+  if (it != families_.end() && it->second.declared) families_.erase(it);
+}
+
+MetricsRegistry::Series* MetricsRegistry::SeriesLocked(const std::string& name,
+                                                       const MetricLabels& labels,
+                                                       bool is_counter) {
+  auto fit = families_.find(name);
+  if (fit == families_.end() || !fit->second.declared || fit->second.is_counter != is_counter) {
+    return nullptr;
+  }
+  return &fit->second.series[labels];
+}
+
+MetricsRegistry::Update MetricsRegistry::CounterAdd(const std::string& name,
+                                                    const MetricLabels& labels, uint64_t n) {
+  std::lock_guard lock(mu_);
+  Series* s = SeriesLocked(name, labels, true);
+  if (!s) return Update::kNoFamily;
+  s->counter += n;
+  return Update::kApplied;
+}
+
+MetricsRegistry::Update MetricsRegistry::GaugeSet(const std::string& name,
+                                                  const MetricLabels& labels, int64_t value) {
+  std::lock_guard lock(mu_);
+  Series* s = SeriesLocked(name, labels, false);
+  if (!s) return Update::kNoFamily;
+  s->gauge = value;
+  return Update::kApplied;
+}
+
+MetricsRegistry::Update MetricsRegistry::GaugeAdd(const std::string& name,
+                                                  const MetricLabels& labels, int64_t n) {
+  std::lock_guard lock(mu_);
+  Series* s = SeriesLocked(name, labels, false);
+  if (!s) return Update::kNoFamily;
+  s->gauge += n;
+  return Update::kApplied;
 }
 
 std::string MetricsRegistry::RenderPrometheus() const {
@@ -93,12 +156,18 @@ std::string MetricsRegistry::RenderPrometheus() const {
   std::string out;
   for (const auto& [name, f] : families_) {
     out += "# HELP " + name + " " + f.help + "\n";
-    out += "# TYPE " + name + (f.is_counter ? " counter\n" : " gauge\n");
+    out += "# TYPE " + name + " " + KindName(f.is_counter) + "\n";
     for (const auto& [labels, slot] : f.index) {
       AppendSeriesName(out, name, labels);
       out += ' ';
       out += f.is_counter ? std::to_string(counters_[slot].Value())
                           : std::to_string(gauges_[slot].Value());
+      out += '\n';
+    }
+    for (const auto& [labels, s] : f.series) {
+      AppendSeriesName(out, name, labels);
+      out += ' ';
+      out += f.is_counter ? std::to_string(s.counter) : std::to_string(s.gauge);
       out += '\n';
     }
   }

@@ -2,8 +2,10 @@
 //
 // A MetricsRegistry owns every series. GetCounter/GetGauge return a reference that stays valid
 // for the registry's lifetime, so hot paths look a series up once and then only add to it
-// (lock-free). A name has one kind: asking for a counter under a gauge's name (or the reverse)
-// throws. Names follow Prometheus conventions; label values are escaped on render.
+// (lock-free). Families declared with DeclareFamily (the metrics of `metrics` stages) hand out no
+// references: each update finds its series by name, so such a family can be removed. A name has one
+// kind: a clash throws instead of mixing two kinds. Names follow Prometheus conventions; label
+// values are escaped on render.
 #pragma once
 
 #include <atomic>
@@ -42,7 +44,7 @@ class MetricsRegistry {
  public:
   // Returns the series (name, labels), creating it on first use. `help` is kept from the first
   // call for a name. Thread-safe; the reference stays valid for the registry's lifetime.
-  // Throws std::logic_error when `name` is already a family of the other kind.
+  // Throws std::logic_error when `name` is a family of the other kind or a declared family.
   Counter& GetCounter(const std::string& name, const std::string& help,
                       const MetricLabels& labels = {});
   Gauge& GetGauge(const std::string& name, const std::string& help,
@@ -51,17 +53,44 @@ class MetricsRegistry {
   // Sum of every series of a counter family (all label values).
   uint64_t CounterTotal(const std::string& name) const;
 
+  // A family whose series are updated by name (below).
+  struct FamilyOptions {
+    bool is_counter = true;
+    std::string help;
+  };
+  // Creates the family, or keeps it (with its series and help) when it exists as a declared
+  // family of the same kind. Throws std::logic_error otherwise.
+  void DeclareFamily(const std::string& name, const FamilyOptions& options);
+  // Removes a declared family and its series (nothing when it is not one).
+  void RemoveFamily(const std::string& name);
+
+  enum class Update {
+    kApplied,
+    kNoFamily,  // no declared family of that kind has the name: not applied
+  };
+  Update CounterAdd(const std::string& name, const MetricLabels& labels, uint64_t n);
+  Update GaugeSet(const std::string& name, const MetricLabels& labels, int64_t value);
+  Update GaugeAdd(const std::string& name, const MetricLabels& labels, int64_t n);
+
   // Prometheus text exposition format 0.0.4.
   std::string RenderPrometheus() const;
 
  private:
+  struct Series {  // of a declared family
+    uint64_t counter = 0;
+    int64_t gauge = 0;
+  };
   struct Family {
     std::string help;
     bool is_counter = true;                     // set when the family is created, never changed
+    bool declared = false;                      // set when the family is created, never changed
     std::map<MetricLabels, std::size_t> index;  // labels -> slot in counters_/gauges_
+    std::map<MetricLabels, Series> series;      // declared families only
   };
   // The family `name` of kind `is_counter`, created with `help` if new.
   Family& FamilyLocked(const std::string& name, const std::string& help, bool is_counter);
+  // The series of a declared family to update, created on first use; null without the family.
+  Series* SeriesLocked(const std::string& name, const MetricLabels& labels, bool is_counter);
 
   mutable std::mutex mu_;
   std::map<std::string, Family> families_;

@@ -423,6 +423,53 @@ TEST_F(PluginIntegration, BadPipelineIsRefusedNamingTheStage) {
   EXPECT_THAT(err, HasSubstr("jsn"));
 }
 
+// Two containers whose metrics stages give one name two types: the later one is refused at
+// StartLogging, naming both declarations, while the others keep shipping. Once the first
+// container's stream ended, the name is free for the other type.
+TEST_F(PluginIntegration, AMetricNameHasOneTypeAcrossContainersWhileItsDeclarerRuns) {
+  const std::string counter =
+      "- metrics:\n    hits:\n      type: Counter\n      config: {match_all: true, action: inc}\n";
+  const std::string gauge =
+      "- regex: {expression: 'n=(?P<hits>\\d+)'}\n"
+      "- metrics:\n    hits:\n      type: Gauge\n      config: {action: set}\n";
+  FakeDaemon::Container first, plain, second;
+  ASSERT_EQ(daemon_->StartContainer(first, Opts({{"loki-pipeline-stages", counter}})), "");
+  ASSERT_EQ(daemon_->StartContainer(plain, Opts()), "");
+  for (int i = 0; i < 100; ++i) daemon_->WriteLine(first, "n=" + std::to_string(i));
+
+  const std::string err = daemon_->StartContainer(second, Opts({{"loki-pipeline-stages", gauge}}));
+  EXPECT_THAT(err, HasSubstr("loki-pipeline-stages: pipeline stage 2 (metrics): metric \"hits\": "
+                             "metric name promtail_custom_hits is already a counter, declared by "
+                             "container " +
+                             first.name + " (" + first.id.substr(0, 12) +
+                             "), pipeline stage 1 (metrics); here it would be a gauge"));
+  for (int i = 0; i < 1000; ++i) daemon_->WriteLine(plain, "plain " + std::to_string(i));
+  ASSERT_TRUE(loki_.WaitForEntries(1100, 20s)) << loki_.StatsJson();
+  EXPECT_EQ(daemon_->Metric("promtail_custom_hits"), 100);
+  EXPECT_THAT(daemon_->MetricsText(), HasSubstr("# TYPE promtail_custom_hits counter\n"));
+
+  ASSERT_EQ(daemon_->StopContainer(first), "");
+  // The first container's pipeline goes once its stream retired.
+  std::string retry_err = "not tried";
+  for (auto until = std::chrono::steady_clock::now() + 10s;
+       !retry_err.empty() && std::chrono::steady_clock::now() < until;) {
+    std::this_thread::sleep_for(50ms);
+    retry_err = daemon_->StartContainer(second, Opts({{"loki-pipeline-stages", gauge}}));
+  }
+  ASSERT_EQ(retry_err, "");
+  daemon_->WriteLine(second, "n=42");
+  for (auto until = std::chrono::steady_clock::now() + 10s;
+       daemon_->Metric("promtail_custom_hits") != 42 && std::chrono::steady_clock::now() < until;) {
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(daemon_->Metric("promtail_custom_hits"), 42);
+  EXPECT_THAT(daemon_->MetricsText(), HasSubstr("# TYPE promtail_custom_hits gauge\n"));
+  ASSERT_EQ(daemon_->StopContainer(second), "");
+  ASSERT_EQ(daemon_->StopContainer(plain), "");
+  ASSERT_TRUE(loki_.WaitForEntries(1101, 20s)) << loki_.StatsJson();
+  EXPECT_TRUE(daemon_->running());
+}
+
 TEST_F(PluginIntegration, RelabelRulesRewriteTheContainerLabels) {
   FakeDaemon::Container c;
   ASSERT_EQ(daemon_->StartContainer(c, Opts({{"loki-relabel-config",

@@ -9,6 +9,7 @@ namespace skald {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(MetricsRegistry, RendersCountersAndGaugesWithTheirLabels) {
   MetricsRegistry m;
@@ -35,6 +36,49 @@ TEST(MetricsRegistry, ANameKeepsTheKindItWasCreatedWith) {
   const std::string text = m.RenderPrometheus();
   EXPECT_THAT(text, HasSubstr("# TYPE hits gauge\nhits{app=\"a\"} 7\n# HELP"));
   EXPECT_THAT(text, HasSubstr("# TYPE misses counter\nmisses 2\n"));
+}
+
+TEST(MetricsRegistry, DeclaredFamiliesAreUpdatedByNameAndCanBeRemoved) {
+  MetricsRegistry m;
+  m.DeclareFamily("hits", {.is_counter = true, .help = "hits seen"});
+  m.DeclareFamily("depth", {.is_counter = false, .help = "queue depth"});
+  EXPECT_EQ(m.CounterAdd("hits", {{"app", "a"}}, 2), MetricsRegistry::Update::kApplied);
+  EXPECT_EQ(m.CounterAdd("hits", {{"app", "a"}}, 3), MetricsRegistry::Update::kApplied);
+  EXPECT_EQ(m.GaugeSet("depth", {}, 9), MetricsRegistry::Update::kApplied);
+  EXPECT_EQ(m.GaugeAdd("depth", {}, -2), MetricsRegistry::Update::kApplied);
+  // Updates of the wrong kind or of an undeclared name are not applied anywhere.
+  EXPECT_EQ(m.GaugeSet("hits", {{"app", "a"}}, 1), MetricsRegistry::Update::kNoFamily);
+  EXPECT_EQ(m.CounterAdd("misses", {}, 1), MetricsRegistry::Update::kNoFamily);
+  std::string text = m.RenderPrometheus();
+  EXPECT_THAT(text, HasSubstr("# HELP hits hits seen\n# TYPE hits counter\nhits{app=\"a\"} 5\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE depth gauge\ndepth 7\n"));
+  EXPECT_EQ(m.CounterTotal("hits"), 5u);
+
+  m.DeclareFamily(
+      "hits", {.is_counter = true, .help = "other help"});  // the same kind again keeps the series
+  EXPECT_THAT(m.RenderPrometheus(),
+              HasSubstr("# HELP hits hits seen\n# TYPE hits counter\nhits{app=\"a\"} 5\n"));
+  m.RemoveFamily("hits");
+  text = m.RenderPrometheus();
+  EXPECT_THAT(text, Not(HasSubstr("hits")));
+  EXPECT_EQ(m.CounterAdd("hits", {{"app", "a"}}, 1), MetricsRegistry::Update::kNoFamily);
+  m.DeclareFamily("hits", {.is_counter = false, .help = "now a gauge"});
+  EXPECT_EQ(m.GaugeSet("hits", {}, 4), MetricsRegistry::Update::kApplied);
+  EXPECT_THAT(m.RenderPrometheus(), HasSubstr("# TYPE hits gauge\nhits 4\n"));
+}
+
+// A declared family may lose its series, so none is handed out by reference; and a family keeps
+// its kind whichever way it was made.
+TEST(MetricsRegistry, DeclaredAndReferenceFamiliesNeverShareAName) {
+  MetricsRegistry m;
+  m.DeclareFamily("hits", {.is_counter = true, .help = "hits"});
+  EXPECT_THROW(m.GetCounter("hits", "hits"), std::logic_error);
+  EXPECT_THROW(m.DeclareFamily("hits", {.is_counter = false, .help = "a gauge"}), std::logic_error);
+  m.GetCounter("skald_lines_read_total", "lines").Add();
+  EXPECT_THROW(m.DeclareFamily("skald_lines_read_total", {.is_counter = true, .help = "mine"}),
+               std::logic_error);
+  m.RemoveFamily("skald_lines_read_total");  // only declared families can be removed
+  EXPECT_THAT(m.RenderPrometheus(), HasSubstr("skald_lines_read_total 1\n"));
 }
 
 }  // namespace
