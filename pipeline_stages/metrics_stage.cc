@@ -78,7 +78,12 @@ MetricsStage::MetricsStage(const YAML::Node& config, const StageContext& ctx) : 
     m.desc.description = c.String("description");
     m.source = c.String("source", name);
     if (m.source.empty()) m.source = name;
-    m.desc.max_idle_duration_ns = c.OptDurationNs("max_idle_duration").value_or(0);
+    // Promtail's default and floor: series not updated for this long leave /metrics.
+    m.desc.max_idle_duration_ns = c.OptDurationNs("max_idle_duration").value_or(300'000'000'000);
+    if (m.desc.max_idle_duration_ns < 1'000'000'000) {
+      c.Fail("max_idle_duration", Quote(c.String("max_idle_duration")) +
+                                      " is less than 1s; expected e.g. 30s or 1h (default 5m)");
+    }
 
     StageContext cctx = mctx;
     cctx.where += " config";

@@ -3,8 +3,9 @@
 //
 //   metrics:
 //     <name>: {type: Counter|Gauge|Histogram, description, prefix (promtail_custom_), source
-//              (default <name>), max_idle_duration, config: {value, action, match_all,
-//              count_entry_bytes, buckets}}
+//              (default <name>), max_idle_duration (5m, at least 1s: series not updated for
+//              that long are removed), config: {value, action, match_all, count_entry_bytes,
+//              buckets}}
 // Counter actions inc|add; gauge actions set|inc|dec|add|sub; `value` counts only entries whose
 // source equals it. Values that are not numbers are skipped. Names starting with skald_ (after
 // the prefix) are refused: they are the plugin's own. Each metric is declared to the observer,

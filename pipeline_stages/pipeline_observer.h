@@ -23,7 +23,7 @@ struct MetricDesc {
   std::string name;
   std::string description;
   std::vector<double> buckets;       // histograms only, ascending
-  int64_t max_idle_duration_ns = 0;  // series idle this long may be removed; 0 = never
+  int64_t max_idle_duration_ns = 0;  // series not updated for this long are removed; 0 = never
 };
 
 // What a pipeline holds for each metric it declared: destroying it (with the pipeline)

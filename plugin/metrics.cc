@@ -1,5 +1,6 @@
 #include "plugin/metrics.h"
 
+#include <chrono>
 #include <stdexcept>
 #include <string_view>
 
@@ -42,7 +43,20 @@ void AppendSeriesName(std::string& out, const std::string& name, const MetricLab
 
 const char* KindName(bool is_counter) { return is_counter ? "counter" : "gauge"; }
 
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace
+
+MetricsRegistry::MetricsRegistry() : now_ns_(SteadyNowNs) {}
+
+void MetricsRegistry::SetClockForTesting(std::function<int64_t()> now_ns) {
+  std::lock_guard lock(mu_);
+  now_ns_ = std::move(now_ns);
+}
 
 MetricsRegistry::Family& MetricsRegistry::FamilyLocked(const std::string& name,
                                                        const std::string& help, bool is_counter) {
@@ -106,6 +120,7 @@ void MetricsRegistry::DeclareFamily(const std::string& name, const FamilyOptions
     throw std::logic_error("metric " + name + " is already a " + (f.declared ? "declared " : "") +
                            KindName(f.is_counter));
   }
+  f.max_idle_ns = options.max_idle_ns;
 }
 
 void MetricsRegistry::RemoveFamily(const std::string& name) {
@@ -121,7 +136,15 @@ MetricsRegistry::Series* MetricsRegistry::SeriesLocked(const std::string& name,
   if (fit == families_.end() || !fit->second.declared || fit->second.is_counter != is_counter) {
     return nullptr;
   }
-  return &fit->second.series[labels];
+  Series& s = fit->second.series[labels];
+  s.updated_ns = now_ns_();
+  return &s;
+}
+
+void MetricsRegistry::ExpireLocked(Family& f, int64_t now) {
+  if (f.max_idle_ns <= 0) return;
+  std::erase_if(f.series,
+                [&](const auto& kv) { return now - kv.second.updated_ns >= f.max_idle_ns; });
 }
 
 MetricsRegistry::Update MetricsRegistry::CounterAdd(const std::string& name,
@@ -151,10 +174,12 @@ MetricsRegistry::Update MetricsRegistry::GaugeAdd(const std::string& name,
   return Update::kApplied;
 }
 
-std::string MetricsRegistry::RenderPrometheus() const {
+std::string MetricsRegistry::RenderPrometheus() {
   std::lock_guard lock(mu_);
+  const int64_t now = now_ns_();
   std::string out;
-  for (const auto& [name, f] : families_) {
+  for (auto& [name, f] : families_) {
+    ExpireLocked(f, now);
     out += "# HELP " + name + " " + f.help + "\n";
     out += "# TYPE " + name + " " + KindName(f.is_counter) + "\n";
     for (const auto& [labels, slot] : f.index) {

@@ -98,14 +98,15 @@ std::unique_ptr<stages::MetricDeclaration> PipelineMetricsObserver::DeclareMetri
     declared_.erase(name);
   }
   auto [it, created] = declared_.try_emplace(desc.name);
-  if (!created && it->second.declarers.empty()) it->second.desc = desc;  // the newest rules
-  if (created) {
+  // A metric follows the declaration that created it, or the first after all were gone.
+  if (created || it->second.declarers.empty()) {
     it->second.desc = desc;
     try {
       for (const std::string& name : exported) {
         MetricsRegistry::FamilyOptions options;
         options.is_counter = desc.type != Type::kGauge;
         options.help = desc.description;
+        options.max_idle_ns = desc.max_idle_duration_ns;
         metrics_.DeclareFamily(name, options);
         owner_[name] = desc.name;
       }

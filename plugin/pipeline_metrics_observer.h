@@ -5,7 +5,7 @@
 // A name has one type across all pipelines: a declaration that clashes with a live one (another
 // type, or a histogram's _count/_sum) is refused with a ConfigError naming both. A metric keeps
 // its series after its last declaration is gone, until a declaration of another type replaces
-// it.
+// it; a series not updated for its metric's max_idle_duration leaves at the next scrape.
 // The registry holds whole numbers: counter increments and gauge values are rounded, and
 // histograms are exported as `<name>_count` and `<name>_sum` counters (no buckets yet).
 // Thread-safe; one observer serves every pipeline and must outlive them.

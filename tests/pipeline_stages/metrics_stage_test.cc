@@ -189,5 +189,23 @@ TEST(MetricsStage, ARefusedDeclarationFailsTheBuild) {
   }
 }
 
+// Promtail's rules: 5m when not given, and nothing under 1s.
+TEST(MetricsStage, MaxIdleDurationDefaultsToFiveMinutesAndIsAtLeastOneSecond) {
+  RecordingObserver obs;
+  RunLines(R"(
+- metrics:
+    a: {type: Counter, config: {action: inc}}
+    b: {type: Gauge, max_idle_duration: 1h, config: {action: set}}
+)",
+           {}, {}, &obs);
+  ASSERT_EQ(obs.declared.size(), 2u);
+  EXPECT_EQ(obs.declared[0].max_idle_duration_ns, 300'000'000'000);
+  EXPECT_EQ(obs.declared[1].max_idle_duration_ns, 3'600'000'000'000);
+  EXPECT_EQ(BuildError("- metrics: {m: {type: Counter, max_idle_duration: 500ms, "
+                       "config: {action: inc}}}"),
+            "pipeline stage 1 (metrics): metric \"m\": field \"max_idle_duration\": \"500ms\" "
+            "is less than 1s; expected e.g. 30s or 1h (default 5m)");
+}
+
 }  // namespace
 }  // namespace skald::stages

@@ -81,5 +81,35 @@ TEST(MetricsRegistry, DeclaredAndReferenceFamiliesNeverShareAName) {
   EXPECT_THAT(m.RenderPrometheus(), HasSubstr("skald_lines_read_total 1\n"));
 }
 
+// A declared family's series not updated for max_idle_ns leave at the next render; the others
+// and the reference families stay. (Promtail prunes on collection the same way.)
+TEST(MetricsRegistry, IdleSeriesOfDeclaredFamiliesExpireAtRender) {
+  MetricsRegistry m;
+  int64_t now = 1'000'000'000'000;
+  m.SetClockForTesting([&now] { return now; });
+  m.DeclareFamily("hits", {.is_counter = true, .help = "hits", .max_idle_ns = 10'000'000'000});
+  m.DeclareFamily("forever", {.is_counter = false, .help = "no idle limit"});
+  m.GetCounter("skald_lines_read_total", "lines").Add();
+  m.CounterAdd("hits", {{"app", "old"}}, 1);
+  m.CounterAdd("hits", {{"app", "busy"}}, 1);
+  m.GaugeSet("forever", {}, 3);
+  now += 6'000'000'000;
+  m.CounterAdd("hits", {{"app", "busy"}}, 1);
+  EXPECT_THAT(m.RenderPrometheus(), HasSubstr("hits{app=\"old\"} 1\n"));
+  now += 4'000'000'000;  // "old" idle for 10 s, "busy" for 4 s
+  std::string text = m.RenderPrometheus();
+  EXPECT_THAT(text, Not(HasSubstr("app=\"old\"")));
+  EXPECT_THAT(text, HasSubstr("hits{app=\"busy\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("forever 3\n"));
+  EXPECT_THAT(text, HasSubstr("skald_lines_read_total 1\n"));
+  // An expired series that comes back starts over.
+  m.CounterAdd("hits", {{"app", "old"}}, 5);
+  EXPECT_THAT(m.RenderPrometheus(), HasSubstr("hits{app=\"old\"} 5\n"));
+  now += 3'600'000'000'000;
+  text = m.RenderPrometheus();
+  EXPECT_THAT(text, Not(HasSubstr("hits{")));
+  EXPECT_THAT(text, HasSubstr("forever 3\n"));
+}
+
 }  // namespace
 }  // namespace skald

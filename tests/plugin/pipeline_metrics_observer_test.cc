@@ -125,5 +125,28 @@ TEST_F(PipelineMetricsObserverTest, AFailedBuildWithdrawsItsDeclarations) {
                                                      "promtail_custom_hits{app=\"c\"} 1\n"));
 }
 
+// max_idle_duration reaches the registry: a container's series leave /metrics once it has not
+// updated them for that long (the default is Promtail's 5m).
+TEST_F(PipelineMetricsObserverTest, SeriesLeaveAfterTheMetricsMaxIdleDuration) {
+  int64_t now = 1'000'000'000'000;
+  metrics_.SetClockForTesting([&now] { return now; });
+  auto p = Build(R"(
+- metrics:
+    hits: {type: Counter, max_idle_duration: 30s, config: {match_all: true, action: inc}}
+    lines: {type: Counter, config: {match_all: true, action: inc}}
+)",
+                 "container a");
+  Run(*p, {"x"}, "gone");
+  now += 20'000'000'000;
+  Run(*p, {"x"}, "here");
+  now += 15'000'000'000;
+  std::string text = metrics_.RenderPrometheus();
+  EXPECT_THAT(text, Not(HasSubstr("promtail_custom_hits{app=\"gone\"}")));
+  EXPECT_THAT(text, HasSubstr("promtail_custom_hits{app=\"here\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("promtail_custom_lines{app=\"gone\"} 1\n"));
+  now += 300'000'000'000;
+  EXPECT_THAT(metrics_.RenderPrometheus(), Not(HasSubstr("promtail_custom_lines{")));
+}
+
 }  // namespace
 }  // namespace skald
