@@ -121,6 +121,7 @@ void MetricsRegistry::DeclareFamily(const std::string& name, const FamilyOptions
                            KindName(f.is_counter));
   }
   f.max_idle_ns = options.max_idle_ns;
+  f.max_series = options.max_series;
 }
 
 void MetricsRegistry::RemoveFamily(const std::string& name) {
@@ -130,15 +131,28 @@ void MetricsRegistry::RemoveFamily(const std::string& name) {
 }
 
 MetricsRegistry::Series* MetricsRegistry::SeriesLocked(const std::string& name,
-                                                       const MetricLabels& labels,
-                                                       bool is_counter) {
+                                                       const MetricLabels& labels, bool is_counter,
+                                                       Update* result) {
   auto fit = families_.find(name);
   if (fit == families_.end() || !fit->second.declared || fit->second.is_counter != is_counter) {
+    *result = Update::kNoFamily;
     return nullptr;
   }
-  Series& s = fit->second.series[labels];
-  s.updated_ns = now_ns_();
-  return &s;
+  Family& f = fit->second;
+  const int64_t now = now_ns_();
+  auto it = f.series.find(labels);
+  if (it == f.series.end()) {
+    // Idle series make room first: without scrapes they would otherwise fill the family.
+    if (f.series.size() >= f.max_series) ExpireLocked(f, now);
+    if (f.series.size() >= f.max_series) {
+      *result = Update::kFull;
+      return nullptr;
+    }
+    it = f.series.emplace(labels, Series{}).first;
+  }
+  it->second.updated_ns = now;
+  *result = Update::kApplied;
+  return &it->second;
 }
 
 void MetricsRegistry::ExpireLocked(Family& f, int64_t now) {
@@ -150,28 +164,25 @@ void MetricsRegistry::ExpireLocked(Family& f, int64_t now) {
 MetricsRegistry::Update MetricsRegistry::CounterAdd(const std::string& name,
                                                     const MetricLabels& labels, uint64_t n) {
   std::lock_guard lock(mu_);
-  Series* s = SeriesLocked(name, labels, true);
-  if (!s) return Update::kNoFamily;
-  s->counter += n;
-  return Update::kApplied;
+  Update result;
+  if (Series* s = SeriesLocked(name, labels, true, &result)) s->counter += n;
+  return result;
 }
 
 MetricsRegistry::Update MetricsRegistry::GaugeSet(const std::string& name,
                                                   const MetricLabels& labels, int64_t value) {
   std::lock_guard lock(mu_);
-  Series* s = SeriesLocked(name, labels, false);
-  if (!s) return Update::kNoFamily;
-  s->gauge = value;
-  return Update::kApplied;
+  Update result;
+  if (Series* s = SeriesLocked(name, labels, false, &result)) s->gauge = value;
+  return result;
 }
 
 MetricsRegistry::Update MetricsRegistry::GaugeAdd(const std::string& name,
                                                   const MetricLabels& labels, int64_t n) {
   std::lock_guard lock(mu_);
-  Series* s = SeriesLocked(name, labels, false);
-  if (!s) return Update::kNoFamily;
-  s->gauge += n;
-  return Update::kApplied;
+  Update result;
+  if (Series* s = SeriesLocked(name, labels, false, &result)) s->gauge += n;
+  return result;
 }
 
 std::string MetricsRegistry::RenderPrometheus() {

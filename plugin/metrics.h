@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
@@ -58,13 +59,14 @@ class MetricsRegistry {
   uint64_t CounterTotal(const std::string& name) const;
 
   // A family whose series are updated by name (below). Series not updated for `max_idle_ns`
-  // (0 = never) disappear at the next render.
+  // (0 = never) disappear at the next render; it holds at most `max_series` label sets.
   struct FamilyOptions {
     bool is_counter = true;
     std::string help;
     int64_t max_idle_ns = 0;
+    std::size_t max_series = std::numeric_limits<std::size_t>::max();
   };
-  // Creates the family, or keeps it (with its series and help; max_idle_ns applies from now on)
+  // Creates the family, or keeps it (with its series and help; the limits apply from now on)
   // when it exists as a declared family of the same kind. Throws std::logic_error otherwise.
   void DeclareFamily(const std::string& name, const FamilyOptions& options);
   // Removes a declared family and its series (nothing when it is not one).
@@ -72,6 +74,7 @@ class MetricsRegistry {
 
   enum class Update {
     kApplied,
+    kFull,      // a new label set for a family that holds max_series (after idle ones went)
     kNoFamily,  // no declared family of that kind has the name: not applied
   };
   Update CounterAdd(const std::string& name, const MetricLabels& labels, uint64_t n);
@@ -97,12 +100,15 @@ class MetricsRegistry {
     std::map<MetricLabels, std::size_t> index;  // labels -> slot in counters_/gauges_
     // Declared families only:
     int64_t max_idle_ns = 0;
+    std::size_t max_series = 0;
     std::map<MetricLabels, Series> series;
   };
   // The family `name` of kind `is_counter`, created with `help` if new.
   Family& FamilyLocked(const std::string& name, const std::string& help, bool is_counter);
-  // The series of a declared family to update, created on first use; null without the family.
-  Series* SeriesLocked(const std::string& name, const MetricLabels& labels, bool is_counter);
+  // The series of a declared family to update, created on first use if there is room; null
+  // otherwise, with *result saying why.
+  Series* SeriesLocked(const std::string& name, const MetricLabels& labels, bool is_counter,
+                       Update* result);
   // Removes the series of a declared family not updated for its max_idle_ns.
   static void ExpireLocked(Family& f, int64_t now);
 

@@ -1,5 +1,7 @@
 #include "plugin/pipeline_metrics_observer.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cmath>
 #include <set>
 #include <stdexcept>
@@ -107,6 +109,7 @@ std::unique_ptr<stages::MetricDeclaration> PipelineMetricsObserver::DeclareMetri
         options.is_counter = desc.type != Type::kGauge;
         options.help = desc.description;
         options.max_idle_ns = desc.max_idle_duration_ns;
+        options.max_series = kMaxSeriesPerMetric;
         metrics_.DeclareFamily(name, options);
         owner_[name] = desc.name;
       }
@@ -134,29 +137,52 @@ void PipelineMetricsObserver::Release(const std::string& name,
   if (auto it = declared_.find(name); it != declared_.end()) it->second.declarers.erase(declarer);
 }
 
+void PipelineMetricsObserver::UpdateDropped(const std::string& name,
+                                            MetricsRegistry::Update result) {
+  if (result != MetricsRegistry::Update::kFull) return;
+  metrics_
+      .GetCounter("skald_metric_updates_dropped_total",
+                  "Updates of metrics-stage metrics dropped: a new label set for a metric that "
+                  "holds " +
+                      std::to_string(kMaxSeriesPerMetric) + " already.",
+                  {{"metric", name}})
+      .Add();
+  uint64_t suppressed = 0;
+  if (!full_log_.Allow(name, suppressed)) return;
+  spdlog::warn(
+      "metric {} holds {} label sets, the most a metric keeps: updates of new ones are dropped "
+      "and counted in skald_metric_updates_dropped_total (check the labels of the entries at "
+      "the metrics stage, or set max_idle_duration so that old label sets go){}",
+      name, kMaxSeriesPerMetric, Suppressed(suppressed));
+}
+
 void PipelineMetricsObserver::CounterAdd(const stages::MetricDesc& desc,
                                          const stages::LabelSet& labels, double delta) {
   if (delta <= 0) return;
-  metrics_.CounterAdd(desc.name, ToMetricLabels(labels),
-                      static_cast<uint64_t>(std::llround(delta)));
+  UpdateDropped(desc.name, metrics_.CounterAdd(desc.name, ToMetricLabels(labels),
+                                               static_cast<uint64_t>(std::llround(delta))));
 }
 
 void PipelineMetricsObserver::GaugeSet(const stages::MetricDesc& desc,
                                        const stages::LabelSet& labels, double value) {
-  metrics_.GaugeSet(desc.name, ToMetricLabels(labels), std::llround(value));
+  UpdateDropped(desc.name,
+                metrics_.GaugeSet(desc.name, ToMetricLabels(labels), std::llround(value)));
 }
 
 void PipelineMetricsObserver::GaugeAdd(const stages::MetricDesc& desc,
                                        const stages::LabelSet& labels, double delta) {
-  metrics_.GaugeAdd(desc.name, ToMetricLabels(labels), std::llround(delta));
+  UpdateDropped(desc.name,
+                metrics_.GaugeAdd(desc.name, ToMetricLabels(labels), std::llround(delta)));
 }
 
 void PipelineMetricsObserver::HistogramObserve(const stages::MetricDesc& desc,
                                                const stages::LabelSet& labels, double value) {
   MetricLabels l = ToMetricLabels(labels);
-  metrics_.CounterAdd(desc.name + "_count", l, 1);
+  const MetricsRegistry::Update count = metrics_.CounterAdd(desc.name + "_count", l, 1);
+  if (count != MetricsRegistry::Update::kApplied) return UpdateDropped(desc.name, count);
   if (value > 0) {
-    metrics_.CounterAdd(desc.name + "_sum", l, static_cast<uint64_t>(std::llround(value)));
+    UpdateDropped(desc.name, metrics_.CounterAdd(desc.name + "_sum", l,
+                                                 static_cast<uint64_t>(std::llround(value))));
   }
 }
 

@@ -111,5 +111,30 @@ TEST(MetricsRegistry, IdleSeriesOfDeclaredFamiliesExpireAtRender) {
   EXPECT_THAT(text, HasSubstr("forever 3\n"));
 }
 
+// A declared family holds at most max_series label sets: a new one beyond is refused (kFull)
+// unless idle series make room; the label sets it holds go on updating.
+TEST(MetricsRegistry, ADeclaredFamilyHoldsAtMostMaxSeries) {
+  MetricsRegistry m;
+  int64_t now = 1'000'000'000'000;
+  m.SetClockForTesting([&now] { return now; });
+  m.DeclareFamily(
+      "hits", {.is_counter = true, .help = "hits", .max_idle_ns = 60'000'000'000, .max_series = 2});
+  using U = MetricsRegistry::Update;
+  EXPECT_EQ(m.CounterAdd("hits", {{"app", "a"}}, 1), U::kApplied);
+  EXPECT_EQ(m.CounterAdd("hits", {{"app", "b"}}, 1), U::kApplied);
+  EXPECT_EQ(m.CounterAdd("hits", {{"app", "c"}}, 1), U::kFull);
+  EXPECT_EQ(m.CounterAdd("hits", {{"app", "a"}}, 1), U::kApplied);
+  std::string text = m.RenderPrometheus();
+  EXPECT_THAT(text, testing::EndsWith("hits{app=\"a\"} 2\nhits{app=\"b\"} 1\n"));
+  EXPECT_THAT(text, Not(HasSubstr("app=\"c\"")));
+  now += 40'000'000'000;
+  EXPECT_EQ(m.CounterAdd("hits", {{"app", "b"}}, 1), U::kApplied);
+  now += 30'000'000'000;  // "a" idle for 70 s: it makes room without a scrape
+  EXPECT_EQ(m.CounterAdd("hits", {{"app", "c"}}, 1), U::kApplied);
+  text = m.RenderPrometheus();
+  EXPECT_THAT(text, HasSubstr("hits{app=\"b\"} 2\nhits{app=\"c\"} 1\n"));
+  EXPECT_THAT(text, Not(HasSubstr("app=\"a\"")));
+}
+
 }  // namespace
 }  // namespace skald

@@ -148,5 +148,25 @@ TEST_F(PipelineMetricsObserverTest, SeriesLeaveAfterTheMetricsMaxIdleDuration) {
   EXPECT_THAT(metrics_.RenderPrometheus(), Not(HasSubstr("promtail_custom_lines{")));
 }
 
+// A label per request id would grow /metrics without bound: a metric keeps 1000 label sets, and
+// updates of further ones are counted by metric. The kept ones go on counting.
+TEST_F(PipelineMetricsObserverTest, AMetricKeepsAtMostAThousandLabelSets) {
+  auto p = Build(kCounter, "container a");
+  for (int i = 0; i < 1003; ++i) Run(*p, {"line"}, "app" + std::to_string(i));
+  Run(*p, {"line"}, "app0");
+  const std::string text = metrics_.RenderPrometheus();
+  EXPECT_THAT(text, HasSubstr("promtail_custom_hits{app=\"app0\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("promtail_custom_hits{app=\"app999\"} 1\n"));
+  EXPECT_THAT(text, Not(HasSubstr("app=\"app1000\"")));
+  EXPECT_THAT(text,
+              HasSubstr("skald_metric_updates_dropped_total{metric=\"promtail_custom_hits\"} 3\n"));
+  std::size_t series = 0;
+  for (std::size_t at = 0; (at = text.find("\npromtail_custom_hits{", at)) != std::string::npos;
+       ++at) {
+    ++series;
+  }
+  EXPECT_EQ(series, 1000u);
+}
+
 }  // namespace
 }  // namespace skald
