@@ -49,6 +49,7 @@ std::unique_ptr<Pipeline> Pipeline::FromNode(const YAML::Node& stages,
   p->build_->clock = options.clock ? options.clock : &Clock::System();
   p->build_->seed = g_sampling_seed;
   p->build_->owner = options.owner;
+  p->build_->max_line_size = options.max_line_size;
   BuildStageList(stages, *p->build_, "pipeline stage", p->chain_);
   return p;
 }

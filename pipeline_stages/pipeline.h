@@ -32,6 +32,9 @@ struct PipelineOptions {
   // Whom the pipeline serves, as messages about it name it to others (e.g. the container: a
   // metric declared here and refused to another pipeline is "declared by <owner>, <stage>").
   std::string owner;
+  // The longest line the host sends on (loki-max-line-size): a multiline block is emitted when
+  // it reaches this many bytes. 0 = no bound.
+  std::size_t max_line_size = 0;
 };
 
 class Pipeline {

@@ -21,6 +21,7 @@ struct BuildContext {
   const Clock* clock = nullptr;          // never null once the builder set it
   uint64_t seed = 0;                     // for sampling; 0 = from the clock
   std::string owner;                     // PipelineOptions::owner
+  std::size_t max_line_size = 0;         // PipelineOptions::max_line_size
   // How far the build got (kept by BuildStageList for its bounds): stages begun so far, those
   // inside match stages and every use of a YAML alias included, and the stage lists being
   // built (the top level and one per match stage around the current stage).

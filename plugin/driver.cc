@@ -171,6 +171,7 @@ std::unique_ptr<stages::Pipeline> BuildPipeline(const LogOptions& options,
   stages::PipelineOptions build;
   build.observer = observer;
   build.owner = "container " + info.Name() + " (" + info.ID() + ")";
+  build.max_line_size = options.max_line_size;
   try {
     if (!options.pipeline_stages.empty()) {
       return stages::Pipeline::FromYaml(options.pipeline_stages, build);

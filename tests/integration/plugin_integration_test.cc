@@ -415,6 +415,37 @@ TEST_F(PluginIntegration, MultilineBlocksAreJoinedAndReleasedAtTheEnd) {
   EXPECT_EQ(streams[0].entries[1].line, "2026 second\n  at frame 2");
 }
 
+// A multiline block goes on when it reaches loki-max-line-size, rather than growing past what
+// Loki takes (max_lines alone lets 128 long lines make megabytes).
+TEST_F(PluginIntegration, MultilineBlocksStopAtTheMaxLineSize) {
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(
+                c, Opts({{"loki-max-line-size", "100"},
+                         {"loki-pipeline-stages",
+                          "- multiline:\n    firstline: '^\\d{4}'\n    max_wait_time: 60s\n"}})),
+            "");
+  std::string all = "2026 first";
+  daemon_->WriteLine(c, all);
+  for (int i = 0; i < 10; ++i) {
+    const std::string frame = "  at frame " + std::to_string(i) + " of twenty-nine bytes";
+    daemon_->WriteLine(c, frame);
+    all += "\n" + frame;
+  }
+  daemon_->StopContainer(c);
+  ASSERT_TRUE(loki_.WaitForEntries(5, 10s)) << loki_.StatsJson();
+  ASSERT_TRUE(WaitSettled(10s));
+  auto streams = loki_.Streams();
+  ASSERT_EQ(streams.size(), 1u);
+  std::string joined;
+  for (const auto& e : streams[0].entries) {
+    EXPECT_LE(e.line.size(), 100u) << e.line;
+    joined += (joined.empty() ? "" : "\n") + e.line;
+  }
+  EXPECT_EQ(joined, all);
+  EXPECT_EQ(streams[0].entries.size(), 5u);  // 78, 67, 67, 67 and 67 bytes
+  EXPECT_EQ(daemon_->Metric("skald_lines_split_total"), 0);
+}
+
 TEST_F(PluginIntegration, BadPipelineIsRefusedNamingTheStage) {
   FakeDaemon::Container c;
   std::string err =
