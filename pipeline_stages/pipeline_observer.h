@@ -40,6 +40,10 @@ class PipelineObserver {
   // An entry left the pipeline without being delivered (drop, match action drop, limit with
   // drop: true, sampling). `reason` is the stage's drop_counter_reason or its default.
   virtual void EntryDropped(std::string_view reason) = 0;
+  // A stage could not do its work on an entry, which went on as the stage got it: `stage` is
+  // the stage's name, `reason` a snake_case word (e.g. "output_too_long": a template's output
+  // would pass GoTemplate::kMaxOutputBytes).
+  virtual void StageFailed(std::string_view /*stage*/, std::string_view /*reason*/) {}
 
   // Called once per declared metric while the pipeline is built; `declared_by` names the
   // declaration in messages (the pipeline's owner and the stage). Throws ConfigError to refuse

@@ -37,6 +37,9 @@ struct StageContext {
   void ReportDrop(std::string_view reason) const {
     if (build && build->observer) build->observer->EntryDropped(reason);
   }
+  void ReportFailure(std::string_view reason) const {
+    if (build && build->observer) build->observer->StageFailed(name, reason);
+  }
   int64_t NowNs() const { return build->clock->NowNs(); }
   [[noreturn]] void Fail(std::string_view detail) const;
 };

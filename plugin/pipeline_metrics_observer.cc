@@ -68,6 +68,15 @@ void PipelineMetricsObserver::EntryDropped(std::string_view reason) {
       .Add();
 }
 
+void PipelineMetricsObserver::StageFailed(std::string_view stage, std::string_view reason) {
+  metrics_
+      .GetCounter("skald_stage_errors_total",
+                  "Entries a pipeline stage failed on and passed on without its change, by stage "
+                  "and reason.",
+                  {{"stage", std::string(stage)}, {"reason", std::string(reason)}})
+      .Add();
+}
+
 std::unique_ptr<stages::MetricDeclaration> PipelineMetricsObserver::DeclareMetric(
     const stages::MetricDesc& desc, std::string_view declared_by) {
   const std::vector<std::string> exported = ExportedNames(desc);

@@ -1,6 +1,7 @@
 // PipelineMetricsObserver: where the stage library reports to the plugin's metrics.
 //
-// Entries a stage drops are counted in skald_entries_dropped_total{reason}; the metrics a
+// Entries a stage drops are counted in skald_entries_dropped_total{reason}, entries a stage
+// failed on (and passed on unchanged) in skald_stage_errors_total{stage,reason}; the metrics a
 // `metrics` stage declares are published under their own names with the entry's labels.
 // A name has one type across all pipelines: a declaration that clashes with a live one (another
 // type, or a histogram's _count/_sum) is refused with a ConfigError naming both. A metric keeps
@@ -34,6 +35,7 @@ class PipelineMetricsObserver : public stages::PipelineObserver {
   explicit PipelineMetricsObserver(MetricsRegistry& metrics) : metrics_(metrics) {}
 
   void EntryDropped(std::string_view reason) override;
+  void StageFailed(std::string_view stage, std::string_view reason) override;
   std::unique_ptr<stages::MetricDeclaration> DeclareMetric(const stages::MetricDesc& desc,
                                                            std::string_view declared_by) override;
   void CounterAdd(const stages::MetricDesc& desc, const stages::LabelSet& labels,

@@ -33,6 +33,9 @@ class RecordingObserver final : public PipelineObserver {
   };
 
   void EntryDropped(std::string_view reason) override { drops.emplace_back(reason); }
+  void StageFailed(std::string_view stage, std::string_view reason) override {
+    failures.push_back(std::string(stage) + ": " + std::string(reason));
+  }
   std::unique_ptr<MetricDeclaration> DeclareMetric(const MetricDesc& desc,
                                                    std::string_view by) override {
     declared.push_back(desc);
@@ -53,6 +56,7 @@ class RecordingObserver final : public PipelineObserver {
   }
 
   std::vector<std::string> drops;
+  std::vector<std::string> failures;  // "<stage>: <reason>"
   std::vector<MetricDesc> declared;
   std::vector<std::string> declared_by;
   int live_declarations = 0;  // handed out and not destroyed yet

@@ -168,5 +168,17 @@ TEST_F(PipelineMetricsObserverTest, AMetricKeepsAtMostAThousandLabelSets) {
   EXPECT_EQ(series, 1000u);
 }
 
+TEST_F(PipelineMetricsObserverTest, StageFailuresAreCountedByStageAndReason) {
+  auto p = Build(R"(
+- regex: {expression: '(?P<n>\d+)'}
+- template: {source: n, template: '{{ repeat 700000 .Value }}'}
+)",
+                 "container a");
+  Run(*p, {"12", "7", "34"}, "a");  // 1.4 MB, 700 kB, 1.4 MB
+  EXPECT_THAT(
+      metrics_.RenderPrometheus(),
+      HasSubstr("skald_stage_errors_total{stage=\"template\",reason=\"output_too_long\"} 2\n"));
+}
+
 }  // namespace
 }  // namespace skald
