@@ -220,6 +220,25 @@ TEST_F(PluginIntegration, BadOptionsAreRefusedWithTheirNames) {
   EXPECT_TRUE(daemon_->running());
 }
 
+// Docker templates are rendered at StartLogging: an output over 1 MiB refuses the container,
+// naming the option, at once and without the memory.
+TEST_F(PluginIntegration, ADockerTemplateOverOneMebibyteIsRefusedNamingTheOption) {
+  FakeDaemon::Container a, b, ok;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(daemon_->StartContainer(a, Opts({{"tag", "{{pad .Name 2000000000 0}}"}})),
+            "skald: invalid log-opt tag: template \"{{pad .Name 2000000000 0}}\": pad of "
+            "2000000000 and 0 spaces would be longer than 1048576 bytes");
+  EXPECT_THAT(daemon_->StartContainer(
+                  b, Opts({{"loki-external-labels", "job=x,name={{pad .ID 600000 600000}}"}})),
+              HasSubstr("skald: invalid log-opt loki-external-labels: template "));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  ASSERT_EQ(daemon_->StartContainer(ok, Opts({{"tag", "{{pad .Name 2 0}}"}})), "");
+  daemon_->WriteLine(ok, "still shipping");
+  ASSERT_EQ(daemon_->StopContainer(ok), "");
+  ASSERT_TRUE(loki_.WaitForEntries(1, 10s)) << loki_.StatsJson();
+  EXPECT_THAT(loki_.Streams()[0].labels, HasSubstr("tag=\"  " + ok.name + "\""));
+}
+
 TEST_F(PluginIntegration, CapabilitiesAndActivateAnswerAsTheDaemonExpects) {
   auto caps = daemon_->Call("Capabilities", nlohmann::json::object());
   EXPECT_EQ(caps["Cap"]["ReadLogs"], true);
