@@ -39,8 +39,9 @@ bool ExtractGroupRef(std::string_view s, std::string_view* name, int* num, size_
   return true;
 }
 
-void Expand(const RE2& re, std::string_view replacement,
-            const std::vector<re2::StringPiece>& groups, std::string* out) {
+// Returns false once *out is longer than max_bytes (each step appends at most one group).
+bool Expand(const RE2& re, std::string_view replacement,
+            const std::vector<re2::StringPiece>& groups, std::string* out, size_t max_bytes) {
   while (!replacement.empty()) {
     const size_t dollar = replacement.find('$');
     if (dollar == std::string_view::npos) break;
@@ -67,9 +68,11 @@ void Expand(const RE2& re, std::string_view replacement,
     }
     if (static_cast<size_t>(num) < groups.size() && groups[num].data() != nullptr) {
       out->append(groups[num].data(), groups[num].size());
+      if (out->size() > max_bytes) return false;
     }
   }
   out->append(replacement);
+  return out->size() <= max_bytes;
 }
 
 }  // namespace
@@ -122,8 +125,8 @@ std::unique_ptr<RE2> CompileGoRegexp(std::string_view pattern, std::string* erro
   return re;
 }
 
-void GoRegexpReplaceAll(const RE2& re, std::string_view src, std::string_view replacement,
-                        bool literal, std::string* out) {
+bool GoRegexpReplaceAll(const RE2& re, std::string_view src, std::string_view replacement,
+                        bool literal, std::string* out, size_t max_bytes) {
   const int ngroups = literal ? 1 : re.NumberOfCapturingGroups() + 1;
   std::vector<re2::StringPiece> groups(ngroups);
   const re2::StringPiece text(src.data(), src.size());
@@ -138,9 +141,10 @@ void GoRegexpReplaceAll(const RE2& re, std::string_view src, std::string_view re
     if (a1 > last_match_end || a0 == 0) {
       if (literal) {
         out->append(replacement);
-      } else {
-        Expand(re, replacement, groups, out);
+      } else if (!Expand(re, replacement, groups, out, max_bytes)) {
+        return false;
       }
+      if (out->size() > max_bytes) return false;
     }
     last_match_end = a1;
     size_t width = 0;
@@ -154,6 +158,7 @@ void GoRegexpReplaceAll(const RE2& re, std::string_view src, std::string_view re
     }
   }
   out->append(src.substr(last_match_end));
+  return out->size() <= max_bytes;
 }
 
 }  // namespace skald::stages

@@ -6,6 +6,7 @@
 
 #include <re2/re2.h>
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -26,8 +27,9 @@ std::unique_ptr<RE2> CompileGoRegexp(std::string_view pattern, std::string* erro
 // Regexp.ReplaceAllString (literal = false: `$1`, `${1}`, `$name`, `${name}` expand to groups,
 // `$$` is a dollar sign, a name of no group expands to "") or ReplaceAllLiteralString
 // (literal = true) does. Empty matches advance one character; an empty match right after a
-// match is not replaced.
-void GoRegexpReplaceAll(const RE2& re, std::string_view src, std::string_view replacement,
-                        bool literal, std::string* out);
+// match is not replaced. Stops and returns false once `*out` is longer than `max_bytes`.
+bool GoRegexpReplaceAll(const RE2& re, std::string_view src, std::string_view replacement,
+                        bool literal, std::string* out,
+                        size_t max_bytes = std::numeric_limits<size_t>::max());
 
 }  // namespace skald::stages

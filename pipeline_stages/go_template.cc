@@ -518,11 +518,13 @@ class Executor {
       switch (n.kind) {
         case Node::Kind::kText:
           out_->append(n.text);
+          if (out_->size() > GoTemplate::kMaxOutputBytes) return TooLong();
           break;
         case Node::Kind::kAction: {
           Value v;
           if (!Eval(n.pipeline, &v)) return false;
           go_template_internal::AppendValue(v, out_);
+          if (out_->size() > GoTemplate::kMaxOutputBytes) return TooLong();
           break;
         }
         case Node::Kind::kIf: {
@@ -543,10 +545,16 @@ class Executor {
     return true;
   }
 
+  bool too_long() const { return too_long_; }
+
  private:
   bool Fail(std::string msg) {
     if (error_) *error_ = std::move(msg);
     return false;
+  }
+  bool TooLong() {
+    too_long_ = true;
+    return Fail("output longer than " + std::to_string(GoTemplate::kMaxOutputBytes) + " bytes");
   }
 
   bool Eval(const Pipeline& p, Value* v) {
@@ -584,8 +592,11 @@ class Executor {
       if (!arg(k, &args[k])) return false;
     }
     std::string error;
+    bool too_long = false;
     if (!go_template_internal::CallFunction(f, std::span<Value>(args.data(), args.size()),
-                                            cmd.regex.get(), result, &error)) {
+                                            cmd.regex.get(), GoTemplate::kMaxOutputBytes, result,
+                                            &error, &too_long)) {
+      too_long_ = too_long;
       return Fail(std::move(error));
     }
     return true;
@@ -629,6 +640,7 @@ class Executor {
   const TemplateData& data_;
   std::string* out_;
   std::string* error_;
+  bool too_long_ = false;
 };
 
 }  // namespace
@@ -680,9 +692,12 @@ GoTemplate GoTemplate::Parse(std::string_view text) {
   return t;
 }
 
-bool GoTemplate::Execute(const TemplateData& data, std::string* out, std::string* error) const {
+GoTemplate::Result GoTemplate::Execute(const TemplateData& data, std::string* out,
+                                       std::string* error) const {
   out->clear();
-  return Executor(data, out, error).Run(impl_->nodes);
+  Executor executor(data, out, error);
+  if (executor.Run(impl_->nodes)) return Result::kOk;
+  return executor.too_long() ? Result::kTooLong : Result::kFailed;
 }
 
 const std::string& GoTemplate::source() const { return impl_->source; }

@@ -17,6 +17,8 @@
 // Run time follows Go: a missing key prints `<no value>`, is false in `if`, is unequal to any
 // value in `eq`/`ne`, is empty for `default`, and fails the execution when given to a function
 // that wants a string. Unicode case mapping covers Latin, Greek, Cyrillic and Armenian letters.
+// Unlike Go, an execution produces at most kMaxOutputBytes: a longer output, or a longer string
+// from a function on the way (`repeat`, `replace` with a long replacement, ...), fails it.
 #pragma once
 
 #include <cstdint>
@@ -87,15 +89,24 @@ class MapTemplateData : public TemplateData {
 // form; Execute is const and may run on several threads at once.
 class GoTemplate {
  public:
+  static constexpr size_t kMaxOutputBytes = 1 << 20;
+
+  enum class Result {
+    kOk,
+    kFailed,   // Go would fail the execution
+    kTooLong,  // the output or a string on the way would pass kMaxOutputBytes
+  };
+
   // Throws ConfigError quoting the template, the position and the bad text (unknown function,
   // wrong argument count or literal type, bad regex literal, syntax error) and what is accepted.
   static GoTemplate Parse(std::string_view text);
 
-  // Renders into `*out` (cleared first; reuse it to avoid allocations). Returns false when Go
+  // Renders into `*out` (cleared first; reuse it to avoid allocations). Returns kFailed when Go
   // would fail the execution (a missing value or a number given to a string function, `div` by
-  // zero, `substr` out of range, an incompatible comparison, ...): `*out` is then unspecified and
-  // `*error` (if not null) says why. Never throws on data.
-  bool Execute(const TemplateData& data, std::string* out, std::string* error = nullptr) const;
+  // zero, `substr` out of range, an incompatible comparison, ...) and kTooLong past
+  // kMaxOutputBytes: `*out` is then unspecified and `*error` (if not null) says why. Never throws
+  // on data.
+  Result Execute(const TemplateData& data, std::string* out, std::string* error = nullptr) const;
 
   const std::string& source() const;
 

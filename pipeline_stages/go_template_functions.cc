@@ -63,8 +63,6 @@ constexpr Function kFunctions[] = {
     {"b64dec", FunctionId::kB64Dec, 1, 1, {S}, A},
 };
 
-constexpr size_t kMaxRepeatBytes = 1 << 20;
-
 std::string_view KindName(const Value& v) {
   switch (v.kind) {
     case Value::Kind::kMissing:
@@ -227,10 +225,15 @@ auto CutsetPredicate(std::string_view cutset) {
   };
 }
 
-// Go's strings.Replace.
-std::string ReplaceN(std::string_view s, std::string_view old_s, std::string_view new_s,
-                     int64_t n) {
-  if (old_s == new_s || n == 0) return std::string(s);
+// Go's strings.Replace into *out; false (and nothing built) when the result would be longer than
+// max_bytes.
+bool ReplaceN(std::string_view s, std::string_view old_s, std::string_view new_s, int64_t n,
+              size_t max_bytes, std::string* out) {
+  out->clear();
+  if (old_s == new_s || n == 0) {
+    out->assign(s);
+    return true;
+  }
   int64_t count = 0;
   if (old_s.empty()) {
     for (size_t i = 0; i < s.size(); ++count) {
@@ -245,9 +248,17 @@ std::string ReplaceN(std::string_view s, std::string_view old_s, std::string_vie
       ++count;
     }
   }
-  if (count == 0) return std::string(s);
+  if (count == 0) {
+    out->assign(s);
+    return true;
+  }
   if (n < 0 || count < n) n = count;
-  std::string out;
+  // Each replacement removes old_s (or nothing, when it is empty) and inserts new_s.
+  const auto replaced = static_cast<uint64_t>(n);
+  if (new_s.size() > old_s.size() &&
+      (new_s.size() - old_s.size()) > (max_bytes - std::min(max_bytes, s.size())) / replaced) {
+    return false;
+  }
   size_t start = 0;
   for (int64_t i = 0; i < n; ++i) {
     size_t j = start;
@@ -260,11 +271,11 @@ std::string ReplaceN(std::string_view s, std::string_view old_s, std::string_vie
     } else {
       j = s.find(old_s, start);
     }
-    out.append(s.substr(start, j - start)).append(new_s);
+    out->append(s.substr(start, j - start)).append(new_s);
     start = j + old_s.size();
   }
-  out.append(s.substr(std::min(start, s.size())));
-  return out;
+  out->append(s.substr(std::min(start, s.size())));
+  return true;
 }
 
 constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -569,8 +580,10 @@ std::string SupportedFunctionNames() {
   return out;
 }
 
-bool CallFunction(const Function& f, std::span<Value> args, const RE2* regex, Value* result,
-                  std::string* error) {
+namespace {
+
+bool CallUnchecked(const Function& f, std::span<Value> args, const RE2* regex, size_t max_bytes,
+                   Value* result, std::string* error, bool* too_long) {
   for (size_t k = 0; k < args.size(); ++k) {
     const ParamType want = f.TypeOf(k);
     const Value& a = args[k];
@@ -593,6 +606,10 @@ bool CallFunction(const Function& f, std::span<Value> args, const RE2* regex, Va
   auto fail = [&](std::string why) {
     *error = "error calling " + std::string(f.name) + ": " + why;
     return false;
+  };
+  auto fail_too_long = [&]() {
+    *too_long = true;
+    return fail("result longer than " + std::to_string(max_bytes) + " bytes");
   };
   Cmp cmp;
   switch (f.id) {
@@ -643,11 +660,15 @@ bool CallFunction(const Function& f, std::span<Value> args, const RE2* regex, Va
           Value::Own(std::string(TrimRightFunc(TrimLeftFunc(str(0), IsSpaceRune), IsSpaceRune)));
       return true;
     case FunctionId::kReplaceN:
-      *result = Value::Own(ReplaceN(str(0), str(1), str(2), args[3].i));
+    case FunctionId::kReplace: {
+      std::string out;
+      const bool fits = f.id == FunctionId::kReplaceN
+                            ? ReplaceN(str(0), str(1), str(2), args[3].i, max_bytes, &out)
+                            : ReplaceN(str(2), str(0), str(1), -1, max_bytes, &out);
+      if (!fits) return fail_too_long();
+      *result = Value::Own(std::move(out));
       return true;
-    case FunctionId::kReplace:
-      *result = Value::Own(ReplaceN(str(2), str(0), str(1), -1));
-      return true;
+    }
     case FunctionId::kTrim: {
       const auto in_set = CutsetPredicate(str(1));
       *result = Value::Own(std::string(TrimRightFunc(TrimLeftFunc(str(0), in_set), in_set)));
@@ -688,7 +709,10 @@ bool CallFunction(const Function& f, std::span<Value> args, const RE2* regex, Va
         regex = compiled.get();
       }
       std::string out;
-      GoRegexpReplaceAll(*regex, str(1), str(2), f.id == FunctionId::kRegexReplaceAllLiteral, &out);
+      if (!GoRegexpReplaceAll(*regex, str(1), str(2), f.id == FunctionId::kRegexReplaceAllLiteral,
+                              &out, max_bytes)) {
+        return fail_too_long();
+      }
       *result = Value::Own(std::move(out));
       return true;
     }
@@ -761,9 +785,7 @@ bool CallFunction(const Function& f, std::span<Value> args, const RE2* regex, Va
       const int64_t n = args[0].i;
       const std::string_view s = str(1);
       if (n < 0) return fail("negative Repeat count");
-      if (!s.empty() && static_cast<uint64_t>(n) > kMaxRepeatBytes / s.size()) {
-        return fail("result longer than " + std::to_string(kMaxRepeatBytes) + " bytes");
-      }
+      if (!s.empty() && static_cast<uint64_t>(n) > max_bytes / s.size()) return fail_too_long();
       std::string out;
       out.reserve(s.size() * n);
       for (int64_t k = 0; k < n && !s.empty(); ++k) out.append(s);
@@ -804,6 +826,22 @@ bool CallFunction(const Function& f, std::span<Value> args, const RE2* regex, Va
       return true;
   }
   return fail("unknown function");
+}
+
+}  // namespace
+
+bool CallFunction(const Function& f, std::span<Value> args, const RE2* regex, size_t max_bytes,
+                  Value* result, std::string* error, bool* too_long) {
+  *too_long = false;
+  if (!CallUnchecked(f, args, regex, max_bytes, result, error, too_long)) return false;
+  // What the other functions return is at most a few times their arguments: checked here.
+  if (result->kind == Value::Kind::kString && result->str().size() > max_bytes) {
+    *too_long = true;
+    *error = "error calling " + std::string(f.name) + ": result longer than " +
+             std::to_string(max_bytes) + " bytes";
+    return false;
+  }
+  return true;
 }
 
 }  // namespace skald::stages::go_template_internal

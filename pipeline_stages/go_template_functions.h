@@ -134,8 +134,10 @@ std::string SupportedFunctionNames();
 
 // Calls `f` (not and/or, which the executor short-circuits) with `args` (piped value last).
 // `regex` is the pattern compiled at parse time for the regex functions, or null. Returns false
-// and sets *error when Go would fail the call.
-bool CallFunction(const Function& f, std::span<Value> args, const RE2* regex, Value* result,
-                  std::string* error);
+// and sets *error when Go would fail the call, or when the result would be a string longer than
+// `max_bytes` (then *too_long is set too; functions whose result can outgrow their arguments,
+// such as repeat and replace, stop before building it).
+bool CallFunction(const Function& f, std::span<Value> args, const RE2* regex, size_t max_bytes,
+                  Value* result, std::string* error, bool* too_long);
 
 }  // namespace skald::stages::go_template_internal

@@ -70,10 +70,20 @@ MetricsStage::MetricsStage(const YAML::Node& config, const StageContext& ctx) : 
       c.Fail("prefix", "metric name " + Quote(m.desc.name) +
                            " is invalid: it must match [a-zA-Z_:][a-zA-Z0-9_:]*");
     }
+    if (m.desc.name.starts_with("skald_")) {
+      mctx.Fail("metric name " + Quote(m.desc.name) +
+                " is reserved: names starting with skald_ are the plugin's own metrics; choose "
+                "another name or prefix");
+    }
     m.desc.description = c.String("description");
     m.source = c.String("source", name);
     if (m.source.empty()) m.source = name;
-    m.desc.max_idle_duration_ns = c.OptDurationNs("max_idle_duration").value_or(0);
+    // Promtail's default and floor: series not updated for this long leave /metrics.
+    m.desc.max_idle_duration_ns = c.OptDurationNs("max_idle_duration").value_or(300'000'000'000);
+    if (m.desc.max_idle_duration_ns < 1'000'000'000) {
+      c.Fail("max_idle_duration", Quote(c.String("max_idle_duration")) +
+                                      " is less than 1s; expected e.g. 30s or 1h (default 5m)");
+    }
 
     StageContext cctx = mctx;
     cctx.where += " config";
@@ -143,7 +153,15 @@ MetricsStage::MetricsStage(const YAML::Node& config, const StageContext& ctx) : 
         break;
       }
     }
-    if (ctx.build && ctx.build->observer) ctx.build->observer->MetricDeclared(m.desc);
+    if (ctx.build && ctx.build->observer) {
+      const std::string by =
+          ctx.build->owner.empty() ? ctx.where : ctx.build->owner + ", " + ctx.where;
+      try {
+        m.declaration = ctx.build->observer->DeclareMetric(m.desc, by);
+      } catch (const ConfigError& e) {
+        mctx.Fail(e.what());
+      }
+    }
     metrics_.push_back(std::move(m));
   }
 }

@@ -3,12 +3,17 @@
 //
 //   metrics:
 //     <name>: {type: Counter|Gauge|Histogram, description, prefix (promtail_custom_), source
-//              (default <name>), max_idle_duration, config: {value, action, match_all,
-//              count_entry_bytes, buckets}}
+//              (default <name>), max_idle_duration (5m, at least 1s: series not updated for
+//              that long are removed), config: {value, action, match_all, count_entry_bytes,
+//              buckets}}
 // Counter actions inc|add; gauge actions set|inc|dec|add|sub; `value` counts only entries whose
-// source equals it. Values that are not numbers are skipped.
+// source equals it. Values that are not numbers are skipped. Names starting with skald_ (after
+// the prefix) are refused: they are the plugin's own. Each metric is declared to the observer,
+// which may refuse it (a name another pipeline gives another type); the stage holds the
+// declaration until it is destroyed.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +38,7 @@ class MetricsStage final : public Stage {
     Action action = Action::kInc;
     bool match_all = false;
     bool count_entry_bytes = false;
+    std::unique_ptr<MetricDeclaration> declaration;
   };
   void Update(const Metric& m, const Entry& entry);
 

@@ -11,6 +11,7 @@ MultilineStage::MultilineStage(const YAML::Node& config, const StageContext& ctx
   if (max_wait_ns_ <= 0) c.Fail("max_wait_time", "must be greater than 0");
   max_lines_ = c.OptInt("max_lines").value_or(128);
   if (max_lines_ < 1) c.Fail("max_lines", "must be at least 1");
+  max_bytes_ = ctx.build->max_line_size;
 }
 
 void MultilineStage::EmitBlock(Downstream& next) {
@@ -30,6 +31,11 @@ Verdict MultilineStage::Process(Entry& entry, Downstream& next) {
     seen_firstline_ = true;
     if (block_) EmitBlock(next);
   }
+  // A block never grows past the line size the host sends on (it would be cut into pieces
+  // there), and `max_lines` of long lines cannot hold megabytes.
+  if (block_ && max_bytes_ > 0 && block_->line.size() + 1 + entry.line.size() > max_bytes_) {
+    EmitBlock(next);
+  }
   if (!block_) {
     block_.emplace(std::move(entry));
     block_lines_ = 1;
@@ -38,7 +44,9 @@ Verdict MultilineStage::Process(Entry& entry, Downstream& next) {
     block_->line.append(entry.line);
     ++block_lines_;
   }
-  if (block_lines_ >= max_lines_) EmitBlock(next);
+  if (block_lines_ >= max_lines_ || (max_bytes_ > 0 && block_->line.size() >= max_bytes_)) {
+    EmitBlock(next);
+  }
   return Verdict::kTaken;
 }
 

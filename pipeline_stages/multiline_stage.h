@@ -1,9 +1,10 @@
 // multiline: joins continuation lines into the block started by a `firstline` match.
 //
 // Lines before the first `firstline` pass through. Afterwards lines join the open block with
-// "\n" until the next firstline, `max_lines` (128), `max_wait_time` (3s) without a new line, or
-// the end of the stream (Flush with final). A continuation line with no open block (after a
-// max_lines or max_wait_time flush) opens a block of its own. The block keeps the first line's
+// "\n" until the next firstline, `max_lines` (128), `max_wait_time` (3s) without a new line, the
+// pipeline's max_line_size in bytes (a line that would take the block past it starts the next
+// block), or the end of the stream (Flush with final). A continuation line with no open block
+// (after such a flush) opens a block of its own. The block keeps the first line's
 // labels, timestamp and extracted data. Time is the pipeline's clock.
 #pragma once
 
@@ -31,6 +32,7 @@ class MultilineStage final : public Stage {
   std::unique_ptr<RE2> firstline_;
   int64_t max_wait_ns_;
   int64_t max_lines_;
+  std::size_t max_bytes_;  // 0 = no bound
   bool seen_firstline_ = false;
   std::optional<Entry> block_;
   int64_t block_lines_ = 0;

@@ -41,25 +41,27 @@ YAML::Node StageList(const YAML::Node& root, std::string_view what) {
 
 void Pipeline::SetSamplingSeedForTesting(uint64_t seed) { g_sampling_seed = seed; }
 
-std::unique_ptr<Pipeline> Pipeline::FromNode(const YAML::Node& stages, PipelineObserver* observer,
-                                             const Clock* clock) {
+std::unique_ptr<Pipeline> Pipeline::FromNode(const YAML::Node& stages,
+                                             const PipelineOptions& options) {
   std::unique_ptr<Pipeline> p(new Pipeline());
   p->build_ = std::make_unique<BuildContext>();
-  p->build_->observer = observer;
-  p->build_->clock = clock ? clock : &Clock::System();
+  p->build_->observer = options.observer;
+  p->build_->clock = options.clock ? options.clock : &Clock::System();
   p->build_->seed = g_sampling_seed;
+  p->build_->owner = options.owner;
+  p->build_->max_line_size = options.max_line_size;
   BuildStageList(stages, *p->build_, "pipeline stage", p->chain_);
   return p;
 }
 
 std::unique_ptr<Pipeline> Pipeline::FromYaml(std::string_view stages_yaml,
-                                             PipelineObserver* observer, const Clock* clock) {
+                                             const PipelineOptions& options) {
   YAML::Node root = ParseYaml(stages_yaml, "pipeline stages");
-  return FromNode(StageList(root, "pipeline stages"), observer, clock);
+  return FromNode(StageList(root, "pipeline stages"), options);
 }
 
-std::unique_ptr<Pipeline> Pipeline::FromFile(const std::string& path, PipelineObserver* observer,
-                                             const Clock* clock) {
+std::unique_ptr<Pipeline> Pipeline::FromFile(const std::string& path,
+                                             const PipelineOptions& options) {
   std::ifstream in(path);
   if (!in) throw ConfigError("pipeline stage file " + Quote(path) + ": cannot be read");
   std::stringstream ss;
@@ -69,7 +71,23 @@ std::unique_ptr<Pipeline> Pipeline::FromFile(const std::string& path, PipelineOb
   if (!root.IsMap() || !root["pipeline_stages"]) {
     throw ConfigError(what + ": expected a top-level pipeline_stages: list");
   }
-  return FromNode(root["pipeline_stages"], observer, clock);
+  return FromNode(root["pipeline_stages"], options);
+}
+
+std::unique_ptr<Pipeline> Pipeline::FromYaml(std::string_view stages_yaml,
+                                             PipelineObserver* observer, const Clock* clock) {
+  PipelineOptions options;
+  options.observer = observer;
+  options.clock = clock;
+  return FromYaml(stages_yaml, options);
+}
+
+std::unique_ptr<Pipeline> Pipeline::FromFile(const std::string& path, PipelineObserver* observer,
+                                             const Clock* clock) {
+  PipelineOptions options;
+  options.observer = observer;
+  options.clock = clock;
+  return FromFile(path, options);
 }
 
 void Pipeline::Output::Emit(Entry&& entry) {

@@ -6,6 +6,7 @@
 // entries) to `out`; Flush releases entries that stages hold (multiline blocks, rate-limited or
 // partial CRI entries) whose time has come, or all of them when `final` (end of stream).
 // One Pipeline per stream, called from one thread at a time; it never blocks or sleeps.
+// The metrics its stages declared to the observer are withdrawn when it is destroyed.
 #pragma once
 
 #include <memory>
@@ -24,18 +25,34 @@ class Node;
 
 namespace skald::stages {
 
+// What a pipeline is built with besides its stages.
+struct PipelineOptions {
+  PipelineObserver* observer = nullptr;  // may be null; must outlive the pipeline
+  const Clock* clock = nullptr;          // null = the system clock; must outlive the pipeline
+  // Whom the pipeline serves, as messages about it name it to others (e.g. the container: a
+  // metric declared here and refused to another pipeline is "declared by <owner>, <stage>").
+  std::string owner;
+  // The longest line the host sends on (loki-max-line-size): a multiline block is emitted when
+  // it reaches this many bytes. 0 = no bound.
+  std::size_t max_line_size = 0;
+};
+
 class Pipeline {
  public:
-  // `observer` (may be null) and `clock` (null = system clock) must outlive the pipeline.
+  static std::unique_ptr<Pipeline> FromYaml(std::string_view stages_yaml,
+                                            const PipelineOptions& options);
+  static std::unique_ptr<Pipeline> FromFile(const std::string& path,
+                                            const PipelineOptions& options);
+  // The YAML list of stages, already parsed.
+  static std::unique_ptr<Pipeline> FromNode(const YAML::Node& stages,
+                                            const PipelineOptions& options);
+  // Shorthands for tests and tools.
   static std::unique_ptr<Pipeline> FromYaml(std::string_view stages_yaml,
                                             PipelineObserver* observer = nullptr,
                                             const Clock* clock = nullptr);
   static std::unique_ptr<Pipeline> FromFile(const std::string& path,
                                             PipelineObserver* observer = nullptr,
                                             const Clock* clock = nullptr);
-  // The YAML list of stages, already parsed.
-  static std::unique_ptr<Pipeline> FromNode(const YAML::Node& stages, PipelineObserver* observer,
-                                            const Clock* clock);
 
   // The entry is moved from (or left as it was, when dropped); the copying overload is for
   // callers that keep theirs.

@@ -1,12 +1,14 @@
 #include "pipeline_stages/replace_stage.h"
 
+#include <algorithm>
+
 #include "pipeline_stages/extracted_template_data.h"
 #include "pipeline_stages/regex_stage.h"
 #include "pipeline_stages/template_stage.h"
 
 namespace skald::stages {
 
-ReplaceStage::ReplaceStage(const YAML::Node& config, const StageContext& ctx) {
+ReplaceStage::ReplaceStage(const YAML::Node& config, const StageContext& ctx) : ctx_(ctx) {
   StageConfig c(config, ctx, {"expression", "source", "replace"});
   re_ = CompileUserRegex(c, "expression", c.RequiredString("expression"));
   source_ = c.OptString("source");
@@ -36,6 +38,9 @@ Verdict ReplaceStage::Process(Entry& entry, Downstream&) {
   size_t pos = 0;     // where the next search starts
   size_t copied = 0;  // input_[0, copied) is accounted for in result_
   size_t last_end = std::string::npos;
+  // Every match may render up to the template's bound: the result as a whole is held to it too
+  // (or to the input's size, when that is longer).
+  const size_t limit = std::max(input_.size(), GoTemplate::kMaxOutputBytes);
   bool matched = false;
   while (pos <= input_.size()) {
     if (!re_->Match(text, pos, input_.size(), RE2::UNANCHORED, groups_.data(),
@@ -56,9 +61,16 @@ Verdict ReplaceStage::Process(Entry& entry, Downstream&) {
       if (gs < copied) continue;  // nested inside a group already replaced
       const std::string_view captured(groups_[g].data(), groups_[g].size());
       ExtractedTemplateData data(entry.extracted, captured, std::nullopt);
-      if (!template_.Execute(data, &rendered_)) return Verdict::kPass;
-      result_.append(input_, copied, gs - copied);
-      result_ += rendered_;
+      const GoTemplate::Result rendered = template_.Execute(data, &rendered_);
+      if (rendered == GoTemplate::Result::kOk) {
+        result_.append(input_, copied, gs - copied);
+        result_ += rendered_;
+      }
+      if (rendered == GoTemplate::Result::kTooLong || result_.size() > limit) {
+        ctx_.ReportFailure("output_too_long");
+        return Verdict::kPass;
+      }
+      if (rendered != GoTemplate::Result::kOk) return Verdict::kPass;
       copied = ge;
       if (!group_names_[g].empty()) captured_.emplace_back(group_names_[g], captured);
     }
@@ -67,6 +79,10 @@ Verdict ReplaceStage::Process(Entry& entry, Downstream&) {
   }
   if (!matched) return Verdict::kPass;
   result_.append(input_, copied, std::string::npos);
+  if (result_.size() > limit) {
+    ctx_.ReportFailure("output_too_long");
+    return Verdict::kPass;
+  }
   if (source_) {
     entry.extracted.Upsert(*source_).MutableString().swap(result_);
   } else {

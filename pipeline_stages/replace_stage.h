@@ -2,7 +2,8 @@
 // extracted[source]) with the rendered `replace` template, where `.Value` is the captured text
 // and the other keys are the extracted values. The result becomes the line, or
 // extracted[source]. Named groups are also set in extracted. No match or no capture group:
-// nothing changes; a failed template execution changes nothing.
+// nothing changes; a failed template execution changes nothing, and neither does a result
+// longer than GoTemplate::kMaxOutputBytes and the input (reported as "output_too_long").
 #pragma once
 
 #include <re2/re2.h>
@@ -24,6 +25,7 @@ class ReplaceStage final : public Stage {
   Verdict Process(Entry& entry, Downstream& next) override;
 
  private:
+  StageContext ctx_;
   std::unique_ptr<RE2> re_;
   std::vector<std::string> group_names_;  // by group index; "" for unnamed
   std::optional<std::string> source_;

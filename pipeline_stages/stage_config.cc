@@ -69,11 +69,11 @@ std::string DescribeNode(const YAML::Node& node) {
 
 StageConfig::StageConfig(const YAML::Node& node, const StageContext& ctx,
                          std::vector<std::string_view> known_fields)
-    : node_(node), ctx_(ctx) {
-  if (!node || node.IsNull()) {
-    node_ = YAML::Node(YAML::NodeType::Map);
-    return;
-  }
+    // An absent field (`metrics: {m: {type: Histogram}}` has no config) is an invalid node that
+    // throws YAML::InvalidNode when assigned to, and assigning to a null one would rewrite the
+    // document: a missing or null config is a fresh empty map.
+    : node_(node && !node.IsNull() ? node : YAML::Node(YAML::NodeType::Map)), ctx_(ctx) {
+  if (!node || node.IsNull()) return;
   if (!node.IsMap()) {
     std::string accepted;
     for (auto f : known_fields) accepted += (accepted.empty() ? "" : ", ") + std::string(f);

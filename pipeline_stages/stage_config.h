@@ -20,6 +20,13 @@ struct BuildContext {
   PipelineObserver* observer = nullptr;  // may be null
   const Clock* clock = nullptr;          // never null once the builder set it
   uint64_t seed = 0;                     // for sampling; 0 = from the clock
+  std::string owner;                     // PipelineOptions::owner
+  std::size_t max_line_size = 0;         // PipelineOptions::max_line_size
+  // How far the build got (kept by BuildStageList for its bounds): stages begun so far, those
+  // inside match stages and every use of a YAML alias included, and the stage lists being
+  // built (the top level and one per match stage around the current stage).
+  mutable std::size_t stages_begun = 0;
+  mutable int lists_open = 0;
 };
 
 struct StageContext {
@@ -29,6 +36,9 @@ struct StageContext {
 
   void ReportDrop(std::string_view reason) const {
     if (build && build->observer) build->observer->EntryDropped(reason);
+  }
+  void ReportFailure(std::string_view reason) const {
+    if (build && build->observer) build->observer->StageFailed(name, reason);
   }
   int64_t NowNs() const { return build->clock->NowNs(); }
   [[noreturn]] void Fail(std::string_view detail) const;

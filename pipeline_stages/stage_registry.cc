@@ -92,6 +92,16 @@ void BuildStageList(const YAML::Node& stages, const BuildContext& build,
                     std::string_view where_prefix, StageChain& chain) {
   const std::string prefix(where_prefix);
   if (!stages || stages.IsNull()) return;
+  const int depth = build.lists_open;  // match stages around this list
+  if (depth > kMaxNesting) {
+    throw ConfigError(prefix + "s: match stages nest " + std::to_string(depth) +
+                      " deep here; at most " + std::to_string(kMaxNesting) + " are accepted");
+  }
+  ++build.lists_open;
+  struct CloseList {
+    const BuildContext& build;
+    ~CloseList() { --build.lists_open; }
+  } close_list{build};
   if (!stages.IsSequence()) {
     throw ConfigError(prefix +
                       "s: expected a YAML list of stages (each item \"- name: {...}\"), got " +
@@ -101,6 +111,12 @@ void BuildStageList(const YAML::Node& stages, const BuildContext& build,
   for (const auto& item : stages) {
     ++position;
     const std::string at = prefix + " " + std::to_string(position);
+    if (++build.stages_begun > kMaxStages) {
+      throw ConfigError(at + ": the pipeline has more than " + std::to_string(kMaxStages) +
+                        " stages (those inside match stages count, and a YAML alias counts at "
+                        "every use); at most " +
+                        std::to_string(kMaxStages) + " are accepted");
+    }
     if (item.IsScalar()) {
       const std::string& s = item.Scalar();
       std::string msg = at + ": " + Quote(s) +

@@ -12,7 +12,7 @@ GoTemplate ParseTemplateField(const StageConfig& c, std::string_view field, std:
   }
 }
 
-TemplateStage::TemplateStage(const YAML::Node& config, const StageContext& ctx) {
+TemplateStage::TemplateStage(const YAML::Node& config, const StageContext& ctx) : ctx_(ctx) {
   StageConfig c(config, ctx, {"source", "template"});
   source_ = c.RequiredString("source");
   if (!c.Has("template")) c.Fail("template", "is required: a Go template, e.g. '{{ .Value }}'");
@@ -24,7 +24,15 @@ Verdict TemplateStage::Process(Entry& entry, Downstream&) {
   std::optional<std::string_view> value;
   if (const Value* v = entry.extracted.Find(source_)) value = v->AsString();
   ExtractedTemplateData data(entry.extracted, value, std::string_view(entry.line));
-  if (!template_.Execute(data, &out_)) return Verdict::kPass;
+  switch (template_.Execute(data, &out_)) {
+    case GoTemplate::Result::kOk:
+      break;
+    case GoTemplate::Result::kTooLong:
+      ctx_.ReportFailure("output_too_long");
+      return Verdict::kPass;
+    case GoTemplate::Result::kFailed:
+      return Verdict::kPass;
+  }
   if (out_.empty()) {
     entry.extracted.Erase(source_);
   } else {

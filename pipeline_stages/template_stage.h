@@ -1,6 +1,7 @@
 // template: renders a Go template into extracted[source]. The template sees every extracted
 // value with a string form, `.Value` (extracted[source]) and `.Entry` (the line); a missing key
-// renders `<no value>`. An empty result deletes the key; a failed execution changes nothing.
+// renders `<no value>`. An empty result deletes the key; a failed execution changes nothing
+// (one whose output would pass GoTemplate::kMaxOutputBytes is reported as "output_too_long").
 #pragma once
 
 #include <string>
@@ -20,6 +21,7 @@ class TemplateStage final : public Stage {
   Verdict Process(Entry& entry, Downstream& next) override;
 
  private:
+  StageContext ctx_;
   std::string source_;
   GoTemplate template_;
   std::string out_;

@@ -1,5 +1,6 @@
 #include "plugin/docker_template.h"
 
+#include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -49,12 +50,24 @@ std::string FieldValue(const std::string& f, const ContainerInfo& info, const st
   return {};
 }
 
+// Values are bounded as they are built: a longer one throws std::length_error (Render quotes
+// the template).
+void CheckSize(std::size_t size, const char* what) {
+  if (size > DockerTemplate::kMaxOutputBytes) {
+    throw std::length_error(std::string(what) + " would be longer than " +
+                            std::to_string(DockerTemplate::kMaxOutputBytes) + " bytes");
+  }
+}
+
 std::string AsString(const Value& v) {
   if (auto* s = std::get_if<std::string>(&v)) return *s;
   if (auto* n = std::get_if<long long>(&v)) return std::to_string(*n);
   const auto& list = std::get<std::vector<std::string>>(v);
   std::string out = "[";
-  for (std::size_t i = 0; i < list.size(); ++i) out += (i ? " " : "") + list[i];
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    out += (i ? " " : "") + list[i];
+    CheckSize(out.size(), "a list's text");
+  }
   return out + "]";
 }
 
@@ -118,7 +131,10 @@ Value DockerTemplate::Node::Call(const std::string& fn, const std::vector<Value>
     std::string out, sep = s(1);
     if (!a.empty()) {
       if (auto* list = std::get_if<std::vector<std::string>>(&a[0])) {
-        for (std::size_t i = 0; i < list->size(); ++i) out += (i ? sep : "") + (*list)[i];
+        for (std::size_t i = 0; i < list->size(); ++i) {
+          CheckSize(out.size() + (i ? sep.size() : 0) + (*list)[i].size(), "the join");
+          out += (i ? sep : "") + (*list)[i];
+        }
         return out;
       }
     }
@@ -126,8 +142,13 @@ Value DockerTemplate::Node::Call(const std::string& fn, const std::vector<Value>
   }
   if (fn == "pad") {
     long long pre = a.size() > 1 ? AsInt(a[1]) : 0, post = a.size() > 2 ? AsInt(a[2]) : 0;
-    return std::string(static_cast<std::size_t>(std::max(0LL, pre)), ' ') + s(0) +
-           std::string(static_cast<std::size_t>(std::max(0LL, post)), ' ');
+    const auto before = static_cast<std::size_t>(std::clamp(pre, 0LL, 1LL << 40));
+    const auto after = static_cast<std::size_t>(std::clamp(post, 0LL, 1LL << 40));
+    const std::string text = s(0);
+    CheckSize(
+        before + text.size() + after,
+        ("pad of " + std::to_string(pre) + " and " + std::to_string(post) + " spaces").c_str());
+    return std::string(before, ' ') + text + std::string(after, ' ');
   }
   if (fn == "truncate") {
     std::string text = s(0);
@@ -152,7 +173,10 @@ Value DockerTemplate::Node::Eval(const ContainerInfo& info, const std::string& h
       return Call(text, {});
     case Kind::kSequence: {
       std::string out;
-      for (const Node& c : children) out += AsString(c.Eval(info, host));
+      for (const Node& c : children) {
+        out += AsString(c.Eval(info, host));
+        CheckSize(out.size(), "the output");
+      }
       return out;
     }
     case Kind::kPipeline: {
@@ -165,6 +189,9 @@ Value DockerTemplate::Node::Eval(const ContainerInfo& info, const std::string& h
           for (std::size_t i = 1; i < cmd.size(); ++i) args.push_back(cmd[i].Eval(info, host));
           if (have_piped) args.push_back(piped);  // Go passes the piped value last
           piped = Call(head.text, args);
+          if (auto* text = std::get_if<std::string>(&piped)) {
+            CheckSize(text->size(), (head.text + "'s result").c_str());
+          }
         } else {
           piped = head.Eval(info, host);
         }
@@ -350,12 +377,17 @@ DockerTemplate::~DockerTemplate() = default;
 
 DockerTemplate DockerTemplate::Parse(std::string_view text) {
   DockerTemplate t;
+  t.text_ = std::string(text);
   t.root_ = std::make_unique<Node>(Parser(text).ParseAll());
   return t;
 }
 
 std::string DockerTemplate::Render(const ContainerInfo& info, const std::string& hostname) const {
-  return AsString(root_->Eval(info, hostname));
+  try {
+    return AsString(root_->Eval(info, hostname));
+  } catch (const std::length_error& e) {
+    throw std::length_error("template \"" + text_ + "\": " + e.what());
+  }
 }
 
 }  // namespace skald

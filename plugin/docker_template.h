@@ -4,7 +4,9 @@
 // functions json, split, join, title, lower, upper, pad, truncate.
 //
 // Parse() validates the whole template (unknown fields and functions included) and throws
-// std::invalid_argument with a message quoting the template; Render() cannot fail.
+// std::invalid_argument with a message quoting the template. Render() fails only when the output,
+// or a value on the way to it, would be longer than kMaxOutputBytes (`{{pad .Name 2000000000 0}}`
+// would take 2 GB): it throws std::length_error quoting the template, before building it.
 #pragma once
 
 #include <memory>
@@ -17,6 +19,8 @@ namespace skald {
 
 class DockerTemplate {
  public:
+  static constexpr std::size_t kMaxOutputBytes = 1 << 20;
+
   static DockerTemplate Parse(std::string_view text);
   std::string Render(const ContainerInfo& info, const std::string& hostname) const;
 
@@ -28,6 +32,7 @@ class DockerTemplate {
 
  private:
   DockerTemplate();
+  std::string text_;
   std::unique_ptr<Node> root_;
 };
 

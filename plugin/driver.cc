@@ -56,6 +56,17 @@ StreamSelector RenderSelector(const stages::LabelSet& labels) {
   return StreamSelector(std::move(rendered));
 }
 
+// A Docker template of `option` rendered for the container; an output over the template's bound
+// refuses the container, naming the option.
+std::string RenderOption(const char* option, const std::string& text, const ContainerInfo& info,
+                         const std::string& hostname) {
+  try {
+    return DockerTemplate::Parse(text).Render(info, hostname);
+  } catch (const std::length_error& e) {
+    throw OptionError(std::string("skald: invalid log-opt ") + option + ": " + e.what());
+  }
+}
+
 std::size_t LinesBytes(const std::vector<LogLine>& lines) {
   std::size_t bytes = 0;
   for (const LogLine& l : lines) bytes += l.line.size() + sizeof(LogLine);
@@ -72,7 +83,8 @@ StreamLabelSet BuildContainerLabels(const ContainerInfo& info, const LogOptions&
   while (std::getline(ss, pair, ',')) {
     auto eq = pair.find('=');
     if (eq == std::string::npos) continue;  // validated by ParseLogOptions
-    labels[pair.substr(0, eq)] = DockerTemplate::Parse(pair.substr(eq + 1)).Render(info, hostname);
+    labels[pair.substr(0, eq)] =
+        RenderOption("loki-external-labels", pair.substr(eq + 1), info, hostname);
   }
 
   // Docker's ExtraAttributes: labels, labels-regex, env, env-regex (env wins on a clash).
@@ -112,7 +124,7 @@ StreamLabelSet BuildContainerLabels(const ContainerInfo& info, const LogOptions&
   }
   for (auto& [k, v] : attrs) labels[k] = v;
   if (!hostname.empty()) labels["host"] = hostname;
-  if (options.tag) labels["tag"] = DockerTemplate::Parse(*options.tag).Render(info, hostname);
+  if (options.tag) labels["tag"] = RenderOption("tag", *options.tag, info, hostname);
 
   return StreamLabelSet(labels.begin(), labels.end());
 }
@@ -166,13 +178,18 @@ struct Driver::Stream {
 namespace {
 
 std::unique_ptr<stages::Pipeline> BuildPipeline(const LogOptions& options,
+                                                const ContainerInfo& info,
                                                 stages::PipelineObserver* observer) {
+  stages::PipelineOptions build;
+  build.observer = observer;
+  build.owner = "container " + info.Name() + " (" + info.ID() + ")";
+  build.max_line_size = options.max_line_size;
   try {
     if (!options.pipeline_stages.empty()) {
-      return stages::Pipeline::FromYaml(options.pipeline_stages, observer);
+      return stages::Pipeline::FromYaml(options.pipeline_stages, build);
     }
     if (!options.pipeline_stage_file.empty()) {
-      return stages::Pipeline::FromFile(options.pipeline_stage_file, observer);
+      return stages::Pipeline::FromFile(options.pipeline_stage_file, build);
     }
   } catch (const stages::ConfigError& e) {
     throw OptionError(
@@ -279,7 +296,7 @@ std::shared_ptr<Driver::Stream> Driver::MakeStream(const std::string& file,
     labels.clear();
     relabeled.ForEach([&](std::string_view k, std::string_view v) { labels.emplace_back(k, v); });
   }
-  stream->pipeline = BuildPipeline(options, &observer_);
+  stream->pipeline = BuildPipeline(options, info, &observer_);
   for (LogSource source : {LogSource::kStdout, LogSource::kStderr}) {
     StreamLabelSet with_source = labels;
     with_source.emplace_back("source", std::string(LogSourceName(source)));

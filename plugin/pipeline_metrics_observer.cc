@@ -1,9 +1,18 @@
 #include "plugin/pipeline_metrics_observer.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cmath>
+#include <set>
+#include <stdexcept>
+#include <vector>
+
+#include "pipeline_stages/config_error.h"
 
 namespace skald {
 namespace {
+
+using Type = stages::MetricDesc::Type;
 
 MetricLabels ToMetricLabels(const stages::LabelSet& labels) {
   MetricLabels out;
@@ -11,7 +20,46 @@ MetricLabels ToMetricLabels(const stages::LabelSet& labels) {
   return out;
 }
 
+// The families a metric appears as on /metrics.
+std::vector<std::string> ExportedNames(const stages::MetricDesc& d) {
+  if (d.type == Type::kHistogram) return {d.name + "_count", d.name + "_sum"};
+  return {d.name};
+}
+
+std::string Describe(const stages::MetricDesc& d) {
+  switch (d.type) {
+    case Type::kCounter:
+      return "a counter";
+    case Type::kGauge:
+      return "a gauge";
+    case Type::kHistogram:
+      break;
+  }
+  return "a histogram (exported as " + d.name + "_count and " + d.name + "_sum)";
+}
+
+// What `d` would make of the name `taken`: the metric itself, or one of a histogram's families.
+std::string DescribeAs(const stages::MetricDesc& d, const std::string& taken) {
+  if (d.name == taken) return Describe(d);
+  return "a family of the histogram " + d.name + " (exported as " + d.name + "_count and " +
+         d.name + "_sum)";
+}
+
 }  // namespace
+
+// Withdraws one declaration when the pipeline that made it is destroyed.
+class PipelineMetricsObserver::Declaration final : public stages::MetricDeclaration {
+ public:
+  Declaration(PipelineMetricsObserver* observer, std::string name,
+              std::list<std::string>::iterator declarer)
+      : observer_(observer), name_(std::move(name)), declarer_(declarer) {}
+  ~Declaration() override { observer_->Release(name_, declarer_); }
+
+ private:
+  PipelineMetricsObserver* observer_;
+  std::string name_;
+  std::list<std::string>::iterator declarer_;
+};
 
 void PipelineMetricsObserver::EntryDropped(std::string_view reason) {
   metrics_
@@ -20,30 +68,130 @@ void PipelineMetricsObserver::EntryDropped(std::string_view reason) {
       .Add();
 }
 
+void PipelineMetricsObserver::StageFailed(std::string_view stage, std::string_view reason) {
+  metrics_
+      .GetCounter("skald_stage_errors_total",
+                  "Entries a pipeline stage failed on and passed on without its change, by stage "
+                  "and reason.",
+                  {{"stage", std::string(stage)}, {"reason", std::string(reason)}})
+      .Add();
+}
+
+std::unique_ptr<stages::MetricDeclaration> PipelineMetricsObserver::DeclareMetric(
+    const stages::MetricDesc& desc, std::string_view declared_by) {
+  const std::vector<std::string> exported = ExportedNames(desc);
+  std::lock_guard lock(mu_);
+  // Metrics whose names this one would take. A live one refuses the declaration; one whose
+  // declarations are all gone makes way (with its series).
+  std::set<std::string> replaced;
+  auto check = [&](const std::string& taken, const std::string& other_name) {
+    const Declared& other = declared_.at(other_name);
+    if (other_name == desc.name && other.desc.type == desc.type) return;  // the same metric
+    if (other.declarers.empty()) {
+      replaced.insert(other_name);
+      return;
+    }
+    throw stages::ConfigError(
+        "metric name " + taken + " is already " + DescribeAs(other.desc, taken) + ", declared by " +
+        other.declarers.front() + "; here it would be " + DescribeAs(desc, taken) +
+        ". A metric name has one type across all containers while one that declared it runs: "
+        "rename one of them (the metric's name or its prefix)");
+  };
+  if (declared_.count(desc.name)) check(desc.name, desc.name);
+  for (const std::string& name : exported) {
+    if (auto it = owner_.find(name); it != owner_.end()) check(name, it->second);
+  }
+  for (const std::string& name : replaced) {
+    for (const std::string& family : ExportedNames(declared_.at(name).desc)) {
+      metrics_.RemoveFamily(family);
+      owner_.erase(family);
+    }
+    declared_.erase(name);
+  }
+  auto [it, created] = declared_.try_emplace(desc.name);
+  // A metric follows the declaration that created it, or the first after all were gone.
+  if (created || it->second.declarers.empty()) {
+    it->second.desc = desc;
+    try {
+      for (const std::string& name : exported) {
+        MetricsRegistry::FamilyOptions options;
+        options.is_counter = desc.type != Type::kGauge;
+        options.help = desc.description;
+        options.max_idle_ns = desc.max_idle_duration_ns;
+        options.max_series = kMaxSeriesPerMetric;
+        metrics_.DeclareFamily(name, options);
+        owner_[name] = desc.name;
+      }
+    } catch (const std::logic_error&) {
+      // Only a family of the plugin's own can be in the way of a new metric's name.
+      if (created) {
+        for (const std::string& name : exported) {
+          if (owner_.erase(name)) metrics_.RemoveFamily(name);
+        }
+        declared_.erase(it);
+      }
+      throw stages::ConfigError("metric name " + desc.name +
+                                " is one of the plugin's own metrics: choose another name or "
+                                "prefix");
+    }
+  }
+  it->second.declarers.emplace_back(declared_by);
+  return std::make_unique<Declaration>(this, desc.name, std::prev(it->second.declarers.end()));
+}
+
+void PipelineMetricsObserver::Release(const std::string& name,
+                                      std::list<std::string>::iterator declarer) {
+  std::lock_guard lock(mu_);
+  // The metric and its series stay until a declaration of another type replaces them.
+  if (auto it = declared_.find(name); it != declared_.end()) it->second.declarers.erase(declarer);
+}
+
+void PipelineMetricsObserver::UpdateDropped(const std::string& name,
+                                            MetricsRegistry::Update result) {
+  if (result != MetricsRegistry::Update::kFull) return;
+  metrics_
+      .GetCounter("skald_metric_updates_dropped_total",
+                  "Updates of metrics-stage metrics dropped: a new label set for a metric that "
+                  "holds " +
+                      std::to_string(kMaxSeriesPerMetric) + " already.",
+                  {{"metric", name}})
+      .Add();
+  uint64_t suppressed = 0;
+  if (!full_log_.Allow(name, suppressed)) return;
+  spdlog::warn(
+      "metric {} holds {} label sets, the most a metric keeps: updates of new ones are dropped "
+      "and counted in skald_metric_updates_dropped_total (check the labels of the entries at "
+      "the metrics stage, or set max_idle_duration so that old label sets go){}",
+      name, kMaxSeriesPerMetric, Suppressed(suppressed));
+}
+
 void PipelineMetricsObserver::CounterAdd(const stages::MetricDesc& desc,
                                          const stages::LabelSet& labels, double delta) {
   if (delta <= 0) return;
-  metrics_.GetCounter(desc.name, desc.description, ToMetricLabels(labels))
-      .Add(static_cast<uint64_t>(std::llround(delta)));
+  UpdateDropped(desc.name, metrics_.CounterAdd(desc.name, ToMetricLabels(labels),
+                                               static_cast<uint64_t>(std::llround(delta))));
 }
 
 void PipelineMetricsObserver::GaugeSet(const stages::MetricDesc& desc,
                                        const stages::LabelSet& labels, double value) {
-  metrics_.GetGauge(desc.name, desc.description, ToMetricLabels(labels)).Set(std::llround(value));
+  UpdateDropped(desc.name,
+                metrics_.GaugeSet(desc.name, ToMetricLabels(labels), std::llround(value)));
 }
 
 void PipelineMetricsObserver::GaugeAdd(const stages::MetricDesc& desc,
                                        const stages::LabelSet& labels, double delta) {
-  metrics_.GetGauge(desc.name, desc.description, ToMetricLabels(labels)).Add(std::llround(delta));
+  UpdateDropped(desc.name,
+                metrics_.GaugeAdd(desc.name, ToMetricLabels(labels), std::llround(delta)));
 }
 
 void PipelineMetricsObserver::HistogramObserve(const stages::MetricDesc& desc,
                                                const stages::LabelSet& labels, double value) {
   MetricLabels l = ToMetricLabels(labels);
-  metrics_.GetCounter(desc.name + "_count", desc.description, l).Add();
+  const MetricsRegistry::Update count = metrics_.CounterAdd(desc.name + "_count", l, 1);
+  if (count != MetricsRegistry::Update::kApplied) return UpdateDropped(desc.name, count);
   if (value > 0) {
-    metrics_.GetCounter(desc.name + "_sum", desc.description, l)
-        .Add(static_cast<uint64_t>(std::llround(value)));
+    UpdateDropped(desc.name, metrics_.CounterAdd(desc.name + "_sum", l,
+                                                 static_cast<uint64_t>(std::llround(value))));
   }
 }
 

@@ -1,24 +1,43 @@
 // PipelineMetricsObserver: where the stage library reports to the plugin's metrics.
 //
-// Entries a stage drops are counted in skald_entries_dropped_total{reason}; the metrics a
+// Entries a stage drops are counted in skald_entries_dropped_total{reason}, entries a stage
+// failed on (and passed on unchanged) in skald_stage_errors_total{stage,reason}; the metrics a
 // `metrics` stage declares are published under their own names with the entry's labels.
+// A name has one type across all pipelines: a declaration that clashes with a live one (another
+// type, or a histogram's _count/_sum) is refused with a ConfigError naming both. A metric keeps
+// its series after its last declaration is gone, until a declaration of another type replaces
+// it; a series not updated for its metric's max_idle_duration leaves at the next scrape. A
+// metric holds at most kMaxSeriesPerMetric label sets: updates of further ones are dropped,
+// counted in skald_metric_updates_dropped_total{metric} and logged (once a minute per metric).
 // The registry holds whole numbers: counter increments and gauge values are rounded, and
 // histograms are exported as `<name>_count` and `<name>_sum` counters (no buckets yet).
-// Thread-safe; one observer serves every pipeline.
+// Thread-safe; one observer serves every pipeline and must outlive them.
 #pragma once
 
+#include <chrono>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
 
 #include "pipeline_stages/pipeline_observer.h"
+#include "plugin/log_limiter.h"
 #include "plugin/metrics.h"
 
 namespace skald {
 
 class PipelineMetricsObserver : public stages::PipelineObserver {
  public:
+  static constexpr std::size_t kMaxSeriesPerMetric = 1000;
+
   explicit PipelineMetricsObserver(MetricsRegistry& metrics) : metrics_(metrics) {}
 
   void EntryDropped(std::string_view reason) override;
+  void StageFailed(std::string_view stage, std::string_view reason) override;
+  std::unique_ptr<stages::MetricDeclaration> DeclareMetric(const stages::MetricDesc& desc,
+                                                           std::string_view declared_by) override;
   void CounterAdd(const stages::MetricDesc& desc, const stages::LabelSet& labels,
                   double delta) override;
   void GaugeSet(const stages::MetricDesc& desc, const stages::LabelSet& labels,
@@ -29,7 +48,20 @@ class PipelineMetricsObserver : public stages::PipelineObserver {
                         double value) override;
 
  private:
+  class Declaration;
+  struct Declared {
+    stages::MetricDesc desc;           // of the declaration that created it
+    std::list<std::string> declarers;  // live declarations, oldest first
+  };
+  void Release(const std::string& name, std::list<std::string>::iterator declarer);
+  // Counts (and logs, at most once a minute per metric) an update a full metric dropped.
+  void UpdateDropped(const std::string& name, MetricsRegistry::Update result);
+
   MetricsRegistry& metrics_;
+  LogLimiter full_log_{std::chrono::minutes(1)};  // by metric name
+  std::mutex mu_;
+  std::map<std::string, Declared> declared_;  // by metric name (with its prefix)
+  std::map<std::string, std::string> owner_;  // exported family name -> metric name
 };
 
 }  // namespace skald

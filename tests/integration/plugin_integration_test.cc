@@ -220,6 +220,25 @@ TEST_F(PluginIntegration, BadOptionsAreRefusedWithTheirNames) {
   EXPECT_TRUE(daemon_->running());
 }
 
+// Docker templates are rendered at StartLogging: an output over 1 MiB refuses the container,
+// naming the option, at once and without the memory.
+TEST_F(PluginIntegration, ADockerTemplateOverOneMebibyteIsRefusedNamingTheOption) {
+  FakeDaemon::Container a, b, ok;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(daemon_->StartContainer(a, Opts({{"tag", "{{pad .Name 2000000000 0}}"}})),
+            "skald: invalid log-opt tag: template \"{{pad .Name 2000000000 0}}\": pad of "
+            "2000000000 and 0 spaces would be longer than 1048576 bytes");
+  EXPECT_THAT(daemon_->StartContainer(
+                  b, Opts({{"loki-external-labels", "job=x,name={{pad .ID 600000 600000}}"}})),
+              HasSubstr("skald: invalid log-opt loki-external-labels: template "));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  ASSERT_EQ(daemon_->StartContainer(ok, Opts({{"tag", "{{pad .Name 2 0}}"}})), "");
+  daemon_->WriteLine(ok, "still shipping");
+  ASSERT_EQ(daemon_->StopContainer(ok), "");
+  ASSERT_TRUE(loki_.WaitForEntries(1, 10s)) << loki_.StatsJson();
+  EXPECT_THAT(loki_.Streams()[0].labels, HasSubstr("tag=\"  " + ok.name + "\""));
+}
+
 TEST_F(PluginIntegration, CapabilitiesAndActivateAnswerAsTheDaemonExpects) {
   auto caps = daemon_->Call("Capabilities", nlohmann::json::object());
   EXPECT_EQ(caps["Cap"]["ReadLogs"], true);
@@ -415,12 +434,90 @@ TEST_F(PluginIntegration, MultilineBlocksAreJoinedAndReleasedAtTheEnd) {
   EXPECT_EQ(streams[0].entries[1].line, "2026 second\n  at frame 2");
 }
 
+// A multiline block goes on when it reaches loki-max-line-size, rather than growing past what
+// Loki takes (max_lines alone lets 128 long lines make megabytes).
+TEST_F(PluginIntegration, MultilineBlocksStopAtTheMaxLineSize) {
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(
+                c, Opts({{"loki-max-line-size", "100"},
+                         {"loki-pipeline-stages",
+                          "- multiline:\n    firstline: '^\\d{4}'\n    max_wait_time: 60s\n"}})),
+            "");
+  std::string all = "2026 first";
+  daemon_->WriteLine(c, all);
+  for (int i = 0; i < 10; ++i) {
+    const std::string frame = "  at frame " + std::to_string(i) + " of twenty-nine bytes";
+    daemon_->WriteLine(c, frame);
+    all += "\n" + frame;
+  }
+  daemon_->StopContainer(c);
+  ASSERT_TRUE(loki_.WaitForEntries(5, 10s)) << loki_.StatsJson();
+  ASSERT_TRUE(WaitSettled(10s));
+  auto streams = loki_.Streams();
+  ASSERT_EQ(streams.size(), 1u);
+  std::string joined;
+  for (const auto& e : streams[0].entries) {
+    EXPECT_LE(e.line.size(), 100u) << e.line;
+    joined += (joined.empty() ? "" : "\n") + e.line;
+  }
+  EXPECT_EQ(joined, all);
+  EXPECT_EQ(streams[0].entries.size(), 5u);  // 78, 67, 67, 67 and 67 bytes
+  EXPECT_EQ(daemon_->Metric("skald_lines_split_total"), 0);
+}
+
 TEST_F(PluginIntegration, BadPipelineIsRefusedNamingTheStage) {
   FakeDaemon::Container c;
   std::string err =
       daemon_->StartContainer(c, Opts({{"loki-pipeline-stages", "- jsn:\n    expressions: {}\n"}}));
   EXPECT_THAT(err, HasSubstr("loki-pipeline-stages"));
   EXPECT_THAT(err, HasSubstr("jsn"));
+}
+
+// Two containers whose metrics stages give one name two types: the later one is refused at
+// StartLogging, naming both declarations, while the others keep shipping. Once the first
+// container's stream ended, the name is free for the other type.
+TEST_F(PluginIntegration, AMetricNameHasOneTypeAcrossContainersWhileItsDeclarerRuns) {
+  const std::string counter =
+      "- metrics:\n    hits:\n      type: Counter\n      config: {match_all: true, action: inc}\n";
+  const std::string gauge =
+      "- regex: {expression: 'n=(?P<hits>\\d+)'}\n"
+      "- metrics:\n    hits:\n      type: Gauge\n      config: {action: set}\n";
+  FakeDaemon::Container first, plain, second;
+  ASSERT_EQ(daemon_->StartContainer(first, Opts({{"loki-pipeline-stages", counter}})), "");
+  ASSERT_EQ(daemon_->StartContainer(plain, Opts()), "");
+  for (int i = 0; i < 100; ++i) daemon_->WriteLine(first, "n=" + std::to_string(i));
+
+  const std::string err = daemon_->StartContainer(second, Opts({{"loki-pipeline-stages", gauge}}));
+  EXPECT_THAT(err, HasSubstr("loki-pipeline-stages: pipeline stage 2 (metrics): metric \"hits\": "
+                             "metric name promtail_custom_hits is already a counter, declared by "
+                             "container " +
+                             first.name + " (" + first.id.substr(0, 12) +
+                             "), pipeline stage 1 (metrics); here it would be a gauge"));
+  for (int i = 0; i < 1000; ++i) daemon_->WriteLine(plain, "plain " + std::to_string(i));
+  ASSERT_TRUE(loki_.WaitForEntries(1100, 20s)) << loki_.StatsJson();
+  EXPECT_EQ(daemon_->Metric("promtail_custom_hits"), 100);
+  EXPECT_THAT(daemon_->MetricsText(), HasSubstr("# TYPE promtail_custom_hits counter\n"));
+
+  ASSERT_EQ(daemon_->StopContainer(first), "");
+  // The first container's pipeline goes once its stream retired.
+  std::string retry_err = "not tried";
+  for (auto until = std::chrono::steady_clock::now() + 10s;
+       !retry_err.empty() && std::chrono::steady_clock::now() < until;) {
+    std::this_thread::sleep_for(50ms);
+    retry_err = daemon_->StartContainer(second, Opts({{"loki-pipeline-stages", gauge}}));
+  }
+  ASSERT_EQ(retry_err, "");
+  daemon_->WriteLine(second, "n=42");
+  for (auto until = std::chrono::steady_clock::now() + 10s;
+       daemon_->Metric("promtail_custom_hits") != 42 && std::chrono::steady_clock::now() < until;) {
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(daemon_->Metric("promtail_custom_hits"), 42);
+  EXPECT_THAT(daemon_->MetricsText(), HasSubstr("# TYPE promtail_custom_hits gauge\n"));
+  ASSERT_EQ(daemon_->StopContainer(second), "");
+  ASSERT_EQ(daemon_->StopContainer(plain), "");
+  ASSERT_TRUE(loki_.WaitForEntries(1101, 20s)) << loki_.StatsJson();
+  EXPECT_TRUE(daemon_->running());
 }
 
 TEST_F(PluginIntegration, RelabelRulesRewriteTheContainerLabels) {

@@ -15,7 +15,7 @@ using ::testing::HasSubstr;
 std::string Render(std::string_view text, const MapTemplateData& data = {}) {
   const GoTemplate t = GoTemplate::Parse(text);
   std::string out, error;
-  if (!t.Execute(data, &out, &error)) return "ERROR: " + error;
+  if (t.Execute(data, &out, &error) != GoTemplate::Result::kOk) return "ERROR: " + error;
   return out;
 }
 
@@ -363,6 +363,43 @@ TEST(GoTemplate, NumberGivenToStringFunctionFailsExecution) {
   EXPECT_THAT(Render("{{ trunc .n \"abc\" }}", kData), HasSubstr("expected int; got string"));
 }
 
+// Go has no bound; here an execution produces at most 1 MiB, and functions whose result can
+// outgrow their arguments stop before building more (a 2-byte replace with a 1000-byte
+// replacement would otherwise build 2 MB, nested, terabytes).
+TEST(GoTemplate, AnExecutionProducesAtMostOneMebibyte) {
+  auto run = [](std::string_view text, std::string* error) {
+    std::string out;
+    return GoTemplate::Parse(text).Execute(MapTemplateData{{"Value", "ab"}}, &out, error);
+  };
+  using R = GoTemplate::Result;
+  std::string error;
+  std::string out;
+  ASSERT_EQ(GoTemplate::Parse("{{ repeat 1048576 \"a\" }}").Execute(MapTemplateData{}, &out),
+            R::kOk);
+  EXPECT_EQ(out.size(), GoTemplate::kMaxOutputBytes);
+  EXPECT_EQ(run("{{ repeat 1048576 \"a\" }}!", &error), R::kTooLong);
+  EXPECT_EQ(error, "output longer than 1048576 bytes");
+  EXPECT_EQ(run("{{ repeat 600000 \"a\" }}{{ repeat 600000 \"b\" }}", &error), R::kTooLong);
+  EXPECT_EQ(run("{{ repeat 1048577 \"a\" }}", &error), R::kTooLong);
+  EXPECT_EQ(error, "error calling repeat: result longer than 1048576 bytes");
+  EXPECT_EQ(run("{{ replace \"a\" (repeat 1000 \"b\") (repeat 2000 \"a\") }}", &error),
+            R::kTooLong);
+  EXPECT_EQ(error, "error calling replace: result longer than 1048576 bytes");
+  EXPECT_EQ(run("{{ Replace (repeat 2000 \"a\") \"\" (repeat 1000 \"b\") -1 }}", &error),
+            R::kTooLong);
+  EXPECT_EQ(run("{{ regexReplaceAll \"a\" (repeat 2000 \"a\") (repeat 1000 \"b\") }}", &error),
+            R::kTooLong);
+  EXPECT_EQ(error, "error calling regexReplaceAll: result longer than 1048576 bytes");
+  EXPECT_EQ(run("{{ regexReplaceAll \"(a)\" (repeat 2000 \"a\") (repeat 1000 \"$1\") }}", &error),
+            R::kTooLong);
+  // A string function's result is checked as well, even when no output follows.
+  EXPECT_EQ(run("{{ if eq (quote (repeat 1048576 \"a\")) \"\" }}x{{ end }}", &error), R::kTooLong);
+  EXPECT_EQ(error, "error calling quote: result longer than 1048576 bytes");
+  // Below the bound everything is as before, and other failures stay failures.
+  EXPECT_EQ(run("{{ replace \"a\" (repeat 500 \"b\") (repeat 2000 \"a\") }}", &error), R::kOk);
+  EXPECT_EQ(run("{{ div 1 0 }}", &error), R::kFailed);
+}
+
 TEST(GoTemplate, FieldOfAStringFailsExecution) {
   EXPECT_THAT(Render("{{ .app.name }}", kData), HasSubstr("can't evaluate field name"));
 }
@@ -370,9 +407,9 @@ TEST(GoTemplate, FieldOfAStringFailsExecution) {
 TEST(GoTemplate, ExecuteReusesTheOutputBuffer) {
   const GoTemplate t = GoTemplate::Parse("{{ .Value | ToUpper }}!");
   std::string out = "stale";
-  ASSERT_TRUE(t.Execute(MapTemplateData{{"Value", "a"}}, &out));
+  ASSERT_EQ(t.Execute(MapTemplateData{{"Value", "a"}}, &out), GoTemplate::Result::kOk);
   EXPECT_EQ(out, "A!");
-  ASSERT_TRUE(t.Execute(MapTemplateData{{"Value", "b"}}, &out));
+  ASSERT_EQ(t.Execute(MapTemplateData{{"Value", "b"}}, &out), GoTemplate::Result::kOk);
   EXPECT_EQ(out, "B!");
   EXPECT_EQ(t.source(), "{{ .Value | ToUpper }}!");
 }

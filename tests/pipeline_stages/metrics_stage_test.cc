@@ -4,6 +4,7 @@ namespace skald::stages {
 namespace {
 
 using testing::BuildError;
+using testing::FakeClock;
 using ::testing::HasSubstr;
 using testing::RecordingObserver;
 using testing::RunLines;
@@ -89,6 +90,16 @@ TEST(MetricsStage, HistogramObservesWithBuckets) {
   EXPECT_EQ(obs.declared[0].buckets, (std::vector<double>{0.1, 1, 10}));
 }
 
+// Promtail accepts a histogram without `config` (default buckets, every numeric value).
+TEST(MetricsStage, AHistogramNeedsNoConfig) {
+  RecordingObserver obs;
+  RunLines("- regex: {expression: 't=(?P<latency>\\S+)'}\n- metrics: {latency: {type: Histogram}}",
+           {"t=0.5", "t=x"}, {}, &obs);
+  EXPECT_EQ(obs.observations["promtail_custom_latency{}"], (std::vector<double>{0.5}));
+  ASSERT_EQ(obs.declared.size(), 1u);
+  EXPECT_EQ(obs.declared[0].buckets.size(), 11u);
+}
+
 TEST(MetricsStage, WithoutObserverEntriesStillFlow) {
   auto out = RunLines("- metrics: {c: {type: Counter, config: {action: inc}}}", {"x"});
   EXPECT_EQ(out.size(), 1u);
@@ -109,6 +120,91 @@ TEST(MetricsStage, ErrorsNameMetricAndField) {
   EXPECT_THAT(BuildError("- metrics: {m: {type: Counter, config: {match_all: true, "
                          "value: x, action: inc}}}"),
               HasSubstr("field \"match_all\": cannot be combined with value"));
+}
+
+TEST(MetricsStage, NamesStartingWithSkaldAreReserved) {
+  EXPECT_EQ(BuildError("- metrics: {lines_read_total: {type: Counter, prefix: skald_, "
+                       "config: {action: inc}}}"),
+            "pipeline stage 1 (metrics): metric \"lines_read_total\": metric name "
+            "\"skald_lines_read_total\" is reserved: names starting with skald_ are the "
+            "plugin's own metrics; choose another name or prefix");
+  EXPECT_EQ(BuildError("- metrics: {skald_x: {type: Gauge, prefix: my_, config: {action: set}}}"),
+            "");
+}
+
+// The observer gets one declaration per metric, naming the owner and the stage, and each lives
+// exactly as long as the pipeline (also one that failed to build after declaring).
+TEST(MetricsStage, DeclarationsLiveAsLongAsThePipeline) {
+  RecordingObserver obs;
+  FakeClock clock;
+  PipelineOptions options;
+  options.observer = &obs;
+  options.clock = &clock;
+  options.owner = "container web";
+  constexpr char kYaml[] = R"(
+- metrics:
+    a: {type: Counter, config: {action: inc}}
+    b: {type: Gauge, config: {action: set}}
+- match:
+    selector: '{app="x"}'
+    stages:
+    - metrics: {c: {type: Histogram}}
+)";
+  {
+    auto p = Pipeline::FromYaml(kYaml, options);
+    EXPECT_EQ(obs.live_declarations, 3);
+    EXPECT_EQ(obs.declared_by, (std::vector<std::string>{
+                                   "container web, pipeline stage 1 (metrics)",
+                                   "container web, pipeline stage 1 (metrics)",
+                                   "container web, pipeline stage 2 (match) > stage 1 (metrics)",
+                               }));
+  }
+  EXPECT_EQ(obs.live_declarations, 0);
+  EXPECT_THROW(Pipeline::FromYaml(std::string(kYaml) + "- jsn: {}\n", options), ConfigError);
+  EXPECT_EQ(obs.declared.size(), 6u);
+  EXPECT_EQ(obs.live_declarations, 0);
+}
+
+// An observer may refuse a declaration: the build fails naming the stage and the metric.
+TEST(MetricsStage, ARefusedDeclarationFailsTheBuild) {
+  class Refusing final : public PipelineObserver {
+   public:
+    void EntryDropped(std::string_view) override {}
+    std::unique_ptr<MetricDeclaration> DeclareMetric(const MetricDesc& d,
+                                                     std::string_view by) override {
+      throw ConfigError(d.name + " is taken (asked by " + std::string(by) + ")");
+    }
+    void CounterAdd(const MetricDesc&, const LabelSet&, double) override {}
+    void GaugeSet(const MetricDesc&, const LabelSet&, double) override {}
+    void GaugeAdd(const MetricDesc&, const LabelSet&, double) override {}
+    void HistogramObserve(const MetricDesc&, const LabelSet&, double) override {}
+  } refusing;
+  try {
+    Pipeline::FromYaml("- metrics: {m: {type: Counter, config: {action: inc}}}", &refusing);
+    FAIL() << "built";
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(),
+                 "pipeline stage 1 (metrics): metric \"m\": promtail_custom_m is taken (asked by "
+                 "pipeline stage 1 (metrics))");
+  }
+}
+
+// Promtail's rules: 5m when not given, and nothing under 1s.
+TEST(MetricsStage, MaxIdleDurationDefaultsToFiveMinutesAndIsAtLeastOneSecond) {
+  RecordingObserver obs;
+  RunLines(R"(
+- metrics:
+    a: {type: Counter, config: {action: inc}}
+    b: {type: Gauge, max_idle_duration: 1h, config: {action: set}}
+)",
+           {}, {}, &obs);
+  ASSERT_EQ(obs.declared.size(), 2u);
+  EXPECT_EQ(obs.declared[0].max_idle_duration_ns, 300'000'000'000);
+  EXPECT_EQ(obs.declared[1].max_idle_duration_ns, 3'600'000'000'000);
+  EXPECT_EQ(BuildError("- metrics: {m: {type: Counter, max_idle_duration: 500ms, "
+                       "config: {action: inc}}}"),
+            "pipeline stage 1 (metrics): metric \"m\": field \"max_idle_duration\": \"500ms\" "
+            "is less than 1s; expected e.g. 30s or 1h (default 5m)");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "pipeline_stages/pipeline.h"
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 
@@ -161,6 +162,61 @@ TEST(Pipeline, NonIndexedLabelsIsTheOldNameOfStructuredMetadata) {
   ASSERT_EQ(out.size(), 1u);
   ASSERT_EQ(out[0].structured_metadata.size(), 1u);
   EXPECT_EQ(out[0].structured_metadata[0].name, "pod");
+}
+
+// 776 bytes whose aliases nest 8 deep, 10 uses each: 1.1 * 10^8 stages if each alias were built
+// at every use (minutes and gigabytes). Counting stages as they are built stops at the bound.
+TEST(Pipeline, AYamlAliasBombIsRefusedAtOnce) {
+  std::string yaml = "- &s0 {match: {selector: '{a=\"b\"}', stages: [{static_labels: {x: y}}]}}\n";
+  for (int level = 1; level <= 8; ++level) {
+    const std::string use = "*s" + std::to_string(level - 1);
+    yaml += "- &s" + std::to_string(level) + " {match: {selector: '{a=\"b\"}', stages: [" + use;
+    for (int k = 1; k < 10; ++k) yaml += "," + use;
+    yaml += "]}}\n";
+  }
+  EXPECT_LT(yaml.size(), 800u);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string error = BuildError(yaml);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_THAT(error, HasSubstr("the pipeline has more than 1000 stages (those inside match "
+                               "stages count, and a YAML alias counts at every use); at most "
+                               "1000 are accepted"));
+  EXPECT_THAT(error, ::testing::StartsWith("pipeline stage 4 (match) > stage "));
+  EXPECT_LT(took, std::chrono::milliseconds(200));
+}
+
+TEST(Pipeline, AThousandStagesAreAccepted) {
+  std::string yaml;
+  for (int i = 0; i < 998; ++i) yaml += "- static_labels: {a: b}\n";
+  yaml += "- match: {selector: '{a=\"b\"}', stages: [{static_labels: {c: d}}]}\n";
+  EXPECT_EQ(BuildError(yaml), "");  // 1000 with the stage inside the match
+  EXPECT_EQ(BuildError(yaml + "- static_labels: {e: f}\n"),
+            "pipeline stage 1000: the pipeline has more than 1000 stages (those inside match "
+            "stages count, and a YAML alias counts at every use); at most 1000 are accepted");
+}
+
+std::string NestedMatches(int n) {
+  std::string yaml = "{static_labels: {a: b}}";
+  for (int i = 0; i < n; ++i) yaml = "{match: {selector: '{a=\"b\"}', stages: [" + yaml + "]}}";
+  return "- " + yaml + "\n";
+}
+
+TEST(Pipeline, MatchStagesNestAtMostSixteenDeep) {
+  auto p = Pipeline::FromYaml(NestedMatches(16));
+  std::vector<Entry> out;
+  p->Process(MakeEntry("x", LabelSet{{"a", "b"}}), out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].labels.Get("a"), "b");
+  std::string where = "pipeline stage 1 (match)";
+  for (int i = 1; i < 17; ++i) where += " > stage 1 (match)";
+  EXPECT_EQ(BuildError(NestedMatches(17)),
+            where + " > stages: match stages nest 17 deep here; at most 16 are accepted");
+}
+
+// yaml-cpp lets an anchored node contain its own alias: a match stage inside itself.
+TEST(Pipeline, AMatchStageContainingItselfIsRefused) {
+  EXPECT_THAT(BuildError("- &m {match: {selector: '{a=\"b\"}', stages: [*m]}}\n"),
+              HasSubstr("match stages nest 17 deep here; at most 16 are accepted"));
 }
 
 }  // namespace

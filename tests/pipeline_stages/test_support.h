@@ -23,8 +23,25 @@ class FakeClock final : public Clock {
 
 class RecordingObserver final : public PipelineObserver {
  public:
+  class Declaration final : public MetricDeclaration {
+   public:
+    explicit Declaration(int* live) : live_(live) { ++*live_; }
+    ~Declaration() override { --*live_; }
+
+   private:
+    int* live_;
+  };
+
   void EntryDropped(std::string_view reason) override { drops.emplace_back(reason); }
-  void MetricDeclared(const MetricDesc& desc) override { declared.push_back(desc); }
+  void StageFailed(std::string_view stage, std::string_view reason) override {
+    failures.push_back(std::string(stage) + ": " + std::string(reason));
+  }
+  std::unique_ptr<MetricDeclaration> DeclareMetric(const MetricDesc& desc,
+                                                   std::string_view by) override {
+    declared.push_back(desc);
+    declared_by.emplace_back(by);
+    return std::make_unique<Declaration>(&live_declarations);
+  }
   void CounterAdd(const MetricDesc& d, const LabelSet& l, double v) override {
     values[d.name + l.ToString()] += v;
   }
@@ -39,7 +56,10 @@ class RecordingObserver final : public PipelineObserver {
   }
 
   std::vector<std::string> drops;
+  std::vector<std::string> failures;  // "<stage>: <reason>"
   std::vector<MetricDesc> declared;
+  std::vector<std::string> declared_by;
+  int live_declarations = 0;  // handed out and not destroyed yet
   std::map<std::string, double> values;
   std::map<std::string, std::vector<double>> observations;
 };

@@ -8,6 +8,8 @@ using testing::BuildError;
 using ::testing::HasSubstr;
 using testing::MakeEntry;
 using testing::OnlyLine;
+using testing::RecordingObserver;
+using testing::RunLines;
 
 TEST(TemplateStage, UnknownFunctionIsAConfigError) {
   EXPECT_THAT(BuildError("- template: {source: a, template: '{{ nope .Value }}'}"),
@@ -23,6 +25,34 @@ TEST(TemplateStage, FailedExecutionLeavesValue) {
 )",
                      "7"),
             "7");
+}
+
+// An output over GoTemplate::kMaxOutputBytes is a failed execution (the key keeps its value)
+// that the observer hears of.
+TEST(TemplateStage, AnOutputOverTheBoundLeavesTheValueAndIsReported) {
+  RecordingObserver obs;
+  auto out = RunLines(R"(
+- regex: {expression: '(?P<n>\d+)'}
+- template: {source: n, template: '{{ repeat 600000 .Value }}'}
+- output: {source: n}
+)",
+                      {"7", "12"}, {}, &obs);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].line.size(), 600000u);
+  EXPECT_EQ(out[1].line, "12");
+  EXPECT_EQ(obs.failures, (std::vector<std::string>{"template: output_too_long"}));
+}
+
+// Each capture may render up to the bound: the line as a whole is held to it too.
+TEST(ReplaceStage, AResultOverTheBoundLeavesTheLineAndIsReported) {
+  RecordingObserver obs;
+  const std::string line = "a b c d e";
+  auto out = RunLines("- replace: {expression: '(\\w)', replace: '{{ repeat 300000 .Value }}'}",
+                      {line, "a"}, {}, &obs);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].line, line);
+  EXPECT_EQ(out[1].line.size(), 300000u);
+  EXPECT_EQ(obs.failures, (std::vector<std::string>{"replace: output_too_long"}));
 }
 
 TEST(ReplaceStage, ReplacesEachGroupOfEachMatch) {

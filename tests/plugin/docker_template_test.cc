@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <stdexcept>
+
 namespace skald {
 namespace {
 
@@ -55,6 +58,34 @@ TEST(DockerTemplate, ErrorsQuoteTheTemplateAndTheProblem) {
   EXPECT_THAT(error("{{shout .Name}}"), ::testing::HasSubstr("function \"shout\" not defined"));
   EXPECT_THAT(error("{{.Name"), ::testing::HasSubstr("unclosed action"));
   EXPECT_THAT(error("x {{.Name"), ::testing::HasSubstr("template \"x {{.Name\""));
+}
+
+// A template's output, and every value on the way to it, is at most 1 MiB: more is refused
+// before it is built (Docker's pad would allocate 2 GB here).
+TEST(DockerTemplate, AnOutputOverOneMebibyteIsRefusedBeforeItIsBuilt) {
+  auto error = [](std::string_view t, const ContainerInfo& info) -> std::string {
+    try {
+      DockerTemplate::Parse(t).Render(info, "host1");
+    } catch (const std::length_error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(error("{{pad .Name 2000000000 0}}", Info()),
+            "template \"{{pad .Name 2000000000 0}}\": pad of 2000000000 and 0 spaces would be "
+            "longer than 1048576 bytes");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(100));
+  // Docker accepts "2000000000" as a container name: numbers from fields are bounded alike.
+  ContainerInfo numeric = Info();
+  numeric.container_name = "/2000000000";
+  EXPECT_THAT(error("{{pad .Name .Name .Name}}", numeric),
+              ::testing::HasSubstr("would be longer than 1048576 bytes"));
+  EXPECT_THAT(error("{{pad .Name 600000 0}}{{pad .Name 600000 0}}", Info()),
+              ::testing::HasSubstr("the output would be longer than 1048576 bytes"));
+  EXPECT_THAT(error("{{join (split .FullID \"\") (pad \"\" 20000 0)}}", Info()),
+              ::testing::HasSubstr("the join would be longer than 1048576 bytes"));
+  EXPECT_EQ(Render("{{pad .Name 1048571 0}}").size(), 1048576u);
 }
 
 }  // namespace
