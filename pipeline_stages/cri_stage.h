@@ -19,6 +19,10 @@ class CriStage final : public Stage {
   Verdict Process(Entry& entry, Downstream& next) override;
   void Flush(int64_t now_ns, bool final, Downstream& next) override;
   bool Holds() const override { return partial_.has_value(); }
+  size_t HeldBytes() const override { return partial_ ? partial_->line.size() : 0; }
+  std::optional<uint64_t> OldestHeldOrigin() const override {
+    return partial_ ? std::optional<uint64_t>(partial_->origin) : std::nullopt;
+  }
 
  private:
   void EmitPartial(Downstream& next);

@@ -544,6 +544,9 @@ struct Entry {
   std::vector<MetadataPair> structured_metadata;  // ordered name/value pairs
   std::string tenant;                             // empty: the client's default tenant
   Extracted extracted;                            // between stages only
+  // The host's tag of where the entry came from (the plugin: the batch of lines it read it
+  // in, numbered upwards). Stages keep it; an entry made of several keeps its first's.
+  uint64_t origin = 0;
 };
 
 // Label names: ^[a-zA-Z_][a-zA-Z0-9_]*$.

@@ -62,6 +62,7 @@ void LimitStage::Release(int64_t now_ns, bool all, Downstream& next) {
     if (!all && b && !TryTake(*b, now_ns)) return;
     Entry e = std::move(held_.front());
     held_.pop_front();
+    held_bytes_ -= e.line.size();
     next.Emit(std::move(e));
   }
 }
@@ -71,7 +72,7 @@ Verdict LimitStage::Process(Entry& entry, Downstream& next) {
   if (!held_.empty()) {
     Release(now, false, next);
     if (!held_.empty()) {
-      held_.push_back(std::move(entry));
+      Hold(std::move(entry));
       return Verdict::kTaken;
     }
   }
@@ -81,8 +82,20 @@ Verdict LimitStage::Process(Entry& entry, Downstream& next) {
     ctx_.ReportDrop(reason_);
     return Verdict::kDrop;
   }
-  held_.push_back(std::move(entry));
+  Hold(std::move(entry));
   return Verdict::kTaken;
+}
+
+void LimitStage::Hold(Entry&& entry) {
+  // The plugin stops reading a journaled stream long before this (the held bytes count in its
+  // memory window); a stream without a journal cannot be stopped: its oldest go.
+  while (!held_.empty() && held_bytes_ + entry.line.size() > kMaxHeldBytes) {
+    held_bytes_ -= held_.front().line.size();
+    held_.pop_front();
+    ctx_.ReportDrop("limit_buffer_full");
+  }
+  held_bytes_ += entry.line.size();
+  held_.push_back(std::move(entry));
 }
 
 void LimitStage::Flush(int64_t now_ns, bool final, Downstream& next) {

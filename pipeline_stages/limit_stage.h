@@ -6,7 +6,9 @@
 // drop: false (default) delays only this stream without sleeping: an entry over the limit is
 // held, and so is every later one (order is kept); Process and Flush release held entries as
 // tokens accrue (at `rate` on average, the time waited counts in full), and a final Flush
-// releases them all. The host must call Flush periodically.
+// releases them all. The host must call Flush periodically. HeldBytes() tells the host how much
+// it holds (the plugin stops reading a stream's journal while its pipeline holds its window);
+// past 16 MiB held, the oldest are dropped (reason "limit_buffer_full").
 #pragma once
 
 #include <cstdint>
@@ -27,6 +29,10 @@ class LimitStage final : public Stage {
   Verdict Process(Entry& entry, Downstream& next) override;
   void Flush(int64_t now_ns, bool final, Downstream& next) override;
   bool Holds() const override { return !held_.empty(); }
+  size_t HeldBytes() const override { return held_bytes_; }
+  std::optional<uint64_t> OldestHeldOrigin() const override {
+    return held_.empty() ? std::nullopt : std::optional<uint64_t>(held_.front().origin);
+  }
 
  private:
   struct Bucket {
@@ -37,6 +43,9 @@ class LimitStage final : public Stage {
   Bucket* BucketFor(const Entry& entry, int64_t now_ns);
   bool TryTake(Bucket& b, int64_t now_ns);
   void Release(int64_t now_ns, bool all, Downstream& next);
+  // Keeps `entry` until tokens come; beyond kMaxHeldBytes the oldest held are dropped.
+  void Hold(Entry&& entry);
+  static constexpr size_t kMaxHeldBytes = 16 * 1024 * 1024;
 
   StageContext ctx_;
   double rate_;
@@ -49,6 +58,7 @@ class LimitStage final : public Stage {
   std::unordered_map<std::string, Bucket> buckets_;
   std::list<std::string> bucket_order_;  // oldest first, for forgetting
   std::deque<Entry> held_;
+  size_t held_bytes_ = 0;  // line bytes in held_
 };
 
 }  // namespace skald::stages

@@ -20,6 +20,8 @@ class MatchStage final : public Stage {
   Verdict Process(Entry& entry, Downstream& next) override;
   void Flush(int64_t now_ns, bool final, Downstream& next) override;
   bool Holds() const override { return stages_.Holds(); }
+  size_t HeldBytes() const override { return stages_.HeldBytes(); }
+  std::optional<uint64_t> OldestHeldOrigin() const override { return stages_.OldestHeldOrigin(); }
 
  private:
   StageContext ctx_;

@@ -24,6 +24,10 @@ class MultilineStage final : public Stage {
   Verdict Process(Entry& entry, Downstream& next) override;
   void Flush(int64_t now_ns, bool final, Downstream& next) override;
   bool Holds() const override { return block_.has_value(); }
+  size_t HeldBytes() const override { return block_ ? block_->line.size() : 0; }
+  std::optional<uint64_t> OldestHeldOrigin() const override {
+    return block_ ? std::optional<uint64_t>(block_->origin) : std::nullopt;
+  }
 
  private:
   void EmitBlock(Downstream& next);

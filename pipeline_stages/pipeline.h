@@ -63,6 +63,10 @@ class Pipeline {
   // True while a stage holds entries (multiline, limit, cri) that Process or Flush will emit
   // later; false means every entry given so far has come out or was dropped.
   bool Holds() const { return chain_.Holds(); }
+  // Line bytes of what its stages hold.
+  size_t HeldBytes() const { return chain_.HeldBytes(); }
+  // The smallest Entry::origin among held entries; nullopt when none is held.
+  std::optional<uint64_t> OldestHeldOrigin() const { return chain_.OldestHeldOrigin(); }
 
   bool empty() const { return chain_.empty(); }
   size_t size() const { return chain_.size(); }

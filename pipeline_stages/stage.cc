@@ -33,6 +33,20 @@ bool StageChain::Holds() const {
   return false;
 }
 
+std::optional<uint64_t> StageChain::OldestHeldOrigin() const {
+  std::optional<uint64_t> oldest;
+  for (const auto& stage : stages_) {
+    if (auto o = stage->OldestHeldOrigin(); o && (!oldest || *o < *oldest)) oldest = o;
+  }
+  return oldest;
+}
+
+size_t StageChain::HeldBytes() const {
+  size_t bytes = 0;
+  for (const auto& stage : stages_) bytes += stage->HeldBytes();
+  return bytes;
+}
+
 void StageChain::Flush(int64_t now_ns, bool final, Downstream& tail) {
   for (size_t i = 0; i < stages_.size(); ++i) {
     ChainRest rest(this, i + 1, &tail);

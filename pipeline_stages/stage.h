@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,10 @@ class Stage {
   // True while the stage holds entries it has taken (a multiline block, rate-limited or
   // partial entries) that a later Process or Flush will emit.
   virtual bool Holds() const { return false; }
+  // Line bytes of the entries it holds (the host counts them against its memory window).
+  virtual size_t HeldBytes() const { return 0; }
+  // The smallest origin among the entries it holds; nullopt when it holds none.
+  virtual std::optional<uint64_t> OldestHeldOrigin() const { return std::nullopt; }
 };
 
 class StageChain {
@@ -53,6 +58,8 @@ class StageChain {
   void Flush(int64_t now_ns, bool final, Downstream& tail);
   // True while any stage holds entries.
   bool Holds() const;
+  size_t HeldBytes() const;
+  std::optional<uint64_t> OldestHeldOrigin() const;
 
  private:
   std::vector<std::unique_ptr<Stage>> stages_;

@@ -39,8 +39,10 @@ std::vector<std::string> SplitComma(const std::string& list) {
 }
 
 constexpr std::chrono::milliseconds kPipelineFlushInterval{200};
-// Distinct label sets a pipeline's output may have per stream before the cache starts over.
+// Distinct label sets a pipeline's output may have per stream before the cache starts over,
+// and the bytes they may take (label values come from the lines: a container chooses them).
 constexpr std::size_t kMaxCachedSelectors = 4096;
+constexpr std::size_t kMaxCachedSelectorBytes = 1024 * 1024;
 
 struct OverlayHash {
   using is_transparent = void;
@@ -141,12 +143,17 @@ struct Driver::Stream {
   // Not empty: the stream's options cannot be used (recovered without usable info.json or
   // options); its lines are drained into the journal and held there, never sent.
   std::string held_reason;
+  int64_t held_accounted = 0;  // (shipping thread) pipeline-held bytes counted in the windows
+  // (shipping thread) Where the lines of each chunk began, from the oldest chunk whose lines
+  // the pipeline may still hold (see CursorLimit).
+  std::map<uint64_t, JournalPosition> chunk_starts;
   // With a pipeline (shipping thread only):
   std::unique_ptr<stages::Pipeline> pipeline;
   stages::LabelSet labels[2];  // container labels + source, the pipeline's input
   // Selectors of the pipeline's output whose labels are labels[source] and an overlay the
   // stages made, by the overlay's bytes (empty: Loki would refuse them).
   std::unordered_map<std::string, StreamSelector, OverlayHash, std::equal_to<>> selectors[2];
+  std::size_t selector_bytes[2] = {0, 0};  // what selectors[source] holds
   StreamSelector uncached;  // the last selector of labels that are not in `selectors`
   // With a journal:
   std::shared_ptr<Journal> journal;
@@ -162,10 +169,12 @@ struct Driver::Stream {
   std::atomic<bool> retired{false};
   struct Chunk {
     uint64_t seq;
-    JournalPosition resume;
+    // Where the cursor may go once this chunk and those before it are settled: where a
+    // restart reads again to produce what comes after them, or, while stages hold entries,
+    // the start of the oldest chunk they came from.
+    JournalPosition cursor;
     int64_t outstanding;  // entries not settled yet (+1 while being pushed)
     std::size_t bytes;
-    bool held;  // the pipeline may hold entries of this chunk or earlier ones
   };
   std::mutex ack_mu;
   std::deque<Chunk> chunks;
@@ -173,6 +182,8 @@ struct Driver::Stream {
   JournalPosition acked;  // everything before it is delivered or dropped for good
   bool acked_dirty = false;
   JournalPosition persisted;
+  std::mutex cursor_mu;            // held while the cursor file is written
+  JournalPosition cursor_written;  // (cursor_mu) the newest cursor written
 };
 
 namespace {
@@ -209,13 +220,6 @@ bool ValidContainerId(const std::string& id) {
 bool IsFifo(const std::string& path) {
   std::error_code ec;
   return std::filesystem::is_fifo(path, ec);
-}
-
-// A pipeline with stages that hold entries (multiline, limit) may still hold lines of the chunk
-// just processed: the cursor then waits for a later chunk after which it holds nothing.
-template <typename S>
-bool PipelineHolds(const S& stream) {
-  return stream.pipeline != nullptr && stream.pipeline->Holds();
 }
 
 }  // namespace
@@ -258,18 +262,26 @@ Driver::~Driver() { Shutdown(std::chrono::milliseconds(0)); }
 
 std::shared_ptr<LokiClient> Driver::ClientFor(const LokiClientConfig& client_config,
                                               std::shared_ptr<std::atomic<int64_t>>* window) {
-  std::string key = client_config.Key();
-  std::lock_guard lock(mu_);
-  auto it = clients_.find(key);
-  if (it == clients_.end()) {
-    // Made before it is stored: a client that cannot start throws and leaves no empty slot.
-    it = clients_.emplace(key, std::make_shared<LokiClient>(client_config, metrics_)).first;
+  // A new client is made outside the lock: it may resolve names (a slow resolver must not
+  // hold up every other container's lines, which take the same lock).
+  const std::string key = client_config.Key();
+  {
+    std::lock_guard lock(mu_);
+    auto it = clients_.find(key);
+    if (it != clients_.end()) {
+      auto& w = client_windows_[key];
+      if (!w) w = std::make_shared<std::atomic<int64_t>>(0);
+      *window = w;
+      return it->second;
+    }
   }
-  const std::shared_ptr<LokiClient>& slot = it->second;
+  auto made = std::make_shared<LokiClient>(client_config, metrics_);  // may throw
+  std::lock_guard lock(mu_);
+  auto it = clients_.try_emplace(key, made).first;  // another start may have made one meanwhile
   auto& w = client_windows_[key];
   if (!w) w = std::make_shared<std::atomic<int64_t>>(0);
   *window = w;
-  return slot;
+  return it->second;
 }
 
 std::shared_ptr<Driver::Stream> Driver::MakeStream(const std::string& file,
@@ -319,8 +331,15 @@ std::shared_ptr<Journal> Driver::OpenJournalLocked(const std::string& container_
                                                    const LogOptions& options) {
   JournalLimits limits{options.max_size, options.max_file, options.block_when_full};
   if (auto it = journals_.find(container_id); it != journals_.end()) {
-    it->second->SetLimits(limits);
-    return it->second;
+    // A journal removed by hand (the README allows it) is made again for a container with no
+    // stream reading it; otherwise every later start would find it unwritable.
+    std::error_code ec;
+    if (std::filesystem::is_directory(it->second->dir(), ec) ||
+        stream_by_container_.count(container_id) || retiring_by_container_.count(container_id)) {
+      it->second->SetLimits(limits);
+      return it->second;
+    }
+    journals_.erase(it);
   }
   auto journal = Journal::Open(store_->ContainerDir(container_id), limits);  // may throw
   journals_[container_id] = journal;
@@ -481,6 +500,9 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
   } else {
     std::unique_ptr<Journal::Writer> writer;
     std::string journal_error;  // the journal cannot be opened or written
+    // The container's stream this start found ended by the reader, its end still waiting for
+    // the shipping thread (a `docker restart` right after the stop): not joined again.
+    std::shared_ptr<Stream> ended;
     for (int attempt = 0;; ++attempt) {
       std::shared_ptr<Stream> joined;
       std::shared_ptr<Journal> journal;
@@ -495,13 +517,17 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
           break;
         }
         if (auto it = stream_by_container_.find(info.container_id);
-            it != stream_by_container_.end()) {
+            it != stream_by_container_.end() && !(ended && it->second == ended->id)) {
           joined = streams_.at(it->second);  // the container's stream is still draining
         } else {
           stream->journal = journal;
           JournalPosition cursor = journal->ReadCursor().value_or(journal->Begin());
-          if (auto prev = retiring_by_container_.find(info.container_id);
-              prev != retiring_by_container_.end()) {
+          if (ended) {
+            // It read every segment before the one this start's writer reserved: go on there.
+            stream->predecessor = ended;
+            cursor = std::max(cursor, journal->End());
+          } else if (auto prev = retiring_by_container_.find(info.container_id);
+                     prev != retiring_by_container_.end()) {
             // Its lines up to `end` are delivered or on their way: go on after them.
             stream->predecessor = prev->second;
             cursor = std::max(cursor, prev->second->end);
@@ -543,6 +569,7 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
         break;
       }
       // The joined stream ended just now: start a new one for this session.
+      ended = joined;
       std::lock_guard lock(mu_);
       stream_by_file_.erase(file);
       if (attempt > 3) {
@@ -627,21 +654,36 @@ void Driver::OnLines(uint64_t stream_id, std::vector<LogLine>& lines,
     }
     queued_bytes_ += batch.bytes;
     queued_lines_ += batch.lines.size();
+    if (!batch.journaled) memory_queued_[stream_id] += batch.bytes;
     queue_.push_back(std::move(batch));
-    // Over budget: drop the oldest memory-only lines (never an end-of-stream marker; journaled
-    // lines are bounded by their window and wait on disk instead).
-    while (queued_bytes_ > config_.max_queued_bytes) {
-      auto victim = std::find_if(queue_.begin(), queue_.end(), [](const Batch& b) {
-        return !b.end && !b.journaled && !b.lines.empty();
+    // Over budget: drop memory-only lines (never an end-of-stream marker; journaled lines are
+    // bounded by their window and wait on disk instead): the oldest of the stream that holds
+    // the most, so that a container flooding the queue loses its own lines, not a neighbour's.
+    while (queued_bytes_ > config_.max_queued_bytes && !memory_queued_.empty()) {
+      const uint64_t heaviest =
+          std::max_element(memory_queued_.begin(), memory_queued_.end(), [](auto& a, auto& b) {
+            return a.second < b.second;
+          })->first;
+      auto victim = std::find_if(queue_.begin(), queue_.end() - 1, [&](const Batch& b) {
+        return !b.end && !b.journaled && !b.lines.empty() && b.stream_id == heaviest;
       });
-      if (victim == queue_.end() || victim == queue_.end() - 1) break;
+      if (victim == queue_.end() - 1) break;
       dropped_queue_full_.Add(victim->lines.size());
       queued_bytes_ -= victim->bytes;
       queued_lines_ -= victim->lines.size();
+      UnqueueMemoryLocked(*victim);
       queue_.erase(victim);
     }
   }
   queue_cv_.notify_one();
+}
+
+void Driver::UnqueueMemoryLocked(const Batch& batch) {
+  if (batch.journaled || batch.end) return;
+  auto it = memory_queued_.find(batch.stream_id);
+  if (it == memory_queued_.end()) return;
+  it->second -= std::min(it->second, batch.bytes);
+  if (it->second == 0) memory_queued_.erase(it);
 }
 
 void Driver::OnEnd(uint64_t stream_id, bool /*corrupt*/) {
@@ -687,7 +729,8 @@ void Driver::OnEvicted(uint64_t stream_id, uint64_t lines) {
 }
 
 void Driver::PushChunk(Stream& stream, std::vector<LokiEntry>& entries,
-                       const JournalPosition& resume, std::size_t bytes, bool held) {
+                       const JournalPosition& resume, std::size_t bytes,
+                       const JournalPosition& cursor) {
   if (!stream.journal) {
     stream.client->PushAll(entries);
     return;
@@ -697,7 +740,7 @@ void Driver::PushChunk(Stream& stream, std::vector<LokiEntry>& entries,
     std::lock_guard lock(stream.ack_mu);
     seq = stream.next_chunk++;
     stream.chunks.push_back(
-        Stream::Chunk{seq, resume, static_cast<int64_t>(entries.size()) + 1, bytes, held});
+        Stream::Chunk{seq, cursor, static_cast<int64_t>(entries.size()) + 1, bytes});
   }
   stream.last_resume = resume;
   for (LokiEntry& e : entries) e.ticket = DeliveryTicket{this, stream.id, seq};
@@ -718,8 +761,8 @@ std::size_t Driver::AdvanceLocked(Stream& stream) {
   while (!stream.chunks.empty() && stream.chunks.front().outstanding == 0) {
     const Stream::Chunk& c = stream.chunks.front();
     freed += c.bytes;
-    if (!c.held && stream.acked < c.resume) {
-      stream.acked = c.resume;
+    if (stream.acked < c.cursor) {
+      stream.acked = c.cursor;
       stream.acked_dirty = true;
     }
     stream.chunks.pop_front();
@@ -786,13 +829,7 @@ void Driver::MaybeRetire(const std::shared_ptr<Stream>& stream) {
       std::lock_guard ack_lock(stream->ack_mu);
       acked = stream->acked;
     }
-    try {
-      stream->journal->WriteCursor(acked);
-      stream->journal->SetAcknowledged(acked);
-    } catch (const std::exception& e) {
-      spdlog::error("journal {}: cannot write its cursor: {}", stream->journal->dir().string(),
-                    e.what());
-    }
+    PersistCursor(*stream, acked);
   }
   stream->retired = true;
   idle_cv_.notify_all();
@@ -828,17 +865,53 @@ void Driver::Ship(Stream& stream, Batch& batch) {
       e.line = std::move(l.line);
     }
   } else {
+    // The lines of this batch go in the chunk PushChunk numbers next; it begins where the
+    // previous one ended.
+    const uint64_t origin = stream.next_chunk;
+    if (stream.journal) stream.chunk_starts.emplace(origin, stream.last_resume);
     for (LogLine& l : lines) {
       stages::Entry e;
       e.labels = stream.labels[static_cast<int>(l.source)];
       e.timestamp_ns = l.time_nano;
       e.line = std::move(l.line);
+      e.origin = origin;
       stream.pipeline->Process(std::move(e), pipeline_out_);
     }
     ConvertPipelineOutput(stream, pipeline_out_, entries);
   }
   PushChunk(stream, entries, batch.resume, batch.journaled ? batch.bytes : 0,
-            PipelineHolds(stream));
+            CursorLimit(stream, batch.resume));
+  AccountHeld(stream);
+}
+
+JournalPosition Driver::CursorLimit(Stream& stream, const JournalPosition& resume) {
+  // Entries a stage still holds (a multiline block, lines a limit delays) were read from the
+  // oldest chunk they came from on: the cursor may not pass its start, or a restart would
+  // lose them. Lines before it are all out of the stages.
+  const std::optional<uint64_t> oldest =
+      stream.pipeline ? stream.pipeline->OldestHeldOrigin() : std::nullopt;
+  if (!oldest) {
+    stream.chunk_starts.clear();
+    return resume;
+  }
+  stream.chunk_starts.erase(stream.chunk_starts.begin(), stream.chunk_starts.lower_bound(*oldest));
+  auto it = stream.chunk_starts.find(*oldest);
+  if (it == stream.chunk_starts.end()) return JournalPosition{};  // unknown: do not move
+  return std::min(resume, it->second);
+}
+
+void Driver::AccountHeld(Stream& stream) {
+  if (!stream.journal || !stream.pipeline) return;
+  // What the stages hold (a limit stage delaying lines, a multiline block) counts in the
+  // window like lines waiting for Loki: past it the reader stops decoding this stream's
+  // journal, so a stage cannot take a whole journal into memory.
+  const auto held = static_cast<int64_t>(stream.pipeline->HeldBytes());
+  const int64_t delta = held - stream.held_accounted;
+  if (delta == 0) return;
+  stream.held_accounted = held;
+  stream.window_bytes += delta;
+  *stream.client_window += delta;
+  if (delta < 0) reader_->Wake();
 }
 
 void Driver::ConvertPipelineOutput(Stream& stream, std::vector<stages::Entry>& entries,
@@ -865,11 +938,17 @@ const StreamSelector* Driver::SelectorFor(Stream& stream, const stages::LabelSet
   for (int source = 0; source < 2; ++source) {
     if (!labels.SharesBaseWith(stream.labels[source])) continue;
     auto& cache = stream.selectors[source];
+    std::size_t& bytes = stream.selector_bytes[source];
     const std::string_view overlay = labels.OverlayBytes();
     auto it = cache.find(overlay);
     if (it == cache.end()) {
-      if (cache.size() >= kMaxCachedSelectors) cache.clear();
-      it = cache.emplace(std::string(overlay), RenderSelector(labels)).first;
+      if (cache.size() >= kMaxCachedSelectors || bytes >= kMaxCachedSelectorBytes) {
+        cache.clear();
+        bytes = 0;
+      }
+      StreamSelector selector = RenderSelector(labels);
+      bytes += overlay.size() + selector.view().size();
+      it = cache.emplace(std::string(overlay), std::move(selector)).first;
     }
     return it->second.empty() ? nullptr : &it->second;
   }
@@ -891,7 +970,8 @@ void Driver::FlushPipelines(bool final_for_all) {
     if (pipeline_out_.empty()) continue;
     converted_.clear();
     ConvertPipelineOutput(*s, pipeline_out_, converted_);
-    PushChunk(*s, converted_, s->last_resume, 0, PipelineHolds(*s));
+    PushChunk(*s, converted_, s->last_resume, 0, CursorLimit(*s, s->last_resume));
+    AccountHeld(*s);
   }
 }
 
@@ -908,7 +988,8 @@ void Driver::FinishStream(uint64_t stream_id) {
     converted_.clear();
     ConvertPipelineOutput(*stream, pipeline_out_, converted_);
     // Nothing is held any more: this last chunk carries the cursor to the end.
-    PushChunk(*stream, converted_, stream->last_resume, 0, false);
+    PushChunk(*stream, converted_, stream->last_resume, 0, stream->last_resume);
+    AccountHeld(*stream);
   }
   // The container's last lines go now, not after loki-batch-wait.
   if (stream->client) stream->client->SendBuffered();
@@ -960,6 +1041,7 @@ void Driver::ShipLoop() {
       }
       batch = std::move(queue_.front());
       queue_.pop_front();
+      UnqueueMemoryLocked(batch);
       queued_bytes_ -= batch.bytes;
       queued_lines_ -= batch.lines.size();
       in_flight_lines_ += batch.lines.size();
@@ -1016,14 +1098,22 @@ void Driver::PersistCursors() {
       s->acked_dirty = false;
       acked = s->acked;
     }
-    try {
-      s->journal->WriteCursor(acked);
-      s->journal->SetAcknowledged(acked);
-      s->persisted = acked;
-    } catch (const std::exception& e) {
-      spdlog::error("journal {}: cannot write its cursor: {}", s->journal->dir().string(),
-                    e.what());
-    }
+    PersistCursor(*s, acked);
+  }
+}
+
+void Driver::PersistCursor(Stream& stream, JournalPosition acked) {
+  // The reader's tick and the thread that retires a stream both persist: never backwards.
+  std::lock_guard lock(stream.cursor_mu);
+  if (acked < stream.cursor_written) return;
+  try {
+    stream.journal->WriteCursor(acked);
+    stream.journal->SetAcknowledged(acked);
+    stream.cursor_written = acked;
+    stream.persisted = acked;
+  } catch (const std::exception& e) {
+    spdlog::error("journal {}: cannot write its cursor: {}", stream.journal->dir().string(),
+                  e.what());
   }
 }
 
@@ -1147,15 +1237,14 @@ void Driver::Maintain() {
     total -= std::min(total, freed);
   }
   for (const std::string& id : removed) {
-    std::shared_ptr<Journal> j;
-    {
-      std::lock_guard lock(mu_);
-      if (stream_by_container_.count(id)) continue;  // a container started meanwhile
-      auto it = journals_.find(id);
-      if (it == journals_.end()) continue;
-      j = it->second;
-      journals_.erase(it);
-    }
+    // Under the lock: a StartLogging of the container must not open the directory while it is
+    // being removed.
+    std::lock_guard lock(mu_);
+    if (stream_by_container_.count(id)) continue;  // a container started meanwhile
+    auto it = journals_.find(id);
+    if (it == journals_.end()) continue;
+    std::shared_ptr<Journal> j = it->second;
+    journals_.erase(it);
     try {
       j->Remove();
       journals_removed_.Add();
@@ -1176,6 +1265,10 @@ void Driver::Shutdown(std::chrono::milliseconds deadline) {
   }
   queue_cv_.notify_all();
   if (shipper_.joinable()) shipper_.join();  // hands every queued line to its client
+  // What is acknowledged so far is persisted before the clients stop: a client stuck in a
+  // connection (a TLS handshake nobody answers) must not cost the cursors when the process
+  // exits at its deadline.
+  PersistCursors();
   std::map<std::string, std::shared_ptr<LokiClient>> clients;
   {
     std::lock_guard lock(mu_);

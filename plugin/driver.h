@@ -31,6 +31,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "pipeline_stages/entry.h"
@@ -151,15 +152,22 @@ class Driver : public LineSink, public DeliveryListener {
   void RecoverContainer(const std::string& id);
   void ShipLoop();
   void Ship(Stream& stream, Batch& batch);
+  // Counts what the stream's pipeline holds in its window (shipping thread).
+  void AccountHeld(Stream& stream);
   // Converts what a pipeline let out; labels are rendered once per distinct label set.
   void ConvertPipelineOutput(Stream& stream, std::vector<stages::Entry>& entries,
                              std::vector<LokiEntry>& out);
   // The selector of `labels` (cached per stream); null when Loki would refuse the labels.
   const StreamSelector* SelectorFor(Stream& stream, const stages::LabelSet& labels);
   // Hands `entries` to the stream's client as one chunk of the journal (resume: where a
-  // restart would read again to produce what comes after them).
+  // restart would read again to produce what comes after them; cursor: how far the cursor may
+  // go once they are settled, see CursorLimit).
   void PushChunk(Stream& stream, std::vector<LokiEntry>& entries, const JournalPosition& resume,
-                 std::size_t bytes, bool held);
+                 std::size_t bytes, const JournalPosition& cursor);
+  // How far the cursor may go after a chunk ending at `resume` (shipping thread).
+  JournalPosition CursorLimit(Stream& stream, const JournalPosition& resume);
+  // A batch leaves queue_: its stream holds that much less there (caller holds mu_).
+  void UnqueueMemoryLocked(const Batch& batch);
   // Releases entries held by pipelines (multiline, limit) whose time has come.
   void FlushPipelines(bool final_for_all);
   void FinishStream(uint64_t stream_id);
@@ -175,6 +183,8 @@ class Driver : public LineSink, public DeliveryListener {
   // decoding pauses.
   bool WindowFull(const Stream& stream) const;
   void PersistCursors();
+  // Writes `acked` as the stream's cursor unless a newer one was written.
+  void PersistCursor(Stream& stream, JournalPosition acked);
 
   DriverConfig config_;
   MetricsRegistry& metrics_;
@@ -208,6 +218,8 @@ class Driver : public LineSink, public DeliveryListener {
   std::chrono::steady_clock::time_point last_client_check_;  // reader thread
   std::deque<Batch> queue_;
   std::size_t queued_bytes_ = 0;
+  // Bytes of memory-only (no-file) batches in queue_, by stream.
+  std::unordered_map<uint64_t, std::size_t> memory_queued_;
   uint64_t queued_lines_ = 0;
   uint64_t in_flight_lines_ = 0;  // taken from the queue, not yet pushed
   uint64_t next_id_ = 1;

@@ -401,18 +401,11 @@ bool FifoReader::FeedMemory(Session& session, Journaled& j) {
     session.queued_bytes += l.line.size();
     session.queued.push_back(std::move(l));
   }
-  HandOverMemory(session, j);
-  if (eof && !session.queued.empty()) {
-    // The stream ends: what the window cannot take now is not kept.
-    lines_read_.Add(session.queued.size());
-    disk_full_lines_.Add(session.queued.size());
-    session.queued.clear();
-    session.queued_bytes = 0;
-  }
+  HandOverMemory(session, j, /*all=*/eof);
   return !eof;
 }
 
-void FifoReader::HandOverMemory(Session& session, Journaled& j) {
+void FifoReader::HandOverMemory(Session& session, Journaled& j, bool all) {
   uint64_t dropped = 0;
   while (session.queued_bytes > kMemoryModeBytes && session.queued.size() > 1) {
     session.queued_bytes -= session.queued.front().line.size();
@@ -432,7 +425,9 @@ void FifoReader::HandOverMemory(Session& session, Journaled& j) {
   }
   constexpr std::size_t kChunkLines = 256;
   std::vector<LogLine> chunk;
-  while (!session.queued.empty() && sink_.WantsLines(j.id)) {
+  // At the end of the session the rest goes whatever the window (it is at most
+  // kMemoryModeBytes): the session and its queue are about to go.
+  while (!session.queued.empty() && (all || sink_.WantsLines(j.id))) {
     chunk.clear();
     while (!session.queued.empty() && chunk.size() < kChunkLines) {
       session.queued_bytes -= session.queued.front().line.size();
@@ -488,6 +483,7 @@ void FifoReader::FeedAndMaybeEnd(Session& session, Journaled& j) {
   }
   if (!alive) {
     spdlog::debug("{}: end of file", session.path);
+    HandOverMemory(session, j, /*all=*/true);  // lines queued while the journal refused bytes
     const int fd = session.fd;
     std::lock_guard lock(mu_);
     --j.sessions;
@@ -557,6 +553,10 @@ bool FifoReader::Decode(Journaled& j) {
     ++frames;
     const auto st = j.reader->Next(&body, &start);
     if (st == JournalFrameReader::Status::kWait) break;
+    if (st == JournalFrameReader::Status::kRetry) {
+      j.paused = true;  // looked at again after kPausedRetry
+      break;
+    }
     if (st == JournalFrameReader::Status::kEnd) {
       std::lock_guard lock(mu_);
       if (j.sessions == 0) {

@@ -105,8 +105,8 @@ class FifoReader {
   bool FeedMemory(Session& session, Journaled& j);
   // Memory mode: starts journaling again when the journal takes bytes. True on success.
   bool TryResumeJournal(Session& session, Journaled& j);
-  // Memory mode: hands queued lines to the sink as far as its window lets.
-  void HandOverMemory(Session& session, Journaled& j);
+  // Memory mode: hands queued lines to the sink as far as its window lets (`all`: every one).
+  void HandOverMemory(Session& session, Journaled& j, bool all = false);
   // Adds the bytes `j`'s reader skipped (torn, evicted) or lost since the last report.
   void ReportReaderBytes(Journaled& j);
   // Where a restart must read `j`'s journal again to produce every line not handed over.

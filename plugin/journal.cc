@@ -31,6 +31,16 @@ constexpr std::size_t kEvictedRemembered = 1024;
 constexpr std::string_view kSegmentExt = ".seg";
 constexpr std::string_view kMarkerExt = ".live";
 constexpr std::string_view kTempExt = ".tmp";
+// Journals hold every line a container wrote and info.json its options: readable by root only
+// (dockerd keeps its own logs 0640 and the container's config 0600).
+constexpr mode_t kFileMode = 0600;
+constexpr fs::perms kDirPerms = fs::perms::owner_all;
+
+// Creates `dir` and its missing parents, and makes `dir` itself owner-only.
+void CreatePrivateDirectory(const fs::path& dir, std::error_code& ec) {
+  fs::create_directories(dir, ec);
+  if (!ec) fs::permissions(dir, kDirPerms, fs::perm_options::replace, ec);
+}
 
 [[noreturn]] void Fail(int err, std::string_view op, const fs::path& path) {
   throw std::system_error(err, std::generic_category(),
@@ -93,7 +103,7 @@ void PwriteFull(int fd, const char* buf, std::size_t n, uint64_t offset, const f
 void WriteFileAtomically(const fs::path& path, std::string_view data) {
   fs::path tmp = path;
   tmp += kTempExt;
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kFileMode);
   if (fd < 0) Fail(errno, "create", tmp);
   try {
     PwriteFull(fd, data.data(), data.size(), 0, tmp);
@@ -221,10 +231,12 @@ struct Journal::Impl {
 
   // Reader side.
   uint64_t SealedReadable(uint64_t seq);
-  // A reader cannot read `seq`: a sealed segment is forgotten (its bytes are lost), a live one
+  // The file of `seq` is gone: a sealed segment is forgotten (its bytes are lost), a live one
   // is flagged for its writer. Returns its size, or nullopt when it is no longer listed
   // (evicted meanwhile).
   std::optional<uint64_t> MarkUnreadable(uint64_t seq);
+  // The size of `seq`, or nullopt when it is not listed.
+  std::optional<uint64_t> ListedSize(uint64_t seq) const;
 
   bool AcknowledgedLocked(uint64_t seq, uint64_t readable) const {
     return acknowledged.segment > seq ||
@@ -392,6 +404,13 @@ bool Journal::Impl::Publish(uint64_t seq, uint64_t size) {
   return unreadable;
 }
 
+std::optional<uint64_t> Journal::Impl::ListedSize(uint64_t seq) const {
+  std::lock_guard lock(mu);
+  auto it = segments.find(seq);
+  if (it == segments.end()) return std::nullopt;
+  return it->second.size;
+}
+
 std::optional<uint64_t> Journal::Impl::MarkUnreadable(uint64_t seq) {
   uint64_t size;
   {
@@ -504,7 +523,7 @@ Journal::~Journal() = default;
 
 std::shared_ptr<Journal> Journal::Open(const fs::path& dir, JournalLimits limits) {
   std::error_code ec;
-  fs::create_directories(dir, ec);
+  CreatePrivateDirectory(dir, ec);
   if (ec) Fail(ec.value(), "create", dir);
   if (!fs::is_directory(dir, ec)) Fail(ec ? ec.value() : ENOTDIR, "open directory", dir);
   auto impl = std::make_unique<Impl>();
@@ -547,7 +566,7 @@ void Journal::WriteCursor(JournalPosition cursor) {
                               static_cast<unsigned long long>(cursor.segment),
                               static_cast<unsigned long long>(cursor.offset));
   const fs::path path = dir() / "cursor";
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, kFileMode);
   if (fd < 0) Fail(errno, "create", path);
   try {
     PwriteFull(fd, text, static_cast<std::size_t>(n), 0, path);
@@ -569,6 +588,11 @@ std::optional<JournalPosition> Journal::ReadCursor() const {
   r = std::from_chars(r.ptr + 1, end, p.offset);
   if (r.ec != std::errc() || r.ptr == end || *r.ptr != '\n' || r.ptr + 1 != end)
     return std::nullopt;
+  if (p.segment >= (uint64_t{1} << 62)) {
+    // No journal numbers that many segments: a damaged file (it would wrap the next number).
+    spdlog::warn("journal {}: its cursor names segment {}; ignored", dir().string(), p.segment);
+    return std::nullopt;
+  }
   return p;
 }
 
@@ -820,7 +844,7 @@ std::size_t Budget(const JournalLimits& limits, uint64_t size, uint64_t next_end
 }
 
 int CreateSegmentFile(const fs::path& path) {
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, kFileMode);
   if (fd < 0) Fail(errno, "create", path);
   return fd;
 }
@@ -1072,9 +1096,11 @@ struct JournalFrameReader::State {
   uint64_t lost = 0;
 
   // Gives up the segment `seq` (not open, or open at `pos`): counts what was not read of it
-  // as lost and goes on with the next one.
+  // as lost and goes on with the next one. Only a file that is gone (ENOENT) is forgotten by
+  // the journal; another error (EIO, EACCES) is this reader's alone.
   void GiveUp(Journal::Impl& impl, uint64_t seq, uint64_t from, const char* what, int err) {
-    const std::optional<uint64_t> size = impl.MarkUnreadable(seq);
+    const std::optional<uint64_t> size =
+        err == ENOENT ? impl.MarkUnreadable(seq) : impl.ListedSize(seq);
     const uint64_t left = size && *size > from ? *size - from : 0;
     lost += left;
     spdlog::error("journal: cannot {} {}: {}; {} unread bytes of it are lost", what,
@@ -1155,6 +1181,9 @@ JournalFrameReader::Status JournalFrameReader::Next(std::string_view* body,
         if (err == ENOENT) {
           std::lock_guard lock(impl.mu);
           if (!impl.segments.count(found)) continue;  // evicted meanwhile: counted next look
+        }
+        if (err == EMFILE || err == ENFILE || err == ENOMEM || err == EINTR || err == EAGAIN) {
+          return Status::kRetry;  // out of descriptors or memory for a moment
         }
         s.GiveUp(impl, found, s.want_offset, "open", err);  // removed by hand, unreadable
         continue;
@@ -1257,7 +1286,8 @@ JournalStore::JournalStore(fs::path root, uint64_t max_total_bytes)
     : root_(std::move(root)), max_total_bytes_(max_total_bytes) {
   fs::path containers = root_ / "containers";
   std::error_code ec;
-  fs::create_directories(containers, ec);
+  CreatePrivateDirectory(root_, ec);
+  if (!ec) CreatePrivateDirectory(containers, ec);
   if (ec) Fail(ec.value(), "create", containers);
   if (access(containers.c_str(), W_OK | X_OK) != 0) Fail(errno, "write to", containers);
   const fs::path lock = root_ / "lock";

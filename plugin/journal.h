@@ -183,8 +183,9 @@ class Journal::Writer {
 // At the end of a live segment it reports kWait; it moves on to the next segment only once
 // the current one is sealed. When its segment was evicted it continues at the oldest segment
 // left (and counts the bytes it skipped). A segment that cannot be opened or read (removed by
-// hand, an I/O error) is given up: its unread bytes are counted as lost, a sealed one is
-// forgotten by the journal, and the reader goes on with the next. Never throws.
+// hand, an I/O error) is given up: its unread bytes are counted as lost by this reader, one
+// whose file is gone is forgotten by the journal, and the reader goes on with the next. A
+// failure that passes (EMFILE, ENOMEM) is kRetry: nothing is given up. Never throws.
 class JournalFrameReader {
  public:
   enum class Status {
@@ -192,6 +193,7 @@ class JournalFrameReader {
     kWait,     // at the end of a live segment: more may come
     kEnd,      // everything is read and every segment is sealed
     kCorrupt,  // a length prefix over kMaxFrameBytes; the reader has moved to the next segment
+    kRetry,    // a segment could not be opened for a moment (no descriptor, no memory): ask again
   };
   JournalFrameReader(std::shared_ptr<Journal> journal, JournalPosition from);
   ~JournalFrameReader();

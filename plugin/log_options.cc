@@ -19,6 +19,7 @@ namespace {
 constexpr std::string_view kDurationHint = "a duration such as 500ms, 10s, 1m30s";
 constexpr std::string_view kBoolHint = "true or false";
 constexpr std::string_view kSizeHint = "a size such as 512k, 20m, 1g or a byte count";
+constexpr std::size_t kMaxLineSizeLimit = 64 * 1024 * 1024;
 
 const std::vector<OptionSpec> kSpecs = {
     {"loki-url", OptionKind::kUrl, "",
@@ -401,7 +402,10 @@ LogOptions ParseLogOptions(const std::map<std::string, std::string>& config,
   if (stage_file) o.pipeline_stage_file = *stage_file;
   if (const auto* v = get("loki-relabel-config")) o.relabel_config = *v;
   o.max_line_size = static_cast<std::size_t>(*ParseDockerSize(*get("loki-max-line-size")));
-  if (o.max_line_size == 0) Bad("loki-max-line-size", *get("loki-max-line-size"), "more than 0");
+  if (o.max_line_size == 0 || o.max_line_size > kMaxLineSizeLimit) {
+    // An unfinished line is held up to this size per source: bounded whatever is asked.
+    Bad("loki-max-line-size", *get("loki-max-line-size"), "a size from 1 byte to 64m");
+  }
   o.no_file = boolean("no-file");
   o.keep_file = boolean("keep-file");
   o.max_size = *get("max-size") == "-1" ? -1 : *ParseDockerSize(*get("max-size"));

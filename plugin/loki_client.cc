@@ -139,13 +139,27 @@ const char* const kDropReasons[] = {
     "unauthorized", "too_large",         "shutdown",     "invalid_tenant",
     "wrong_url"};
 
+// An answer's text as it goes into the plugin's log: at most kMaxLoggedBodyBytes, control
+// bytes escaped (a Loki, or whatever answers at its URL, must not write lines of its own into
+// the log dockerd keeps).
 std::string Truncate(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-  if (s.size() > kMaxLoggedBodyBytes) {
-    s.resize(kMaxLoggedBodyBytes);
-    s += "...";
+  const bool cut = s.size() > kMaxLoggedBodyBytes;
+  if (cut) s.resize(kMaxLoggedBodyBytes);
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    } else {
+      out += static_cast<char>(c);
+    }
   }
-  return s;
+  if (cut) out += "...";
+  return out;
 }
 
 }  // namespace
@@ -299,7 +313,7 @@ struct LokiClient::Impl {
   // Tells the producers of `batch` (their tickets' listeners) that the entries left.
   static void Notify(std::span<const Queued> batch, bool final);
   static void Notify(const LokiEntry& entry, bool final);
-  // Removes the globally oldest queued entry (caller holds mu_). False when none is queued.
+  // Removes the oldest entry of the fullest queue (caller holds mu_). False when none is.
   bool DropOldestLocked();
   bool FlushedLocked(uint64_t target) const;
 
@@ -574,10 +588,12 @@ bool LokiClient::Impl::DropOldestLocked() {
   TenantQueue* oldest = nullptr;
   Lane* oldest_lane = nullptr;
   std::string oldest_tenant;
+  // The oldest entry of the fullest queue: a stream flooding the buffer (its lane) loses its
+  // own lines first, not a quiet neighbour's that happen to be older.
   for (auto& lane : lanes_) {
     for (auto& [tenant, tq] : lane->tenants) {
       if (tq.entries.empty()) continue;
-      if (oldest == nullptr || tq.entries.front().seq < oldest->entries.front().seq) {
+      if (oldest == nullptr || tq.bytes > oldest->bytes) {
         oldest = &tq;
         oldest_lane = lane.get();
         oldest_tenant = tenant;

@@ -16,7 +16,8 @@
 // 4xx (400, 422, ...) drop the batch at once; 413 splits it down to single entries.
 //
 // Push() never blocks on the network: entries wait in a bounded in-memory buffer; when the
-// buffer is full the oldest unsent entries are dropped and counted (reason "buffer_full").
+// buffer is full the oldest unsent entries of the fullest queue (a lane's tenant) are dropped
+// and counted (reason "buffer_full"), so a flooding stream loses its own lines first.
 // Memory is bounded by max_buffered_bytes plus the batches in flight (lanes x batch size).
 // Thread-safe. The registry must outlive the client.
 //

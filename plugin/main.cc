@@ -4,16 +4,20 @@
 // metrics endpoint; SIGTERM/SIGINT flush what can be sent within a few seconds, then exit.
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <system_error>
+#include <thread>
 
 #include "plugin/driver.h"
 #include "plugin/journal.h"
@@ -76,6 +80,12 @@ int main(int argc, char** argv) {
   }
 
   spdlog::set_level(spdlog::level::from_str(EnvOr("LOG_LEVEL", "info")));
+  // Each container holds a few descriptors (FIFO, segment, API connection): take all the
+  // process may have.
+  if (rlimit files{}; getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
   signal(SIGPIPE, SIG_IGN);
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -149,7 +159,28 @@ int main(int argc, char** argv) {
   // The daemon kills a plugin that does not exit soon: nothing here waits for a client
   // (idle keep-alive connections, `docker logs` readers) beyond the flush.
   api.BeginStop();
-  driver.Shutdown(std::chrono::seconds(flush_seconds));
+  // Bounded whatever the clients do (one may be stuck connecting to a Loki that does not
+  // answer): the cursors acknowledged so far are persisted first, the rest is replayed.
+  std::mutex done_mu;
+  std::condition_variable done_cv;
+  bool done = false;
+  std::thread([&] {
+    driver.Shutdown(std::chrono::seconds(flush_seconds));
+    std::lock_guard lock(done_mu);
+    done = true;
+    done_cv.notify_all();
+  }).detach();
+  {
+    std::unique_lock lock(done_mu);
+    if (!done_cv.wait_for(lock,
+                          std::chrono::seconds(flush_seconds) + std::chrono::milliseconds(700),
+                          [&] { return done; })) {
+      spdlog::warn(
+          "stopping took longer than SHUTDOWN_FLUSH_SECONDS={}: exiting now; what was "
+          "not delivered stays in the journals",
+          flush_seconds);
+    }
+  }
   spdlog::info("stopped");
   spdlog::shutdown();
   std::fflush(nullptr);

@@ -455,6 +455,8 @@ ReadLogsResult ServeReadLogs(const std::shared_ptr<Journal>& journal, const Read
       continue;
     }
     if (status == Status::kEnd) return finish(End::kDone, true);
+    // kWait (at the end of the live segment) and kRetry (a segment could not be opened for a
+    // moment) alike: without Follow the answer ends here, with it the reader looks again.
 
     // kWait: at the end of the live segment.
     if (!config.follow) return finish(End::kDone, false);

@@ -17,6 +17,7 @@
 #include "plugin/frame_codec.h"
 #include "tests/integration/fake_daemon.h"
 #include "tests/tools/fake_loki.h"
+#include "tests/tools/scripted_http_peer.h"
 
 namespace skald::testing {
 namespace {
@@ -798,6 +799,45 @@ TEST_F(PluginIntegration, SigtermWithOpenConnectionsExitsWithinTheFlushTime) {
                       << " ms; SHUTDOWN_FLUSH_SECONDS=1";
   close(follower);
   EXPECT_EQ(loki_.TotalEntries(), 1u);
+}
+
+// A push stuck in a TLS handshake with a Loki that accepts the connection and says nothing
+// cannot be cut from outside (httplib holds its socket for the whole handshake, up to
+// loki-timeout): the plugin still exits within SHUTDOWN_FLUSH_SECONDS + 1 s of SIGTERM, its
+// cursors persisted first (found by review: Stop took loki-timeout per client).
+TEST_F(PluginIntegration, SigtermExitsInTimeWhileAPushIsStuckInATlsHandshake) {
+  daemon_.reset();
+  daemon_ = std::make_unique<FakeDaemon>(SKALD_BINARY,
+                                         std::vector<std::string>{"SHUTDOWN_FLUSH_SECONDS=1"});
+  ScriptedHttpPeer silent;
+  ScriptedHttpPeer::Script nothing;
+  nothing.answer = "";
+  nothing.close_after = false;
+  ASSERT_TRUE(silent.Start(nothing));  // reads a request that never ends: answers nothing
+  FakeDaemon::Container stuck, fine;
+  ASSERT_EQ(daemon_->StartContainer(
+                stuck, {{"loki-url", "https://127.0.0.1:" + std::to_string(silent.port()) +
+                                         "/loki/api/v1/push"},
+                        {"loki-timeout", "60s"},
+                        {"loki-tls-insecure-skip-verify", "true"},
+                        {"loki-batch-wait", "100ms"}}),
+            "");
+  ASSERT_EQ(daemon_->StartContainer(fine, Opts()), "");
+  daemon_->WriteLine(stuck, "never delivered");
+  daemon_->WriteLine(fine, "delivered");
+  ASSERT_TRUE(loki_.WaitForEntries(1, 10s));
+  std::this_thread::sleep_for(500ms);  // the stuck push is in its handshake
+  const auto start = std::chrono::steady_clock::now();
+  const int status = daemon_->Signal(SIGTERM, 30s);
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_LT(took, 2500ms) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                          << " ms; SHUTDOWN_FLUSH_SECONDS=1, loki-timeout=60s";
+  // The delivered line's cursor was persisted: a restart does not send it again.
+  daemon_->KillAndRestartPlugin();
+  std::this_thread::sleep_for(1s);
+  EXPECT_EQ(loki_.TotalEntries(), 1u);
+  EXPECT_EQ(loki_.Duplicates(), 0u);
 }
 
 // Two installed copies (say `skald` and an alias `loki`) sharing a state directory would

@@ -35,6 +35,25 @@ TEST(LimitStage, DropFalseDelaysInOrderWithoutBlocking) {
   for (int i = 0; i < 4; ++i) EXPECT_EQ(out[i].line, std::to_string(i));
 }
 
+// What a delaying limit holds is told to the host (the plugin stops reading a stream's journal
+// while its pipeline holds its window), and is at most 16 MiB: beyond, the oldest go, counted.
+TEST(LimitStage, DropFalseTellsWhatItHoldsAndHoldsAtMostSixteenMebibytes) {
+  FakeClock clock;
+  RecordingObserver obs;
+  auto p = Pipeline::FromYaml("- limit: {rate: 1, burst: 1}", &obs, &clock);
+  std::vector<Entry> out;
+  const std::string line(1024 * 1024, 'x');
+  p->Process(MakeEntry(line), out);  // takes the token
+  for (int i = 0; i < 3; ++i) p->Process(MakeEntry(line), out);
+  EXPECT_EQ(p->HeldBytes(), 3 * line.size());
+  for (int i = 0; i < 20; ++i) p->Process(MakeEntry(line), out);
+  EXPECT_EQ(p->HeldBytes(), 16 * line.size());
+  EXPECT_EQ(obs.drops, std::vector<std::string>(7, "limit_buffer_full"));
+  p->Flush(clock.NowNs(), true, out);
+  EXPECT_EQ(p->HeldBytes(), 0u);
+  EXPECT_EQ(out.size(), 17u);
+}
+
 TEST(LimitStage, NewEntriesQueueBehindHeldOnes) {
   FakeClock clock;
   auto p = Pipeline::FromYaml("- limit: {rate: 1, burst: 1}", nullptr, &clock);

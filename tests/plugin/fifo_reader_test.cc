@@ -68,6 +68,15 @@ std::string Frame(const std::string& line) {
   return out;
 }
 
+bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < until) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return pred();
+}
+
 class FifoReaderTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -137,14 +146,6 @@ class FifoReaderJournalTest : public FifoReaderTest {
       if (n != static_cast<ssize_t>(frame.size())) return i - from;
     }
     return to - from;
-  }
-  static bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
-    const auto until = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < until) {
-      if (pred()) return true;
-      std::this_thread::sleep_for(10ms);
-    }
-    return pred();
   }
   fs::path journal_dir_;
 };
@@ -229,6 +230,95 @@ TEST_F(FifoReaderJournalTest, ASegmentRemovedBeforeItsReplayIsCountedLostAndTheS
   EXPECT_EQ(lines.front(), "s0 0");
   EXPECT_EQ(lines.back(), "s2 9");
   EXPECT_EQ(metrics.CounterTotal("skald_journal_lost_bytes_total"), lost);
+}
+
+// A sink whose window the test opens and closes.
+class GatedSink : public LineSink {
+ public:
+  void OnLines(uint64_t, std::vector<LogLine>& lines, const JournalPosition&) override {
+    std::lock_guard lock(mu_);
+    for (LogLine& l : lines) lines_.push_back(std::move(l.line));
+  }
+  void OnEnd(uint64_t, bool) override { ended_ = true; }
+  bool WantsLines(uint64_t) override { return open_; }
+  std::vector<std::string> Lines() {
+    std::lock_guard lock(mu_);
+    return lines_;
+  }
+  std::atomic<bool> open_{true};
+  std::atomic<bool> ended_{false};
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> lines_;
+};
+
+// fifo_reader.cc TryResumeJournal / FeedAndMaybeEnd: lines read while the journal refused
+// bytes wait in session.queued for the sink's window. When the journal takes bytes again the
+// session goes back to journal mode with those lines still queued; they are handed over by
+// the `waiting` pass only while the session lives. When its FIFO ends first (the container
+// exits), FeedAndMaybeEnd erases the session and its queued lines with it: neither handed
+// over nor counted (FeedMemory's end-of-stream accounting only runs in memory mode).
+TEST(FifoReaderMemoryModeTest, LinesQueuedInMemoryWhenTheJournalResumesAreNotLostAtTheEnd) {
+  char tmpl[] = "/tmp/review-fifo-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const fs::path dir = tmpl;
+  const fs::path journal_dir = dir / "containers" / "c1";
+  MetricsRegistry metrics;
+  GatedSink sink;
+  {
+    FifoReader reader(sink, metrics);
+    auto journal = Journal::Open(journal_dir, {.max_segment_bytes = 4096, .max_segments = 1000});
+    const std::string fifo = (dir / "fifo").string();
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    const int w = open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    ASSERT_GE(w, 0);
+    auto put = [&](const std::string& line) {
+      const std::string frame = Frame(line);
+      return write(w, frame.data(), frame.size()) == static_cast<ssize_t>(frame.size());
+    };
+    auto writer = journal->StartWriter(fifo);
+    reader.AddJournalStream(1, journal, {}, 1 << 20);
+    ASSERT_TRUE(reader.AddSession(1, fifo, writer));
+    // The journal's directory goes (a full disk does the same): memory mode.
+    fs::remove_all(journal_dir);
+    for (int i = 0; i < 2000 && metrics.CounterTotal("skald_journal_write_errors_total") == 0;
+         ++i) {
+      put("filler " + std::to_string(i) + std::string(200, 'f'));
+      std::this_thread::sleep_for(1ms);
+    }
+    ASSERT_GT(metrics.CounterTotal("skald_journal_write_errors_total"), 0u);
+    ASSERT_TRUE(
+        WaitFor([&] { return !sink.Lines().empty() && sink.Lines().back()[0] == 'f'; }, 10s));
+    // Loki is slow: the window is full. Fifty lines wait in memory.
+    sink.open_ = false;
+    std::this_thread::sleep_for(100ms);
+    for (int i = 0; i < 50; ++i) ASSERT_TRUE(put("mem " + std::to_string(i)));
+    std::this_thread::sleep_for(200ms);
+    // The disk has room again; the next line goes to the journal, then the container exits.
+    fs::create_directories(journal_dir);
+    std::this_thread::sleep_for(1200ms);
+    ASSERT_TRUE(put("journaled again"));
+    std::this_thread::sleep_for(200ms);
+    close(w);
+    std::this_thread::sleep_for(200ms);
+    sink.open_ = true;
+    reader.Wake();
+    ASSERT_TRUE(WaitFor([&] { return sink.ended_.load(); }, 10s));
+  }
+  uint64_t delivered = 0;
+  for (const std::string& l : sink.Lines()) delivered += l.starts_with("mem ") ? 1 : 0;
+  const uint64_t dropped =
+      metrics
+          .GetCounter("skald_entries_dropped_total", "Entries not delivered, by reason.",
+                      {{"reason", "disk_full"}})
+          .Value();
+  const std::vector<std::string> all = sink.Lines();
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(all.back(), "journaled again");  // the journal did resume
+  EXPECT_EQ(delivered + dropped, 50u)
+      << delivered << " of the 50 lines delivered, " << dropped << " counted as dropped";
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -400,10 +400,14 @@ TEST_F(JournalTest, TheCursorIsRewrittenInPlaceOverTheUnpaddedForm) {
   EXPECT_EQ(inode(), before);  // the same file: no new inode per write
   EXPECT_EQ(fs::file_size(dir_ / "cursor"), 42u);
   EXPECT_EQ(journal->ReadCursor(), (JournalPosition{7, 100}));
-  journal->WriteCursor({18446744073709551615ull, 18446744073709551615ull});
+  journal->WriteCursor({7, 18446744073709551615ull});
   EXPECT_EQ(fs::file_size(dir_ / "cursor"), 42u);
-  EXPECT_EQ(journal->ReadCursor(),
-            (JournalPosition{18446744073709551615ull, 18446744073709551615ull}));
+  EXPECT_EQ(journal->ReadCursor(), (JournalPosition{7, 18446744073709551615ull}));
+  // A segment number no journal reaches is a damaged file (it would wrap the next number):
+  // read as no cursor.
+  journal->WriteCursor({18446744073709551615ull, 0});
+  EXPECT_EQ(fs::file_size(dir_ / "cursor"), 42u);
+  EXPECT_EQ(journal->ReadCursor(), std::nullopt);
 }
 
 TEST_F(JournalTest, OpenRemovesTempLeftoversAndSkipsBadFiles) {
@@ -860,6 +864,44 @@ TEST_F(JournalTest, InterruptWakesAWaiterWithoutData) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
   waker.join();
   EXPECT_EQ(journal->End(), (JournalPosition{}));
+}
+
+// journal.cc, JournalFrameReader::State::GiveUp / Journal::Impl::MarkUnreadable: any reader
+// that fails to open a sealed segment, for any errno but ENOENT, makes the journal forget it.
+// A `docker logs` reader (or OnEvict's counting reader, or Tail's counting readers) that meets
+// a transient EMFILE therefore removes the segment from under the stream's own reader, which
+// is behind (Loki slow): it then jumps over the segment without counting anything (it is not
+// in `evicted`, and the lost bytes were counted by the docker-logs reader, whose count nobody
+// reports). Lines neither delivered nor counted; the file stays on disk outside every budget.
+TEST_F(JournalFrameReaderTest, ATransientOpenErrorOfAnotherReaderLosesNoLineOfTheStream) {
+  auto journal = Journal::Open(dir_, {});
+  for (int s = 0; s < 3; ++s) {
+    auto w = journal->StartWriter("/fifo" + std::to_string(s));
+    w->Append(Frames(s * 10, s * 10 + 10));
+    w->Seal();
+  }
+  // The stream's reader has read segment 1 (Loki is slow: it is behind).
+  JournalFrameReader stream_reader(journal, {1, 0});
+  std::string_view body;
+  JournalPosition start;
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_EQ(stream_reader.Next(&body, &start), Status::kFrame);
+  }
+  // `docker logs` of the same container, while the process is out of descriptors for a moment.
+  {
+    JournalFrameReader docker_logs(journal, {2, 0});
+    NoNewFiles no_files;
+    docker_logs.Next(&body, &start);
+  }
+  // The descriptors are back: the stream's reader goes on.
+  const std::vector<std::string> rest = ReadFrames(stream_reader).lines;
+  EXPECT_EQ(rest, Lines(10, 30)) << "the stream lost segments another reader could not open";
+  EXPECT_EQ(journal->Segments(), (std::vector<uint64_t>{1, 2, 3}));
+  // If the lines cannot be read, the stream's reader must at least count them.
+  if (rest.size() < 20) {
+    EXPECT_GT(stream_reader.lost_bytes() + stream_reader.skipped_bytes(), 0u)
+        << "lines skipped with nothing counted";
+  }
 }
 
 TEST(JournalStoreTest, ListsContainerDirectories) {
