@@ -50,9 +50,8 @@ void Usage() {
       "       skald options           print every --log-opt as a markdown table\n"
       "       skald --version         print the version and the commit it was built from\n"
       "environment: METRICS_ADDR (127.0.0.1:9555; empty = off), LOG_LEVEL (info),\n"
-      "             SHUTDOWN_FLUSH_SECONDS (5), STATE_DIR (journals; /var/lib/skald, in the\n"
-      "             managed plugin /host/var/lib/skald; empty = none), JOURNAL_MAX_BYTES\n"
-      "             (2g: all journals), JOURNAL_MAX_AGE (168h:\n"
+      "             SHUTDOWN_FLUSH_SECONDS (5), STATE_DIR (/var/lib/skald: journals; empty =\n"
+      "             none), JOURNAL_MAX_BYTES (2g: all journals), JOURNAL_MAX_AGE (168h:\n"
       "             stopped containers' journals), and plugin-wide option defaults such as\n"
       "             LOKI_URL (see `skald options`)");
 }
@@ -98,7 +97,7 @@ int main(int argc, char** argv) {
   config.env_defaults = skald::EnvDefaultsFromEnvironment();
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) config.hostname = host;
-  config.state_dir = EnvOr("STATE_DIR", "/var/lib/skald");  // config.json: /host/var/lib/skald
+  config.state_dir = EnvOr("STATE_DIR", "/var/lib/skald");
   const std::string max_bytes = EnvOr("JOURNAL_MAX_BYTES", "2g");
   if (auto v = skald::ParseDockerSize(max_bytes); v && *v > 0) {
     config.journal_max_total_bytes = static_cast<uint64_t>(*v);
@@ -120,8 +119,9 @@ int main(int argc, char** argv) {
         "skald: this copy of the plugin cannot use STATE_DIR=" + config.state_dir.string() + ": " +
         e.what() +
         ". Give each copy its own state directory and metrics port: docker plugin disable "
-        "NAME; docker plugin set NAME STATE_DIR=/host/var/lib/NAME METRICS_ADDR=127.0.0.1:9556 "
-        "(or another state.source); docker plugin enable NAME";
+        "NAME; docker plugin set NAME STATE_DIR=/var/lib/skald METRICS_ADDR=127.0.0.1:9556; "
+        "docker plugin enable NAME (in the managed plugin /var/lib/skald is a directory Docker "
+        "keeps for each copy)";
     spdlog::critical("{}", config.refuse_reason);
     config.state_dir.clear();
     driver_ptr = std::make_unique<skald::Driver>(config, metrics);

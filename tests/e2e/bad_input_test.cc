@@ -204,33 +204,35 @@ TEST_F(BadInput, AJournalRemovedWhileItIsReplayed) {
   ExpectNeighbourAndPlugin();
 }
 
-// A disk that fills: the state directory on an 8 MiB tmpfs. Under loki-on-full=drop (the
-// default) a container must not block: its lines go on in memory and reach Loki.
+// A disk that fills: the plugin's state directory on an 8 MiB tmpfs (mounted on the directory
+// Docker keeps for it while it is disabled, and removed the same way). Under
+// loki-on-full=drop (the default) a container must not block: its lines go on in memory and
+// reach Loki.
 TEST_F(BadInput, AFullDisk) {
-  const auto original = PluginStateSource();
-  ASSERT_TRUE(original);
-  char tmpl[] = "/tmp/skald-e2e-full-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::string small = tmpl;
-  ASSERT_EQ(mount("tmpfs", small.c_str(), "tmpfs", 0, "size=8m"), 0) << strerror(errno);
-  // The plugin is disabled around each change of its state mount; put back as found.
-  auto set_state = [&](const std::string& source) {
+  const auto dir = PluginPropagatedMount();
+  ASSERT_TRUE(dir);
+  auto cycle = [&](const std::function<bool()>& while_disabled) {
     auto d = Docker({"plugin", "disable", driver_}, 60s);
-    auto s = Docker({"plugin", "set", driver_, "state.source=" + source}, 60s);
+    const bool done = while_disabled();
     auto e = Docker({"plugin", "enable", "--timeout", "30", driver_}, 60s);
-    return d.ok() && s.ok() && e.ok() ? "" : d.Describe() + s.Describe() + e.Describe();
+    return d.ok() && done && e.ok() ? "" : d.Describe() + e.Describe();
   };
   struct Restore {
     std::function<void()> fn;
     ~Restore() { fn(); }
   } restore{[&] {
     guard_.RemoveAll();
-    EXPECT_EQ(set_state(*original), "");
-    umount2(small.c_str(), MNT_DETACH);
-    rmdir(small.c_str());
+    EXPECT_EQ(cycle([&] {
+                // Docker unmounts the directory's mounts when it disables the plugin.
+                umount2(dir->c_str(), MNT_DETACH);
+                return true;
+              }),
+              "");
   }};
   sampler_.reset();
-  ASSERT_EQ(set_state(small), "");
+  ASSERT_EQ(
+      cycle([&] { return mount("tmpfs", dir->c_str(), "tmpfs", 0, "size=8m,mode=0700") == 0; }),
+      "");
   RememberPlugin();
   StartNeighbour();
   const std::string name = NewContainer();

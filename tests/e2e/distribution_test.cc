@@ -66,17 +66,15 @@ void WriteText(const fs::path& path, const std::string& text) {
   out << text;
 }
 
-// Removes plugin `name` (and the host directory of its journals) when it goes.
+// Removes plugin `name` (its journals with it) when it goes.
 struct PluginGuard {
   PluginGuard() = default;
   PluginGuard(const PluginGuard&) = delete;
   PluginGuard& operator=(const PluginGuard&) = delete;
   std::string name;
-  std::string state;  // under /var/lib on the host, "" for none
   ~PluginGuard() {
     Docker({"plugin", "disable", "-f", name}, 60s);
     Docker({"plugin", "rm", "-f", name}, 60s);
-    if (!state.empty()) fs::remove_all("/var/lib/" + state);
   }
 };
 
@@ -177,18 +175,25 @@ class Distribution : public SkaldTest {
     if (setup_problem_ != nullptr) GTEST_FAIL() << *setup_problem_;
   }
 
-  // `docker plugin install REGISTRY/skald:TAG --alias NAME` with its own state directory and
-  // metrics port (a machine may run `skald` and the copy under test already).
+  // `docker plugin install REGISTRY/skald:TAG --alias NAME`, with a metrics port of its own
+  // (a machine may run `skald` and the copy under test already); its journals are in the
+  // directory Docker keeps for it.
   std::unique_ptr<PluginGuard> Install(const std::string& tag, const std::string& name,
-                                       const std::string& state) {
+                                       std::vector<std::string> settings = {}) {
     auto guard = std::make_unique<PluginGuard>();  // no temporary: its destructor would run
     guard->name = name;
-    guard->state = state;
     Docker({"plugin", "rm", "-f", name}, 60s);
-    auto r = Docker({"plugin", "install", "--alias", name, "--grant-all-permissions",
-                     *registry_ + "/skald:" + tag, "STATE_DIR=/host/var/lib/" + state,
-                     "METRICS_ADDR=127.0.0.1:" + std::to_string(FreeTcpPort())},
-                    300s);
+    if (settings.empty()) {
+      settings.push_back("METRICS_ADDR=127.0.0.1:" + std::to_string(FreeTcpPort()));
+    }
+    std::vector<std::string> args = {"plugin",
+                                     "install",
+                                     "--alias",
+                                     name,
+                                     "--grant-all-permissions",
+                                     *registry_ + "/skald:" + tag};
+    args.insert(args.end(), settings.begin(), settings.end());
+    auto r = Docker(args, 300s);
     EXPECT_TRUE(r.ok()) << r.Describe();
     std::printf("docker plugin install --alias %s %s/skald:%s\n%s", name.c_str(),
                 registry_->c_str(), tag.c_str(), r.out.c_str());
@@ -212,7 +217,7 @@ int Distribution::port_ = 0;
 
 // The compose file of Grafana's documentation for its driver, unchanged but for the image.
 TEST_F(Distribution, InstalledWithTheAliasLokiItRunsAComposeFileWrittenForGrafanasDriver) {
-  auto plugin = Install("1", "loki", "skald-e2e-loki");
+  auto plugin = Install("1", "loki");
   const std::string project = UniqueName("e2e-compose");
   const fs::path dir = fs::path(*dir_) / project;
   fs::create_directories(dir);
@@ -259,7 +264,7 @@ TEST_F(Distribution, InstalledWithTheAliasLokiItRunsAComposeFileWrittenForGrafan
 // `docker plugin upgrade`: the journals are on the host and the new version replays them.
 TEST_F(Distribution, AnUpgradeKeepsTheLinesItsJournalsHold) {
   const std::string plugin_name = "skald-e2e-upgrade";
-  auto plugin = Install("1", plugin_name, "skald-e2e-upgrade");
+  auto plugin = Install("1", plugin_name);
   const int loki_port = FreeTcpPort();  // nobody listens there until after the upgrade
   const std::string name = NewContainer();
   auto run =
@@ -288,28 +293,15 @@ TEST_F(Distribution, AnUpgradeKeepsTheLinesItsJournalsHold) {
       << "the lines journaled before the upgrade did not arrive after it";
 }
 
-// Two copies (say `skald` and an alias `loki`) must not share journals: a copy given the state
-// directory of another refuses containers, naming what to set; with its own, both ship.
-TEST_F(Distribution, TwoCopiesNeverShareAStateDirectory) {
-  const auto state = PluginStateDir();  // the copy under test's, on the host
-  ASSERT_TRUE(state && state->rfind("/var/lib/", 0) == 0) << state.value_or("none");
-  const std::string shared = state->substr(std::string("/var/lib/").size());
+// Two copies (say `skald` and an alias `loki`) side by side: each journals in the directory
+// Docker keeps for it, so neither replays the other's containers; a copy given the metrics
+// port of another ships all the same (its metrics are off, its log says METRICS_ADDR), and
+// the first keeps its port.
+TEST_F(Distribution, TwoCopiesSideBySideKeepTheirOwnJournals) {
   const std::string twin_name = "skald-e2e-twin";
-  auto twin = Install("1", twin_name, shared);
-  twin->state.clear();  // the shared directory belongs to the copy under test
-  const std::string refused = NewContainer("refused");
-  auto run = Docker({"run", "--name", refused, "--network", "none", "--log-driver", twin_name,
-                     "--log-opt", "loki-url=" + loki().PushUrl(), image(), "loggen"},
-                    60s);
-  EXPECT_FALSE(run.ok());
-  EXPECT_NE(run.err.find("STATE_DIR"), std::string::npos) << run.err;
-  EXPECT_NE(run.err.find("METRICS_ADDR"), std::string::npos) << run.err;
-
-  ASSERT_TRUE(Docker({"plugin", "disable", "-f", twin_name}, 60s).ok());
-  ASSERT_TRUE(
-      Docker({"plugin", "set", twin_name, "STATE_DIR=/host/var/lib/skald-e2e-twin"}, 60s).ok());
-  twin->state = "skald-e2e-twin";
-  ASSERT_TRUE(Docker({"plugin", "enable", twin_name}, 60s).ok());
+  auto twin =
+      Install("1", twin_name,
+              {"METRICS_ADDR=127.0.0.1:" + std::to_string(E2eEnv::Get().MetricsPort())});  // taken
   const std::string by_twin = NewContainer("twin");
   const std::string by_first = NewContainer("first");
   ASSERT_TRUE(
@@ -320,16 +312,23 @@ TEST_F(Distribution, TwoCopiesNeverShareAStateDirectory) {
   ASSERT_TRUE(Docker(RunArgs(by_first, {}, {"loggen", "--lines", "300"}), 60s).ok());
   EXPECT_EQ(loki().WaitForCount(Selector(by_twin), 300, 60s), 300u);
   EXPECT_EQ(loki().WaitForCount(Selector(by_first), 300, 60s), 300u);
-  // Each journal is in its own copy's directory only.
+  const auto twin_dir = PluginStateDir(twin_name);
+  const auto first_dir = PluginStateDir();
+  ASSERT_TRUE(twin_dir && first_dir);
+  EXPECT_NE(*twin_dir, *first_dir);
   const std::string twin_id = DockerInspect(by_twin, "{{.Id}}").value_or("?");
   const std::string first_id = DockerInspect(by_first, "{{.Id}}").value_or("?");
-  EXPECT_TRUE(fs::exists("/var/lib/skald-e2e-twin/containers/" + twin_id));
-  EXPECT_FALSE(fs::exists("/var/lib/skald-e2e-twin/containers/" + first_id));
-  EXPECT_TRUE(fs::exists(*state + "/containers/" + first_id));
-  EXPECT_FALSE(fs::exists(*state + "/containers/" + twin_id));
+  EXPECT_TRUE(fs::exists(*twin_dir + "/containers/" + twin_id));
+  EXPECT_FALSE(fs::exists(*twin_dir + "/containers/" + first_id));
+  EXPECT_TRUE(fs::exists(*first_dir + "/containers/" + first_id));
+  EXPECT_FALSE(fs::exists(*first_dir + "/containers/" + twin_id));
   std::this_thread::sleep_for(2s);
   EXPECT_EQ(loki().Count(Selector(by_twin)), 300u) << "sent twice";
   EXPECT_EQ(loki().Count(Selector(by_first)), 300u) << "sent twice";
+  EXPECT_TRUE(FetchMetrics()) << "the first copy lost its metrics port";
+  // `docker plugin rm` takes the copy's journals with it.
+  twin.reset();
+  EXPECT_FALSE(fs::exists(*twin_dir));
 }
 
 // The third way of using skald: the daemon-wide default in /etc/docker/daemon.json. A

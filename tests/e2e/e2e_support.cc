@@ -322,32 +322,27 @@ std::optional<int> SocketCount(int pid) {
   return sockets;
 }
 
-std::optional<std::string> PluginStateSource(const std::string& plugin) {
-  auto r = Docker({"plugin", "inspect", "--format",
-                   "{{range .Settings.Mounts}}{{if eq .Name \"state\"}}{{.Source}}{{end}}{{end}}",
-                   PluginOrDefault(plugin)});
-  if (!r.ok()) return std::nullopt;
-  std::string source = Trim(r.out);
-  if (source.empty()) return std::nullopt;
-  return source;
+std::optional<std::string> PluginPropagatedMount(const std::string& plugin) {
+  auto id = Docker({"plugin", "inspect", "--format", "{{.Id}}", PluginOrDefault(plugin)});
+  auto root = Docker({"info", "--format", "{{.DockerRootDir}}"});
+  if (!id.ok() || !root.ok()) return std::nullopt;
+  return Trim(root.out) + "/plugins/" + Trim(id.out) + "/propagated-mount";
 }
 
 std::optional<std::string> PluginStateDir(const std::string& plugin) {
   auto r = Docker({"plugin", "inspect", "--format",
-                   "{{range .Settings.Mounts}}{{if eq .Name \"state\"}}{{.Source}} "
-                   "{{.Destination}}{{end}}{{end}} "
-                   "{{range .Settings.Env}}{{.}} {{end}}",
+                   "{{.Config.PropagatedMount}} {{range .Settings.Env}}{{.}} {{end}}",
                    PluginOrDefault(plugin)});
-  if (!r.ok()) return std::nullopt;
+  auto mount = PluginPropagatedMount(plugin);
+  if (!r.ok() || !mount) return std::nullopt;
   std::istringstream in(r.out);
-  std::string source, destination, item, state_dir;
-  in >> source >> destination;
+  std::string destination, item, state_dir;
+  in >> destination;
   while (in >> item) {
     if (item.rfind("STATE_DIR=", 0) == 0) state_dir = item.substr(10);
   }
-  if (source.empty() || state_dir.empty()) return std::nullopt;
-  if (state_dir.rfind(destination, 0) != 0) return std::nullopt;  // not under the mount
-  return source + state_dir.substr(destination.size());
+  if (destination.empty() || state_dir.rfind(destination, 0) != 0) return std::nullopt;
+  return *mount + state_dir.substr(destination.size());
 }
 
 std::optional<long> VmRssKb(int pid) {

@@ -112,10 +112,11 @@ std::optional<int> PluginPid(const std::string& plugin = "");
 std::optional<long> VmRssKb(int pid);
 // Open sockets of a process (its /proc/PID/fd entries that are sockets), or nullopt.
 std::optional<int> SocketCount(int pid);
-// The source of the installed plugin's `state` mount on the host.
-std::optional<std::string> PluginStateSource(const std::string& plugin = "");
-// Where the installed plugin keeps its journals on the host: its STATE_DIR, seen through the
-// `state` mount (/host/var/lib/skald inside is /var/lib/skald on the host by default).
+// The host directory Docker keeps for the plugin's propagated mount (its data root's
+// plugins/ID/propagated-mount), or nullopt.
+std::optional<std::string> PluginPropagatedMount(const std::string& plugin = "");
+// Where the plugin keeps its journals on the host: its STATE_DIR, seen through the propagated
+// mount (/var/lib/skald inside).
 std::optional<std::string> PluginStateDir(const std::string& plugin = "");
 
 // ---------------------------------------------------------------------------------------------

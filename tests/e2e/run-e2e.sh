@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
 # Runs the end-to-end suites (`ctest -L e2e` in BUILD) against a copy of the plugin of their
-# own: BUNDLE created as skald-e2e, with its own state directory (/var/lib/skald-e2e on the
-# host) and metrics port, so that an installed `skald` is left as it is. Afterwards the copy,
-# its journals and the containers the tests made are removed, whatever the outcome.
+# own: BUNDLE created as skald-e2e, with its own metrics port (its journals are in the
+# directory Docker keeps for it), so that an installed `skald` is left as it is. Afterwards
+# the copy, its journals and the containers the tests made are removed, whatever the outcome.
 #   tests/e2e/run-e2e.sh BUNDLE BUILD
 set -euo pipefail
 bundle=$(cd "${1:?bundle directory}" && pwd)
 build=${2:?build directory}
 plugin=${SKALD_E2E_PLUGIN:-skald-e2e}
-state=skald-e2e  # /host/var/lib/$state in the plugin, /var/lib/$state on the host
 metrics_port=${SKALD_E2E_METRICS_PORT:-9655}
 
 cleanup() {
@@ -16,14 +15,12 @@ cleanup() {
   ids=$(docker ps -aq --filter name=e2e- 2>/dev/null || true)
   [ -z "$ids" ] || docker rm -f $ids >/dev/null 2>&1 || true
   docker plugin disable -f "$plugin" >/dev/null 2>&1 || true
-  docker plugin rm -f "$plugin" >/dev/null 2>&1 || true
-  rm -rf "/var/lib/$state"
+  docker plugin rm -f "$plugin" >/dev/null 2>&1 || true  # its journals with it
 }
 trap cleanup EXIT
 cleanup
 docker plugin create "$plugin" "$bundle"
-docker plugin set "$plugin" "STATE_DIR=/host/var/lib/$state" \
-  "METRICS_ADDR=127.0.0.1:$metrics_port"
+docker plugin set "$plugin" "METRICS_ADDR=127.0.0.1:$metrics_port"
 docker plugin enable --timeout 0 "$plugin"
 cd "$build"
 SKALD_E2E_DRIVER=$plugin SKALD_E2E_METRICS_PORT=$metrics_port SKALD_E2E_BUNDLE=$bundle \
