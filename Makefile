@@ -66,6 +66,11 @@ plugin:
 	  install -D -m 0755 "$$(readlink -f $$lib)" "$(BUNDLE)/rootfs$$lib"; done
 	install -D -m 0644 /etc/ssl/certs/ca-certificates.crt \
 	  $(BUNDLE)/rootfs/etc/ssl/certs/ca-certificates.crt
+	@# OpenSSL looks for the system trust store at its OPENSSLDIR (/usr/lib/ssl on Debian):
+	@# without these, https:// with no loki-tls-ca-file verified against nothing.
+	mkdir -p $(BUNDLE)/rootfs/usr/lib/ssl
+	ln -sfn /etc/ssl/certs/ca-certificates.crt $(BUNDLE)/rootfs/usr/lib/ssl/cert.pem
+	ln -sfn /etc/ssl/certs $(BUNDLE)/rootfs/usr/lib/ssl/certs
 	mkdir -p $(BUNDLE)/rootfs/usr/share && cp -a /usr/share/zoneinfo $(BUNDLE)/rootfs/usr/share/
 	@$(BUNDLE)/rootfs/usr/bin/skald --version
 	@du -sh $(BUNDLE)/rootfs | sed 's/^/plugin rootfs: /'
