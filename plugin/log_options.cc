@@ -44,6 +44,22 @@ const std::vector<OptionSpec> kSpecs = {
      ""},
     {"loki-tenant-id", OptionKind::kString, "",
      "Tenant sent as X-Scope-OrgID: at most 150 bytes of a-z A-Z 0-9 ! - _ . * ' ( ).", ""},
+    {"loki-bearer-token", OptionKind::kString, "",
+     "Bearer token sent as Authorization (prefer loki-bearer-token-file, or set it plugin-wide: "
+     "dockerd keeps every --log-opt in the container's config).",
+     ""},
+    {"loki-bearer-token-file", OptionKind::kPath, "",
+     "File holding the bearer token; read again when Loki answers 401 or 403 (a rotated token "
+     "works without a restart).",
+     ""},
+    {"loki-basic-auth-username", OptionKind::kString, "",
+     "User name for basic auth, with loki-basic-auth-password-file.", ""},
+    {"loki-basic-auth-password-file", OptionKind::kPath, "",
+     "File holding the basic-auth password; read again when Loki answers 401 or 403.", ""},
+    {"loki-headers", OptionKind::kString, "",
+     "Extra headers, Name=Value pairs separated by commas (not Host, Content-*, Authorization "
+     "or X-Scope-OrgID, which other options set).",
+     ""},
     {"loki-tls-ca-file", OptionKind::kPath, "", "CA certificate file to verify Loki.", ""},
     {"loki-tls-cert-file", OptionKind::kPath, "", "Client certificate file.", ""},
     {"loki-tls-key-file", OptionKind::kPath, "", "Client key file.", ""},
@@ -105,8 +121,11 @@ std::size_t EditDistance(std::string_view a, std::string_view b) {
 }
 
 [[noreturn]] void Bad(std::string_view option, std::string_view value, std::string_view expected) {
-  std::string shown(option == "loki-url" || option == "loki-proxy-url" ? RedactUrl(value)
-                                                                       : std::string(value));
+  // Credentials never appear in a message (dockerd logs StartLogging's errors).
+  std::string shown = option == "loki-url" || option == "loki-proxy-url" ? RedactUrl(value)
+                      : option == "loki-bearer-token" || option == "loki-headers"
+                          ? std::string("(hidden)")
+                          : std::string(value);
   throw OptionError("skald: invalid value '" + shown + "' for log-opt " + std::string(option) +
                     ": expected " + std::string(expected));
 }
@@ -361,6 +380,27 @@ LogOptions ParseLogOptions(const std::map<std::string, std::string>& config,
         "skald: log-opts loki-tls-cert-file and loki-tls-key-file must be given together");
   }
   if (const auto* v = get("loki-proxy-url")) o.client.proxy_url = *v;
+  if (const auto* v = get("loki-bearer-token")) o.client.auth.bearer_token = *v;
+  if (const auto* v = get("loki-bearer-token-file")) o.client.auth.bearer_token_file = *v;
+  if (const auto* v = get("loki-basic-auth-username")) o.client.auth.basic_username = *v;
+  if (const auto* v = get("loki-basic-auth-password-file")) {
+    o.client.auth.basic_password_file = *v;
+  }
+  if (const auto* v = get("loki-headers")) {
+    std::stringstream ss(*v);
+    std::string pair;
+    while (std::getline(ss, pair, ',')) {
+      const auto eq = pair.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        // The value may be a key: show only what is before its '='.
+        throw OptionError(
+            "skald: invalid log-opt loki-headers: expected Name=Value pairs "
+            "separated by commas ('" +
+            RedactUrl(pair.substr(0, pair.find('='))) + "...' is not one)");
+      }
+      o.client.headers.emplace_back(pair.substr(0, eq), pair.substr(eq + 1));
+    }
+  }
   if (std::string err = ValidateLokiClientConfig(o.client); !err.empty()) {
     throw OptionError("skald: invalid log-opt " + err);
   }

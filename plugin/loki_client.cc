@@ -27,6 +27,7 @@
 #include "plugin/backoff.h"
 #include "plugin/log_limiter.h"
 #include "plugin/push_encoder.h"
+#include "plugin/user_files.h"
 
 namespace skald {
 namespace {
@@ -164,10 +165,144 @@ std::string Truncate(std::string s) {
 
 }  // namespace
 
+namespace {
+
+// RFC 9110 token characters (header names).
+bool IsTokenChar(unsigned char c) {
+  return std::isalnum(c) ||
+         std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
+}
+
+std::string Lowered(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Why a loki-headers entry cannot be sent, or "". Never shows the value (it may be a key).
+std::string HeaderError(const std::string& name, const std::string& value) {
+  if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) {
+        return IsTokenChar(static_cast<unsigned char>(c));
+      })) {
+    return "'" + RedactUrl(name) + "' is not a header name (letters, digits and !#$%&'*+-.^_`|~)";
+  }
+  const std::string lower = Lowered(name);
+  if (lower == "host") return "Host is set from loki-url (or loki-tls-server-name)";
+  if (lower.rfind("content-", 0) == 0) return name + " is set by the plugin";
+  if (lower == "authorization") {
+    return "Authorization is set by loki-url's user:password@, loki-basic-auth-username with "
+           "loki-basic-auth-password-file, or loki-bearer-token(-file)";
+  }
+  if (lower == "x-scope-orgid") return "X-Scope-OrgID is set by loki-tenant-id";
+  for (unsigned char c : value) {
+    if (c < 0x20 && c != '\t') return "the value of " + name + " holds a control character";
+    if (c == 0x7f) return "the value of " + name + " holds a control character";
+  }
+  return "";
+}
+
+// Why the client's credentials are not usable as given, or "".
+std::string AuthError(const LokiClientConfig& config, const ParsedUrl& url) {
+  const LokiAuthConfig& a = config.auth;
+  const bool basic = !a.basic_username.empty() || !a.basic_password_file.empty();
+  const bool bearer = !a.bearer_token.empty() || !a.bearer_token_file.empty();
+  std::vector<std::string> given;
+  if (url.has_userinfo) given.push_back("loki-url's user:password@");
+  if (basic) given.push_back("loki-basic-auth-username/-password-file");
+  if (bearer) given.push_back("loki-bearer-token(-file)");
+  if (given.size() > 1) {
+    std::string list;
+    for (const auto& g : given) list += (list.empty() ? "" : ", ") + g;
+    return "authentication: give one way to authenticate, not several (" + list + ")";
+  }
+  if (!a.bearer_token.empty() && !a.bearer_token_file.empty()) {
+    return "loki-bearer-token and loki-bearer-token-file: give one of them";
+  }
+  if (basic && (a.basic_username.empty() || a.basic_password_file.empty())) {
+    return "loki-basic-auth-username and loki-basic-auth-password-file: give both";
+  }
+  for (unsigned char c : a.bearer_token) {
+    if (c < 0x21 || c == 0x7f) return "loki-bearer-token: holds a space or control character";
+  }
+  for (unsigned char c : a.basic_username) {
+    if (c < 0x20 || c == 0x7f || c == ':') {
+      return "loki-basic-auth-username: holds ':' or a control character";
+    }
+  }
+  return "";
+}
+
+// What the client authenticates with, the secret files read.
+struct Credentials {
+  std::string basic_user;
+  std::string basic_password;
+  std::string bearer;
+  friend bool operator==(const Credentials&, const Credentials&) = default;
+};
+
+constexpr std::size_t kMaxSecretFileBytes = 64 * 1024;
+
+// A secret file's content without trailing white space (a newline an editor adds).
+bool ReadSecret(std::string_view option, const std::string& path, std::string* out,
+                std::string* error) {
+  if (!ReadUserFile(option, path, kMaxSecretFileBytes, out, error)) return false;
+  while (!out->empty() && std::isspace(static_cast<unsigned char>(out->back()))) out->pop_back();
+  if (out->empty()) {
+    *error = std::string(option) + ": '" + path + "' is empty";
+    return false;
+  }
+  for (unsigned char c : *out) {
+    if (c < 0x20 || c == 0x7f) {
+      *error = std::string(option) + ": '" + path + "' holds a control character";
+      return false;
+    }
+  }
+  return true;
+}
+
+// Reads what `config` authenticates with. False with *error naming the option and the file.
+bool LoadCredentials(const LokiClientConfig& config, const ParsedUrl& url, Credentials* out,
+                     std::string* error) {
+  Credentials c;
+  if (url.has_userinfo) {
+    c.basic_user = url.user;
+    c.basic_password = url.password;
+  }
+  const LokiAuthConfig& a = config.auth;
+  if (!a.basic_username.empty()) {
+    c.basic_user = a.basic_username;
+    if (!ReadSecret("loki-basic-auth-password-file", a.basic_password_file, &c.basic_password,
+                    error)) {
+      return false;
+    }
+  }
+  c.bearer = a.bearer_token;
+  if (!a.bearer_token_file.empty() &&
+      !ReadSecret("loki-bearer-token-file", a.bearer_token_file, &c.bearer, error)) {
+    return false;
+  }
+  *out = std::move(c);
+  return true;
+}
+
+void ApplyCredentials(httplib::Client& http, const Credentials& c) {
+  if (!c.bearer.empty()) {
+    http.set_bearer_token_auth(c.bearer);
+  } else if (!c.basic_user.empty() || !c.basic_password.empty()) {
+    http.set_basic_auth(c.basic_user, c.basic_password);
+  }
+}
+
+}  // namespace
+
 std::string ValidateLokiClientConfig(const LokiClientConfig& config) {
   ParsedUrl url;
   if (std::string err = ParseUrl(config.url, url); !err.empty()) {
     return "loki-url '" + RedactUrl(config.url) + "': " + err;
+  }
+  if (std::string err = AuthError(config, url); !err.empty()) return err;
+  for (const auto& [name, value] : config.headers) {
+    if (std::string err = HeaderError(name, value); !err.empty()) return "loki-headers: " + err;
   }
   if (!config.proxy_url.empty()) {
     ParsedUrl proxy;
@@ -180,7 +315,7 @@ std::string ValidateLokiClientConfig(const LokiClientConfig& config) {
     }
   }
   if (config.tls.cert_file.empty() != config.tls.key_file.empty()) {
-    return "loki-tls-cert-path and loki-tls-key-path: give both or neither";
+    return "loki-tls-cert-file and loki-tls-key-file: give both or neither";
   }
   if (std::string why = stages::TenantIdError(config.tenant_id); !why.empty()) {
     return "loki-tenant-id: " + why;
@@ -220,6 +355,15 @@ std::string LokiClientConfig::Key() const {
   field("key", tls.key_file);
   field("server_name", tls.server_name);
   field("insecure", tls.insecure_skip_verify ? "1" : "0");
+  field("basic_user", auth.basic_username);
+  field("basic_password_file", auth.basic_password_file);
+  field("bearer_token_file", auth.bearer_token_file);
+  if (!auth.bearer_token.empty()) field("bearer", Sha256Hex(auth.bearer_token, 16));
+  if (!headers.empty()) {
+    std::string all;
+    for (const auto& [n, v] : headers) all += n + '\0' + v + '\0';
+    field("headers", Sha256Hex(all, 16));  // values may be keys: only a digest
+  }
   field("proxy", RedactUrl(proxy_url));
   if (!proxy_url.empty() && ParseUrl(proxy_url, parsed).empty() && parsed.has_userinfo) {
     field("proxy_auth", Sha256Hex(parsed.user + '\0' + parsed.password, 16));
@@ -247,6 +391,7 @@ struct LokiClient::Impl {
   };
   struct Lane {
     std::map<std::string, TenantQueue> tenants;
+    Credentials credentials;  // what `http` authenticates with (this lane's thread)
     std::condition_variable cv;
     uint64_t inflight_min_seq = UINT64_MAX;  // oldest entry of the batch being sent
     std::thread thread;
@@ -305,6 +450,9 @@ struct LokiClient::Impl {
   bool SleepUnlessAborted(Lane& lane, std::chrono::milliseconds delay);
   std::unique_ptr<httplib::Client> MakeHttpClient();
   void RefreshServerNameAddress(httplib::Client& http);
+  // Loki refused the credentials: reads the secret files again and, when they changed (a
+  // rotated token), uses them from the next attempt on (the lane's thread).
+  void ReloadCredentials(Lane& lane);
 
   // Account entries that leave the client. Lock-free.
   void CountDropped(const std::string& reason, uint64_t entries, uint64_t bytes);
@@ -322,6 +470,7 @@ struct LokiClient::Impl {
   ParsedUrl url;
   ParsedUrl proxy;
   std::string redacted_url;
+  Credentials credentials_;  // as read when the client started (lanes keep their own)
 
   Counter& entries_sent;
   Counter& sent_bytes;
@@ -366,6 +515,19 @@ LokiClient::Impl::Impl(LokiClientConfig c, MetricsRegistry& m)
   ParseUrl(config.url, url);
   if (!config.proxy_url.empty()) ParseUrl(config.proxy_url, proxy);
   redacted_url = RedactUrl(config.url);
+  if (std::string err; !LoadCredentials(config, url, &credentials_, &err)) {
+    throw std::invalid_argument(err);
+  }
+  // The TLS files are read when the first request connects: check them now, so that a wrong
+  // path fails the container's start with its name rather than every push later.
+  for (const auto& [option, path] : {std::pair{"loki-tls-ca-file", config.tls.ca_file},
+                                     std::pair{"loki-tls-cert-file", config.tls.cert_file},
+                                     std::pair{"loki-tls-key-file", config.tls.key_file}}) {
+    std::string content, err;
+    if (!path.empty() && !ReadUserFile(option, path, 16 * 1024 * 1024, &content, &err)) {
+      throw std::invalid_argument(err);
+    }
+  }
   if (config.lanes < 1) config.lanes = 1;
   for (const char* reason : kDropReasons) {
     const MetricLabels labels = {{"reason", reason}};
@@ -376,6 +538,7 @@ LokiClient::Impl::Impl(LokiClientConfig c, MetricsRegistry& m)
   }
   for (int i = 0; i < config.lanes; ++i) {
     auto lane = std::make_unique<Lane>();
+    lane->credentials = credentials_;
     lane->http = MakeHttpClient();
     lanes_.push_back(std::move(lane));
   }
@@ -416,7 +579,7 @@ std::unique_ptr<httplib::Client> LokiClient::Impl::MakeHttpClient() {
   http->set_connection_timeout(config.timeout);
   http->set_read_timeout(config.timeout);
   http->set_write_timeout(config.timeout);
-  if (url.has_userinfo) http->set_basic_auth(url.user, url.password);
+  ApplyCredentials(*http, credentials_);
   if (!config.proxy_url.empty()) {
     http->set_proxy(proxy.host, proxy.port);
     if (proxy.has_userinfo) http->set_proxy_basic_auth(proxy.user, proxy.password);
@@ -427,6 +590,28 @@ std::unique_ptr<httplib::Client> LokiClient::Impl::MakeHttpClient() {
     if (!config.tls.server_name.empty()) RefreshServerNameAddress(*http);
   }
   return http;
+}
+
+void LokiClient::Impl::ReloadCredentials(Lane& lane) {
+  if (config.auth.bearer_token_file.empty() && config.auth.basic_password_file.empty()) return;
+  Credentials fresh;
+  std::string err;
+  uint64_t suppressed = 0;
+  if (!LoadCredentials(config, url, &fresh, &err)) {
+    if (log_limiter.Allow("credentials", suppressed)) {
+      spdlog::error("loki client {}: {}{}", redacted_url, err, Suppressed(suppressed));
+    }
+    return;
+  }
+  if (fresh == lane.credentials) return;
+  lane.credentials = std::move(fresh);
+  ApplyCredentials(*lane.http, lane.credentials);
+  if (log_limiter.Allow("credentials", suppressed)) {
+    spdlog::info(
+        "loki client {}: Loki refused the credentials; the secret file changed, using "
+        "it from now on{}",
+        redacted_url, Suppressed(suppressed));
+  }
 }
 
 void LokiClient::Impl::RefreshServerNameAddress(httplib::Client& http) {
@@ -911,6 +1096,7 @@ LokiClient::Impl::Outcome LokiClient::Impl::SendWithRetries(Lane& lane, std::str
                                                             std::size_t entries, int& status,
                                                             std::string& response) {
   httplib::Headers headers = {{"User-Agent", "skald"}};
+  for (const auto& [name, value] : config.headers) headers.emplace(name, value);
   if (!tenant.empty()) headers.emplace("X-Scope-OrgID", tenant);
   if (url.scheme == "https" && !config.tls.server_name.empty()) {
     headers.emplace("Host", url.port == 443
@@ -936,6 +1122,7 @@ LokiClient::Impl::Outcome LokiClient::Impl::SendWithRetries(Lane& lane, std::str
           .Add();
       if (status >= 200 && status < 300) return Outcome::kDelivered;
       if (status == 413) return Outcome::kTooLarge;
+      if (status == 401 || status == 403) ReloadCredentials(lane);
       // Configuration errors are retried like overload: the operator fixes the URL or the
       // credentials, and the lines, in the journal, should still arrive then.
       const bool retryable =

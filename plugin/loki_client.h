@@ -61,6 +61,17 @@ struct LokiTlsConfig {
   bool insecure_skip_verify = false;
 };
 
+// How the client proves who it is to Loki (or the proxy before it): at most one of the URL's
+// user info, basic auth from these options, and a bearer token. Secret files are read when the
+// client starts and again when Loki answers 401 or 403 (a rotated token works without a
+// restart); their content, trailing white space removed, is the secret.
+struct LokiAuthConfig {
+  std::string bearer_token;         // loki-bearer-token
+  std::string bearer_token_file;    // loki-bearer-token-file
+  std::string basic_username;       // loki-basic-auth-username
+  std::string basic_password_file;  // loki-basic-auth-password-file
+};
+
 struct LokiClientConfig {
   std::string url;        // full push URL, may carry user:password@ (basic auth)
   std::string tenant_id;  // X-Scope-OrgID; empty = no header; else a valid tenant ID
@@ -72,6 +83,9 @@ struct LokiClientConfig {
   int max_retries = 10;  // not durable: attempts after the first before a batch is dropped;
                          // < 0: forever
   LokiTlsConfig tls;
+  LokiAuthConfig auth;
+  // Sent with every push (loki-headers); never Host, Content-*, Authorization, X-Scope-OrgID.
+  std::vector<std::pair<std::string, std::string>> headers;
   std::string proxy_url;
   std::size_t max_buffered_bytes = 64 * 1024 * 1024;  // Push() drops oldest beyond this
   int lanes = 4;                                      // requests in flight at most

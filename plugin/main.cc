@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -109,6 +110,16 @@ int main(int argc, char** argv) {
     config.journal_max_age = std::chrono::duration_cast<std::chrono::seconds>(*v);
   } else {
     spdlog::error("JOURNAL_MAX_AGE='{}' is not a duration such as 72h; using 168h", max_age);
+  }
+  if (!config.state_dir.empty()) {
+    // Where users put the files options name (tokens, TLS files, a stage file): in the managed
+    // plugin the one host directory it sees is STATE_DIR (see plugin/user_files.h).
+    std::error_code ec;
+    std::filesystem::create_directories(config.state_dir / "files", ec);
+    if (!ec) {
+      std::filesystem::permissions(config.state_dir / "files", std::filesystem::perms::owner_all,
+                                   std::filesystem::perm_options::replace, ec);
+    }
   }
   std::unique_ptr<skald::Driver> driver_ptr;
   try {

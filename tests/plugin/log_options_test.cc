@@ -217,5 +217,36 @@ TEST(LogOptions, MarkdownTableListsEveryOption) {
   }
 }
 
+TEST(LogOptions, CredentialsOptionsReachTheClientAndAreNeverEchoed) {
+  LogOptions o = ParseLogOptions({{"loki-url", "http://127.0.0.1:3100/loki/api/v1/push"},
+                                  {"loki-basic-auth-username", "team"},
+                                  {"loki-basic-auth-password-file", "/var/lib/skald/files/pw"},
+                                  {"loki-headers", "X-Api-Key=abc=def,X-Team=a"}},
+                                 {});
+  EXPECT_EQ(o.client.auth.basic_username, "team");
+  EXPECT_EQ(o.client.auth.basic_password_file, "/var/lib/skald/files/pw");
+  ASSERT_EQ(o.client.headers.size(), 2u);
+  EXPECT_EQ(o.client.headers[0], (std::pair<std::string, std::string>{"X-Api-Key", "abc=def"}));
+  try {
+    ParseLogOptions({{"loki-url", "http://127.0.0.1:3100/loki/api/v1/push"},
+                     {"loki-bearer-token", "tok-en-secret"},
+                     {"loki-basic-auth-username", "team"},
+                     {"loki-basic-auth-password-file", "/pw"}},
+                    {});
+    FAIL() << "two ways to authenticate were accepted";
+  } catch (const OptionError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("one way to authenticate"));
+    EXPECT_THAT(e.what(), ::testing::Not(::testing::HasSubstr("tok-en-secret")));
+  }
+  try {
+    ParseLogOptions({{"loki-url", "http://127.0.0.1:3100/loki/api/v1/push"},
+                     {"loki-headers", "secret-without-name"}},
+                    {});
+    FAIL() << "a header without a name was accepted";
+  } catch (const OptionError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("loki-headers"));
+  }
+}
+
 }  // namespace
 }  // namespace skald

@@ -5,6 +5,9 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -791,7 +794,7 @@ TEST(LokiClientConfigTest, ValidationNamesTheBadOption) {
   EXPECT_THAT(ValidateLokiClientConfig(c), ::testing::HasSubstr("loki-proxy-url"));
   c.proxy_url = "";
   c.tls.cert_file = "/c.pem";
-  EXPECT_THAT(ValidateLokiClientConfig(c), ::testing::HasSubstr("loki-tls-key-path"));
+  EXPECT_THAT(ValidateLokiClientConfig(c), ::testing::HasSubstr("loki-tls-key-file"));
   MetricsRegistry m;
   EXPECT_THROW(LokiClient(c, m), std::invalid_argument);
 }
@@ -871,6 +874,134 @@ TEST(LokiClientConfigTest, KeySeparatesCredentialsWithoutShowingThem) {
   EXPECT_EQ(a.Key(), b.Key());
   b.tenant_id = "x";
   EXPECT_NE(a.Key(), b.Key());
+}
+
+}  // namespace
+}  // namespace skald
+
+namespace skald {
+namespace {
+
+class LokiClientCredentialsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(loki_.Start());
+    char tmpl[] = "/tmp/skald-credentials-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& content) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << content;
+    return path;
+  }
+  static bool Eventually(const std::function<bool()>& pred) {
+    for (auto until = steady_clock::now() + kLong; steady_clock::now() < until;) {
+      if (pred()) return true;
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    return pred();
+  }
+  FakeLoki loki_;
+  std::string dir_;
+  MetricsRegistry metrics_;
+};
+
+// A rotated token works without a restart: Loki's 401 makes the client read the file again.
+TEST_F(LokiClientCredentialsTest, ABearerTokenFileIsReadAgainWhenLokiRefusesIt) {
+  const std::string token = Write("token", "first-token\n");
+  LokiClientConfig c = FastConfig(loki_);
+  c.durable = true;
+  c.lanes = 1;
+  c.auth.bearer_token_file = token;
+  loki_.FailAll(401);
+  LokiClient client(c, metrics_);
+  client.Push(Entry(Labels(0), 1, "0"));
+  ASSERT_TRUE(Eventually([&] { return loki_.Requests() >= 1; }));
+  EXPECT_EQ(loki_.Authorizations().front(), "Bearer first-token");
+  Write("token", "second-token\n");  // rotated
+  ASSERT_TRUE(Eventually([&] {
+    auto a = loki_.Authorizations();
+    return !a.empty() && a.back() == "Bearer second-token";
+  }));
+  loki_.ClearFailures();
+  ASSERT_TRUE(loki_.WaitForEntries(1, kLong));
+  EXPECT_EQ(loki_.Authorizations().back(), "Bearer second-token");
+  EXPECT_EQ(Dropped(metrics_, "unauthorized"), 0u);
+}
+
+TEST_F(LokiClientCredentialsTest, BasicAuthTakesItsPasswordFromAFile) {
+  LokiClientConfig c = FastConfig(loki_);
+  c.auth.basic_username = "team-a";
+  c.auth.basic_password_file = Write("password", "p@ss:w/o#rd?\n");
+  LokiClient client(c, metrics_);
+  client.Push(Entry(Labels(0), 1, "0"));
+  ASSERT_TRUE(loki_.WaitForEntries(1, kLong));
+  EXPECT_EQ(loki_.Authorizations().front(), "team-a:p@ss:w/o#rd?");
+}
+
+TEST_F(LokiClientCredentialsTest, ExtraHeadersGoWithEveryPush) {
+  LokiClientConfig c = FastConfig(loki_);
+  c.headers = {{"X-Api-Key", "k3y"}, {"X-Team", "a"}};
+  LokiClient client(c, metrics_);
+  client.Push(Entry(Labels(0), 1, "0"));
+  ASSERT_TRUE(loki_.WaitForEntries(1, kLong));
+  const auto headers = loki_.RequestHeaders().front();
+  EXPECT_EQ(headers.at("X-Api-Key"), "k3y");
+  EXPECT_EQ(headers.at("X-Team"), "a");
+}
+
+TEST_F(LokiClientCredentialsTest, ASecretFileThatCannotBeReadFailsTheStartNamingIt) {
+  LokiClientConfig c = FastConfig(loki_);
+  c.auth.bearer_token_file = dir_ + "/missing";
+  try {
+    LokiClient client(c, metrics_);
+    FAIL() << "started without its token";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("loki-bearer-token-file"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr(dir_ + "/missing"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("No such file"));
+  }
+}
+
+TEST(LokiClientConfigTest, OneWayToAuthenticate) {
+  LokiClientConfig c;
+  c.url = "http://user:secret-pw@127.0.0.1:3100/loki/api/v1/push";
+  c.auth.bearer_token = "secret-token";
+  std::string err = ValidateLokiClientConfig(c);
+  EXPECT_THAT(err, ::testing::HasSubstr("one way to authenticate"));
+  EXPECT_THAT(err, ::testing::Not(::testing::HasSubstr("secret")));
+  c.url = "http://127.0.0.1:3100/loki/api/v1/push";
+  c.auth = {};
+  c.auth.basic_username = "u";
+  EXPECT_THAT(ValidateLokiClientConfig(c),
+              ::testing::HasSubstr("loki-basic-auth-username and loki-basic-auth-password-file"));
+  c.auth = {};
+  c.auth.bearer_token = "has space";
+  EXPECT_THAT(ValidateLokiClientConfig(c), ::testing::HasSubstr("loki-bearer-token"));
+  EXPECT_THAT(ValidateLokiClientConfig(c), ::testing::Not(::testing::HasSubstr("has space")));
+}
+
+TEST(LokiClientConfigTest, HeadersOtherOptionsSetAreRefusedNamingThoseOptions) {
+  LokiClientConfig c;
+  c.url = "http://127.0.0.1:3100/loki/api/v1/push";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"Authorization", "loki-bearer-token"},
+      {"x-scope-orgid", "loki-tenant-id"},
+      {"Host", "loki-url"},
+      {"Content-Type", "set by the plugin"}};
+  for (const auto& [name, option] : cases) {
+    c.headers = {{name, "v"}};
+    EXPECT_THAT(ValidateLokiClientConfig(c), ::testing::HasSubstr(option)) << name;
+  }
+  c.headers = {{"X-Ok", "a\r\nX-Injected: yes"}};
+  EXPECT_THAT(ValidateLokiClientConfig(c), ::testing::HasSubstr("control character"));
+  EXPECT_THAT(ValidateLokiClientConfig(c), ::testing::Not(::testing::HasSubstr("Injected")));
+  c.headers = {{"Bad Name", "v"}};
+  EXPECT_THAT(ValidateLokiClientConfig(c), ::testing::HasSubstr("not a header name"));
+  c.headers = {{"X-Ok", "fine value"}};
+  EXPECT_EQ(ValidateLokiClientConfig(c), "");
 }
 
 }  // namespace

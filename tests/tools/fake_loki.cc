@@ -37,9 +37,11 @@ std::string DecodeBase64(std::string_view in) {
   return out;
 }
 
-// Decoded "user:pass" from an Authorization header, "" when it is not basic auth.
+// Decoded "user:pass" from a basic Authorization header, "Bearer TOKEN" as it came for a bearer
+// token, "" otherwise.
 std::string BasicCredentials(const std::string& header) {
   constexpr std::string_view kPrefix = "Basic ";
+  if (header.rfind("Bearer ", 0) == 0) return header;
   if (header.rfind(kPrefix, 0) != 0) return "";
   return DecodeBase64(std::string_view(header).substr(kPrefix.size()));
 }
@@ -105,6 +107,12 @@ bool FakeLoki::Listen(int port, const std::string& host) {
                   if (delay.count() > 0) {
                     std::unique_lock lock(mu_);
                     stop_cv_.wait_for(lock, delay, [this] { return stopping_; });
+                  }
+                  {
+                    std::lock_guard lock(mu_);
+                    std::map<std::string, std::string> headers;
+                    for (const auto& [k, v] : req.headers) headers[k] += v;
+                    request_headers_.push_back(std::move(headers));
                   }
                   Handled h = HandlePush(req.body, req.get_header_value("X-Scope-OrgID"),
                                          req.get_header_value("Authorization"));
@@ -349,6 +357,7 @@ void FakeLoki::Reset() {
   status_counts_.clear();
   tenants_.clear();
   authorizations_.clear();
+  request_headers_.clear();
   body_sizes_.clear();
 }
 
@@ -400,6 +409,11 @@ std::map<int, uint64_t> FakeLoki::StatusCounts() const {
 std::vector<std::string> FakeLoki::Tenants() const {
   std::lock_guard lock(mu_);
   return tenants_;
+}
+
+std::vector<std::map<std::string, std::string>> FakeLoki::RequestHeaders() const {
+  std::lock_guard lock(mu_);
+  return request_headers_;
 }
 
 std::vector<std::string> FakeLoki::Authorizations() const {

@@ -111,9 +111,12 @@ class FakeLoki {
   // Push requests that came in proxy form (absolute URL in the request line).
   uint64_t ProxiedRequests() const;
   std::map<int, uint64_t> StatusCounts() const;
-  std::vector<std::string> Tenants() const;         // per request, "" when absent
-  std::vector<std::string> Authorizations() const;  // per request: decoded "user:pass" or ""
-  std::vector<std::size_t> BodySizes() const;       // per request, compressed bytes
+  std::vector<std::string> Tenants() const;  // per request, "" when absent
+  // Per request: decoded "user:pass" (basic), "Bearer TOKEN" (bearer) or "".
+  std::vector<std::string> Authorizations() const;
+  // Per push request: its headers, as sent (a repeated name's values joined).
+  std::vector<std::map<std::string, std::string>> RequestHeaders() const;
+  std::vector<std::size_t> BodySizes() const;  // per request, compressed bytes
   // Body bytes of injected answers that were written to clients (a client that stops reading
   // a huge body leaves the rest unwritten).
   uint64_t AnswerBytesWritten() const;
@@ -162,6 +165,7 @@ class FakeLoki {
   std::map<int, uint64_t> status_counts_;
   std::vector<std::string> tenants_;
   std::vector<std::string> authorizations_;
+  std::vector<std::map<std::string, std::string>> request_headers_;
   std::vector<std::size_t> body_sizes_;
 };
 
