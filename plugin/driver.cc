@@ -252,6 +252,7 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
   metrics.GetCounter("skald_entries_sent_total", "Entries delivered to Loki.");
   if (!config_.state_dir.empty()) {
     store_ = std::make_unique<JournalStore>(config_.state_dir, config_.journal_max_total_bytes);
+    secrets_ = std::make_unique<SecretStore>(config_.state_dir / "secrets");
   }
   reader_ = std::make_unique<FifoReader>(*this, metrics);
   reader_->SetTick([this] { Maintain(); }, config_.maintenance_interval);
@@ -356,6 +357,56 @@ void Driver::Recover() {
       spdlog::error("journal of container {}: cannot recover it: {}", id.substr(0, 12), e.what());
     }
   }
+  // Secrets no journal refers to any more (their containers' journals are gone) go.
+  secrets_->Retain(retained_secrets_);
+  retained_secrets_.clear();
+}
+
+std::string Driver::ReplayInfoJson(const ContainerInfo& info, const LogOptions& options) {
+  ContainerInfo kept = info;
+  // Of the environment and the labels, only what becomes a label (env, env-regex, labels,
+  // labels-regex, compose and swarm labels): the rest may hold secrets and a replay needs none.
+  kept.container_env.clear();
+  const std::vector<std::string> env_names = SplitComma(options.env);
+  std::optional<RE2> env_re;
+  if (!options.env_regex.empty()) env_re.emplace(options.env_regex, RE2::Quiet);
+  for (const std::string& kv : info.container_env) {
+    const std::string name = kv.substr(0, kv.find('='));
+    if (std::find(env_names.begin(), env_names.end(), name) != env_names.end() ||
+        (env_re && RE2::PartialMatch(name, *env_re))) {
+      kept.container_env.push_back(kv);
+    }
+  }
+  kept.container_labels.clear();
+  const std::vector<std::string> label_names = SplitComma(options.labels);
+  std::optional<RE2> label_re;
+  if (!options.labels_regex.empty()) label_re.emplace(options.labels_regex, RE2::Quiet);
+  for (const auto& [k, v] : info.container_labels) {
+    if (std::find(label_names.begin(), label_names.end(), k) != label_names.end() ||
+        (label_re && RE2::PartialMatch(k, *label_re)) || k == "com.docker.swarm.service.name" ||
+        k == "com.docker.stack.namespace" || k == "com.docker.compose.service" ||
+        k == "com.docker.compose.project") {
+      kept.container_labels[k] = v;
+    }
+  }
+  // Options that hold credentials are kept once, in the secrets file; info.json names them.
+  for (auto& [option, value] : kept.config) {
+    const bool secret =
+        option == "loki-bearer-token" || option == "loki-headers" ||
+        ((option == "loki-url" || option == "loki-proxy-url") && RedactUrl(value) != value);
+    if (secret && !value.empty()) value = secrets_->Put(value);  // throws std::system_error
+  }
+  return kept.ToJson().dump();
+}
+
+std::string Driver::ResolveSecrets(ContainerInfo& info) {
+  for (auto& [option, value] : info.config) {
+    if (!SecretStore::IsReference(value)) continue;
+    auto secret = secrets_->Get(value);
+    if (!secret) return "the secret of its log-opt " + option + " is no longer kept";
+    value = *secret;
+  }
+  return "";
 }
 
 void Driver::RecoverContainer(const std::string& id) {
@@ -371,6 +422,10 @@ void Driver::RecoverContainer(const std::string& id) {
     if (auto text = journal->ReadInfo()) {
       info = ContainerInfo::FromJson(nlohmann::json::parse(*text));
       info.container_id = id;
+      for (const auto& [option, value] : info.config) {
+        if (SecretStore::IsReference(value)) retained_secrets_.insert(value);
+      }
+      unusable = ResolveSecrets(info);
     } else {
       unusable = "its info.json is missing";
     }
@@ -543,7 +598,7 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
       bool with_reader = false;
       try {
         try {
-          journal->WriteInfo(info.ToJson().dump());
+          journal->WriteInfo(ReplayInfoJson(info, stream->options));
           if (!writer) writer = journal->StartWriter(file);
         } catch (const std::system_error& e) {
           journal_error = e.what();

@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -42,6 +43,7 @@
 #include "plugin/loki_client.h"
 #include "plugin/metrics.h"
 #include "plugin/pipeline_metrics_observer.h"
+#include "plugin/secret_store.h"
 #include "plugin/stream_labels.h"
 #include "plugin/stream_selector.h"
 
@@ -150,6 +152,12 @@ class Driver : public LineSink, public DeliveryListener {
                                              const LogOptions& options);
   // Recover() of one container's journal; throws what opening it throws.
   void RecoverContainer(const std::string& id);
+  // What info.json keeps for a replay: `info` without the environment variables and container
+  // labels no option selects, credentials replaced by references into secrets_ (throws
+  // std::system_error when the secrets file cannot be written).
+  std::string ReplayInfoJson(const ContainerInfo& info, const LogOptions& options);
+  // Puts the secrets back into an info.json's options; returns why it cannot, or "".
+  std::string ResolveSecrets(ContainerInfo& info);
   void ShipLoop();
   void Ship(Stream& stream, Batch& batch);
   // Counts what the stream's pipeline holds in its window (shipping thread).
@@ -208,6 +216,8 @@ class Driver : public LineSink, public DeliveryListener {
   std::map<std::string, std::shared_ptr<Stream>> retiring_by_container_;
   std::map<std::string, std::shared_ptr<Journal>> journals_;  // by container id
   std::unique_ptr<JournalStore> store_;
+  std::unique_ptr<SecretStore> secrets_;    // with store_
+  std::set<std::string> retained_secrets_;  // (Recover) references the journals make
   std::chrono::steady_clock::time_point last_budget_check_;  // reader thread
   std::chrono::steady_clock::time_point last_age_check_;     // reader thread
   // Decoded, not acknowledged: what the journaled streams of each client hold (by Key()).

@@ -215,3 +215,48 @@ TEST_F(DriverTest, AClientNoStreamUsesIsFreed) {
 
 }  // namespace
 }  // namespace skald
+
+namespace skald {
+namespace {
+
+// info.json keeps what a replay needs and no secret: of the environment and labels only what
+// options select, credentials as references into the one 0600 secrets file. A restarted
+// plugin replays with the credentials all the same.
+TEST_F(DriverTest, InfoJsonHoldsNoSecretAndTheReplayStillAuthenticates) {
+  loki_.FailAll(503);  // Loki away: the line waits in the journal
+  StartDriver();
+  int w;
+  const std::string f = MakeFifo("f1", &w);
+  ContainerInfo info = Info(kId1, {{"env", "APP_MODE"}});
+  info.config["loki-url"] = loki_.PushUrl("ceo:S3cr3t/Pa55==");
+  info.container_env = {"APP_MODE=blue", "DB_PASSWORD=hunter2"};
+  info.container_labels = {{"com.docker.compose.service", "web"}, {"vault.token", "s.abc123"}};
+  driver_->StartLogging(f, info);
+  Write(w, "before the restart");
+  driver_->StopLogging(f);
+  CloseFd(w);
+  std::this_thread::sleep_for(300ms);
+  driver_.reset();
+
+  std::ifstream in(JournalDir(kId1) / "info.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("APP_MODE=blue"), std::string::npos);
+  EXPECT_NE(text.find("com.docker.compose.service"), std::string::npos);
+  for (const char* secret : {"S3cr3t", "hunter2", "DB_PASSWORD", "s.abc123", "ceo:"}) {
+    EXPECT_EQ(text.find(secret), std::string::npos) << secret << " in info.json: " << text;
+  }
+  const fs::path secrets = config_.state_dir / "secrets";
+  ASSERT_TRUE(fs::exists(secrets));
+  EXPECT_EQ(fs::status(secrets).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+
+  loki_.ClearFailures();
+  StartDriver();
+  driver_->Recover();
+  ASSERT_TRUE(loki_.WaitForEntries(1, 10s));
+  auto auth = loki_.Authorizations();
+  EXPECT_EQ(auth.back(), "ceo:S3cr3t/Pa55==");
+}
+
+}  // namespace
+}  // namespace skald

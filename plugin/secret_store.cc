@@ -1,0 +1,126 @@
+#include "plugin/secret_store.h"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <system_error>
+
+namespace skald {
+namespace {
+
+constexpr std::string_view kPrefix = "skald-secret:";
+
+std::string Digest(const std::string& value) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(value.data(), value.size(), digest, &len, EVP_sha256(), nullptr);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < len && out.size() < 32; ++i) {
+    out += kHex[digest[i] >> 4];
+    out += kHex[digest[i] & 0xF];
+  }
+  return out;
+}
+
+}  // namespace
+
+SecretStore::SecretStore(std::filesystem::path path) : path_(std::move(path)) {
+  std::ifstream in(path_);
+  if (!in) return;
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto json = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object()) {
+    spdlog::error(
+        "{}: not the secrets file skald writes; replays that need its values cannot "
+        "authenticate",
+        path_.string());
+    return;
+  }
+  for (const auto& [reference, value] : json.items()) {
+    if (value.is_string()) values_[reference] = value.get<std::string>();
+  }
+}
+
+bool SecretStore::IsReference(const std::string& value) {
+  return value.rfind(kPrefix, 0) == 0 && value.size() == kPrefix.size() + 32;
+}
+
+std::string SecretStore::Put(const std::string& value) {
+  const std::string reference = std::string(kPrefix) + Digest(value);
+  std::lock_guard lock(mu_);
+  auto [it, inserted] = values_.try_emplace(reference, value);
+  if (inserted) {
+    try {
+      WriteLocked();
+    } catch (...) {
+      values_.erase(it);
+      throw;
+    }
+  }
+  return reference;
+}
+
+std::optional<std::string> SecretStore::Get(const std::string& reference) const {
+  std::lock_guard lock(mu_);
+  auto it = values_.find(reference);
+  if (it == values_.end()) return std::nullopt;
+  return it->second;
+}
+
+void SecretStore::Retain(const std::set<std::string>& references) {
+  std::lock_guard lock(mu_);
+  bool changed = false;
+  for (auto it = values_.begin(); it != values_.end();) {
+    if (references.count(it->first)) {
+      ++it;
+    } else {
+      it = values_.erase(it);
+      changed = true;
+    }
+  }
+  if (!changed) return;
+  try {
+    WriteLocked();
+  } catch (const std::system_error& e) {
+    spdlog::error("{}", e.what());
+  }
+}
+
+void SecretStore::WriteLocked() {
+  nlohmann::json json = nlohmann::json::object();
+  for (const auto& [reference, value] : values_) json[reference] = value;
+  const std::string text = json.dump();
+  std::filesystem::path tmp = path_;
+  tmp += ".tmp";
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0)
+    throw std::system_error(errno, std::generic_category(), "cannot create " + tmp.string());
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      close(fd);
+      unlink(tmp.c_str());
+      throw std::system_error(err, std::generic_category(), "cannot write " + tmp.string());
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  close(fd);
+  if (rename(tmp.c_str(), path_.c_str()) != 0) {
+    const int err = errno;
+    unlink(tmp.c_str());
+    throw std::system_error(err, std::generic_category(), "cannot replace " + path_.string());
+  }
+}
+
+}  // namespace skald

@@ -1,0 +1,43 @@
+// SecretStore: the credentials a replay needs, kept once, in one 0600 file of the state
+// directory (`<state>/secrets`), so that journals' info.json files hold none.
+//
+// Docker never sends StartLogging again after the plugin restarts, so what a container's
+// options hold (a loki-url with user:password@, a bearer token, headers with keys) must be on
+// disk for the replay. info.json holds a reference ("skald-secret:<digest>") in place of each
+// such value; the store maps references to values. Values are never logged. Thread-safe.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+
+namespace skald {
+
+class SecretStore {
+ public:
+  // Reads `path` when it exists (an unreadable or damaged file reads as empty, logged).
+  explicit SecretStore(std::filesystem::path path);
+
+  // Keeps `value` and returns its reference (the same value, the same reference). Throws
+  // std::system_error when the file cannot be written.
+  std::string Put(const std::string& value);
+  // The value of a reference Put returned, or nullopt.
+  std::optional<std::string> Get(const std::string& reference) const;
+  // Forgets every value but those of `references` (rewrites the file when it changes).
+  void Retain(const std::set<std::string>& references);
+
+  // True when `value` is a reference (what info.json holds in place of a secret).
+  static bool IsReference(const std::string& value);
+
+ private:
+  void WriteLocked();  // throws std::system_error
+
+  const std::filesystem::path path_;
+  mutable std::mutex mu_;
+  std::map<std::string, std::string> values_;  // reference -> value
+};
+
+}  // namespace skald
