@@ -69,13 +69,6 @@ bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeou
   return pred();
 }
 
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 // ---------------------------------------------------------------------------------------------
 // Driver
 
@@ -166,10 +159,9 @@ TEST_F(DriverIsolationTest, TheJournalWithTheContainersEnvironmentIsNotReadableB
   ASSERT_TRUE(Write(w, "a line"));
   ASSERT_TRUE(loki_.WaitForEntries(1, 10s));
   const fs::path info_json = JournalDir(kIdA) / "info.json";
-  const std::string text = ReadFile(info_json);
-  ASSERT_NE(text.find("hunter2"), std::string::npos);
-  ASSERT_NE(text.find("s3cret-password"), std::string::npos);
-  // Not readable by others: neither the file nor a way to it.
+  ASSERT_TRUE(fs::exists(info_json));
+  // Not readable by others: neither the file nor a way to it (what it holds: DriverTest.
+  // InfoJsonHoldsNoSecretAndTheReplayStillAuthenticates).
   struct stat st {};
   ASSERT_EQ(stat(info_json.c_str(), &st), 0);
   const bool file_private = (st.st_mode & 0077) == 0;
