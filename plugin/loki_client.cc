@@ -450,6 +450,8 @@ struct LokiClient::Impl {
   bool SleepUnlessAborted(Lane& lane, std::chrono::milliseconds delay);
   std::unique_ptr<httplib::Client> MakeHttpClient();
   void RefreshServerNameAddress(httplib::Client& http);
+  // What to check when a TLS connection failed, or "".
+  std::string TlsHint(httplib::Error error) const;
   // Loki refused the credentials: reads the secret files again and, when they changed (a
   // rotated token), uses them from the next attempt on (the lane's thread).
   void ReloadCredentials(Lane& lane);
@@ -1202,9 +1204,32 @@ LokiClient::Impl::Answer LokiClient::Impl::Attempt(Lane& lane, std::string_view 
     answer.error = "no complete answer within loki-timeout (" +
                    std::to_string(config.timeout.count()) + " ms)";
   } else {
-    answer.error = "transport error: " + httplib::to_string(error);
+    answer.error = "transport error: " + httplib::to_string(error) + TlsHint(error);
   }
   return answer;
+}
+
+std::string LokiClient::Impl::TlsHint(httplib::Error error) const {
+  if (url.scheme != "https") return "";
+  const std::string waiting = config.durable ? "; lines wait in the journal" : "";
+  if (error == httplib::Error::SSLServerVerification) {
+    return config.tls.ca_file.empty()
+               ? " (Loki's certificate is not signed by a CA the system trusts: set "
+                 "loki-tls-ca-file to the CA that signed it" +
+                     waiting + ")"
+               : " (Loki's certificate is not signed by the CA in loki-tls-ca-file " +
+                     config.tls.ca_file + ", or does not name the host" + waiting + ")";
+  }
+  // TLS 1.3 refuses a missing or unknown client certificate after the handshake: the first
+  // read fails.
+  if (error == httplib::Error::SSLConnection || error == httplib::Error::Read) {
+    return config.tls.cert_file.empty()
+               ? " (if Loki requires a client certificate: set loki-tls-cert-file and "
+                 "loki-tls-key-file" +
+                     waiting + ")"
+               : " (is the certificate in loki-tls-cert-file one Loki accepts?" + waiting + ")";
+  }
+  return "";
 }
 
 void LokiClient::Impl::LogRetry(const Answer& answer, std::size_t entries, int attempt,

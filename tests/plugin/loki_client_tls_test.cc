@@ -3,8 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 
 #include "plugin/loki_client.h"
 #include "tests/tools/fake_loki.h"
@@ -134,6 +138,36 @@ TEST_F(LokiClientTlsTest, ServerRequiringClientCertificateRefusesNone) {
   c.tls.ca_file = File("ca.pem");
   c.tls.server_name = "loki.test";
   EXPECT_FALSE(Delivers(c, loki));
+}
+
+// A TLS failure is logged with what to set: the lines wait in the journal meanwhile, and an
+// operator reading "transport error: SSL server verification failed" needs the option's name.
+TEST_F(LokiClientTlsTest, TlsFailuresAreLoggedWithTheOptionToSet) {
+  std::ostringstream log;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  {
+    FakeLoki loki;
+    ASSERT_TRUE(loki.StartTls({File("server.pem"), File("server.key"), ""}));
+    LokiClientConfig c = Config(loki);
+    c.tls.server_name = "loki.test";  // the system roots do not know the test CA
+    EXPECT_FALSE(Delivers(c, loki));
+  }
+  {
+    FakeLoki loki;
+    ASSERT_TRUE(loki.StartTls({File("server.pem"), File("server.key"), File("ca.pem")}));
+    LokiClientConfig c = Config(loki);
+    c.tls.ca_file = File("ca.pem");
+    c.tls.server_name = "loki.test";  // no client certificate for a Loki that requires one
+    EXPECT_FALSE(Delivers(c, loki));
+  }
+  spdlog::default_logger()->flush();
+  spdlog::set_default_logger(previous);
+  const std::string text = log.str();
+  EXPECT_THAT(text, ::testing::HasSubstr("set loki-tls-ca-file to the CA that signed it"))
+      << text;
+  EXPECT_THAT(text, ::testing::HasSubstr("loki-tls-cert-file and loki-tls-key-file")) << text;
 }
 
 }  // namespace
