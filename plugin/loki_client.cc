@@ -53,8 +53,17 @@ std::thread StartThread(std::function<void()> body) {
 
 // A redirect, a refused credential or a wrong path: the operator has to fix the configuration.
 // Loki itself answers none of them to a good push.
-bool IsConfigurationError(int status) {
-  return (status >= 300 && status < 400) || status == 401 || status == 403 || status == 404;
+// A TLS terminator in front of Loki (nginx) answers a missing or refused client certificate
+// with 400 and a page saying so: not a verdict on the entries.
+bool IsClientCertificateRefusal(int status, std::string_view body) {
+  return status == 400 && body.find("SSL certificate") != std::string_view::npos;
+}
+
+// An answer that says the configuration is wrong (the URL, the credentials), not the entries:
+// with the journal it is retried until the operator fixes it.
+bool IsConfigurationError(int status, std::string_view body) {
+  return (status >= 300 && status < 400) || status == 401 || status == 403 || status == 404 ||
+         IsClientCertificateRefusal(status, body);
 }
 
 constexpr std::size_t kEntryOverheadBytes = 64;  // bookkeeping per buffered entry, roughly
@@ -1063,9 +1072,9 @@ void LokiClient::Impl::Deliver(Lane& lane, std::span<Queued> batch) {
     case Outcome::kRetriesExhausted: {
       // A configuration error names its cause; overload and transport errors are just retries.
       std::string reason = "retries_exhausted";
-      if (status == 401 || status == 403) {
+      if (status == 401 || status == 403 || IsClientCertificateRefusal(status, response)) {
         reason = "unauthorized";
-      } else if (IsConfigurationError(status)) {
+      } else if (IsConfigurationError(status, response)) {
         reason = "wrong_url";
       }
       uint64_t suppressed = 0;
@@ -1128,7 +1137,7 @@ LokiClient::Impl::Outcome LokiClient::Impl::SendWithRetries(Lane& lane, std::str
       // Configuration errors are retried like overload: the operator fixes the URL or the
       // credentials, and the lines, in the journal, should still arrive then.
       const bool retryable =
-          status == 429 || status == 408 || status >= 500 || IsConfigurationError(status);
+          status == 429 || status == 408 || status >= 500 || IsConfigurationError(status, response);
       if (!retryable) return Outcome::kRejected;
     } else {
       status = 0;
@@ -1239,7 +1248,7 @@ void LokiClient::Impl::LogRetry(const Answer& answer, std::size_t entries, int a
           ? "retry " + std::to_string(attempt + 1)
           : "retry " + std::to_string(attempt + 1) + " of " + std::to_string(config.max_retries);
   uint64_t suppressed = 0;
-  if (!answer.answered || !IsConfigurationError(answer.status)) {
+  if (!answer.answered || !IsConfigurationError(answer.status, answer.body)) {
     if (log_limiter.Allow("retry", suppressed)) {
       spdlog::warn("loki client {}: push failed ({}), {} in {} ms{}", redacted_url,
                    answer.answered ? std::to_string(answer.status) + ": " + Truncate(answer.body)
@@ -1257,6 +1266,11 @@ void LokiClient::Impl::LogRetry(const Answer& answer, std::size_t entries, int a
     why += ": loki-url must name the push endpoint itself (redirects are not followed)";
   } else if (answer.status == 404) {
     why = "no push endpoint at this path: loki-url usually ends in /loki/api/v1/push";
+  } else if (IsClientCertificateRefusal(answer.status, answer.body)) {
+    why = config.tls.cert_file.empty()
+              ? "the server wants a client certificate: set loki-tls-cert-file and "
+                "loki-tls-key-file"
+              : "the server refused the client certificate in loki-tls-cert-file";
   } else {
     why = "check the credentials in loki-url and loki-tenant-id";
   }

@@ -931,6 +931,23 @@ TEST_F(LokiClientCredentialsTest, ABearerTokenFileIsReadAgainWhenLokiRefusesIt) 
   EXPECT_EQ(Dropped(metrics_, "unauthorized"), 0u);
 }
 
+// nginx in front of Loki answers a missing client certificate with 400 and a page saying so:
+// a configuration error, retried with the journal, not a verdict dropping the entries.
+TEST_F(LokiClientCredentialsTest, ATerminatorRefusingTheClientCertificateKeepsTheLines) {
+  LokiClientConfig c = FastConfig(loki_);
+  c.durable = true;
+  FakeLoki::Answer refusal;
+  refusal.status = 400;
+  refusal.body =
+      "<html><head><title>400 No required SSL certificate was sent</title></head></html>";
+  loki_.AnswerNext(refusal, 3);
+  LokiClient client(c, metrics_);
+  client.Push(Entry(Labels(0), 1, "0"));
+  ASSERT_TRUE(loki_.WaitForEntries(1, kLong));
+  EXPECT_EQ(Pushes(metrics_, "400"), 3u);
+  EXPECT_EQ(Dropped(metrics_, "bad_request"), 0u);
+}
+
 TEST_F(LokiClientCredentialsTest, BasicAuthTakesItsPasswordFromAFile) {
   LokiClientConfig c = FastConfig(loki_);
   c.auth.basic_username = "team-a";
