@@ -13,61 +13,14 @@
 #include "pipeline_stages/config_error.h"
 #include "pipeline_stages/pipeline.h"
 #include "pipeline_stages/relabel.h"
-#include "plugin/docker_template.h"
+#include "plugin/container_labels.h"
+#include "plugin/container_pipeline.h"
 
 namespace skald {
 
 namespace {
 
-// Docker attribute names become label names: '.' and '-' turn into '_' (as the Go driver
-// does); anything else Loki would refuse also becomes '_'.
-std::string AttributeLabelName(std::string_view key) {
-  std::string out;
-  for (char c : key) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "_" + out;
-  return out;
-}
-
-std::vector<std::string> SplitComma(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream ss(list);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
 constexpr std::chrono::milliseconds kPipelineFlushInterval{200};
-// Distinct label sets a pipeline's output may have per stream before the cache starts over,
-// and the bytes they may take (label values come from the lines: a container chooses them).
-constexpr std::size_t kMaxCachedSelectors = 4096;
-constexpr std::size_t kMaxCachedSelectorBytes = 1024 * 1024;
-
-struct OverlayHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-
-// The selector of `labels`; empty when Loki would refuse them (counted by the caller).
-StreamSelector RenderSelector(const stages::LabelSet& labels) {
-  StreamLabelSet pairs;
-  labels.ForEach([&](std::string_view k, std::string_view v) { pairs.emplace_back(k, v); });
-  std::string rendered, error;
-  if (!RenderStreamLabels(pairs, rendered, &error)) return {};
-  return StreamSelector(std::move(rendered));
-}
-
-// A Docker template of `option` rendered for the container; an output over the template's bound
-// refuses the container, naming the option.
-std::string RenderOption(const char* option, const std::string& text, const ContainerInfo& info,
-                         const std::string& hostname) {
-  try {
-    return DockerTemplate::Parse(text).Render(info, hostname);
-  } catch (const std::length_error& e) {
-    throw OptionError(std::string("skald: invalid log-opt ") + option + ": " + e.what());
-  }
-}
 
 std::size_t LinesBytes(const std::vector<LogLine>& lines) {
   std::size_t bytes = 0;
@@ -77,69 +30,13 @@ std::size_t LinesBytes(const std::vector<LogLine>& lines) {
 
 }  // namespace
 
-StreamLabelSet BuildContainerLabels(const ContainerInfo& info, const LogOptions& options,
-                                    const std::string& hostname) {
-  std::map<std::string, std::string> labels;
-  std::stringstream ss(options.external_labels);
-  std::string pair;
-  while (std::getline(ss, pair, ',')) {
-    auto eq = pair.find('=');
-    if (eq == std::string::npos) continue;  // validated by ParseLogOptions
-    labels[pair.substr(0, eq)] =
-        RenderOption("loki-external-labels", pair.substr(eq + 1), info, hostname);
-  }
-
-  // Docker's ExtraAttributes: labels, labels-regex, env, env-regex (env wins on a clash).
-  std::map<std::string, std::string> attrs;
-  for (const std::string& name : SplitComma(options.labels)) {
-    if (auto it = info.container_labels.find(name); it != info.container_labels.end()) {
-      attrs[AttributeLabelName(name)] = it->second;
-    }
-  }
-  if (!options.labels_regex.empty()) {
-    RE2 re(options.labels_regex, RE2::Quiet);
-    for (const auto& [k, v] : info.container_labels) {
-      if (RE2::PartialMatch(k, re)) attrs[AttributeLabelName(k)] = v;
-    }
-  }
-  for (const std::string& name : SplitComma(options.env)) {
-    if (auto v = info.EnvValue(name)) attrs[AttributeLabelName(name)] = *v;
-  }
-  if (!options.env_regex.empty()) {
-    RE2 re(options.env_regex, RE2::Quiet);
-    for (const std::string& kv : info.container_env) {
-      auto eq = kv.find('=');
-      if (eq == std::string::npos) continue;
-      std::string k = kv.substr(0, eq);
-      if (RE2::PartialMatch(k, re)) attrs[AttributeLabelName(k)] = kv.substr(eq + 1);
-    }
-  }
-  const std::pair<const char*, const char*> kDockerLabels[] = {
-      {"com.docker.swarm.service.name", "swarm_service"},
-      {"com.docker.stack.namespace", "swarm_stack"},
-      {"com.docker.compose.service", "compose_service"},
-      {"com.docker.compose.project", "compose_project"},
-  };
-  for (const auto& [docker_label, label] : kDockerLabels) {
-    auto it = info.container_labels.find(docker_label);
-    if (it != info.container_labels.end() && !it->second.empty()) attrs[label] = it->second;
-  }
-  for (auto& [k, v] : attrs) labels[k] = v;
-  if (!hostname.empty()) labels["host"] = hostname;
-  if (options.tag) labels["tag"] = RenderOption("tag", *options.tag, info, hostname);
-
-  return StreamLabelSet(labels.begin(), labels.end());
-}
-
 struct Driver::Stream {
   uint64_t id;
   std::string file;  // the first session's FIFO
   ContainerInfo info;
   LogOptions options;
   std::shared_ptr<LokiClient> client;
-  StreamSelector rendered_labels[2];  // stdout, stderr
   std::atomic<bool> stop_requested{false};
-  bool dropped_by_relabel = false;  // a relabel rule dropped the stream: count, never send
   // Not empty: the stream's options cannot be used (recovered without usable info.json or
   // options); its lines are drained into the journal and held there, never sent.
   std::string held_reason;
@@ -147,14 +44,8 @@ struct Driver::Stream {
   // (shipping thread) Where the lines of each chunk began, from the oldest chunk whose lines
   // the pipeline may still hold (see CursorLimit).
   std::map<uint64_t, JournalPosition> chunk_starts;
-  // With a pipeline (shipping thread only):
-  std::unique_ptr<stages::Pipeline> pipeline;
-  stages::LabelSet labels[2];  // container labels + source, the pipeline's input
-  // Selectors of the pipeline's output whose labels are labels[source] and an overlay the
-  // stages made, by the overlay's bytes (empty: Loki would refuse them).
-  std::unordered_map<std::string, StreamSelector, OverlayHash, std::equal_to<>> selectors[2];
-  std::size_t selector_bytes[2] = {0, 0};  // what selectors[source] holds
-  StreamSelector uncached;  // the last selector of labels that are not in `selectors`
+  // Labels and stages (shipping thread only); null for a held stream.
+  std::unique_ptr<ContainerPipeline> pipeline;
   // With a journal:
   std::shared_ptr<Journal> journal;
   JournalPosition last_resume;  // of the newest chunk (shipping thread)
@@ -187,29 +78,6 @@ struct Driver::Stream {
 };
 
 namespace {
-
-std::unique_ptr<stages::Pipeline> BuildPipeline(const LogOptions& options,
-                                                const ContainerInfo& info,
-                                                stages::PipelineObserver* observer) {
-  stages::PipelineOptions build;
-  build.observer = observer;
-  build.owner = "container " + info.Name() + " (" + info.ID() + ")";
-  build.max_line_size = options.max_line_size;
-  try {
-    if (!options.pipeline_stages.empty()) {
-      return stages::Pipeline::FromYaml(options.pipeline_stages, build);
-    }
-    if (!options.pipeline_stage_file.empty()) {
-      return stages::Pipeline::FromFile(options.pipeline_stage_file, build);
-    }
-  } catch (const stages::ConfigError& e) {
-    throw OptionError(
-        std::string("skald: invalid log-opt ") +
-        (options.pipeline_stages.empty() ? "loki-pipeline-stage-file" : "loki-pipeline-stages") +
-        ": " + e.what());
-  }
-  return nullptr;
-}
 
 // Container ids name directories: accept only what Docker produces.
 bool ValidContainerId(const std::string& id) {
@@ -289,41 +157,13 @@ std::shared_ptr<Driver::Stream> Driver::MakeStream(const std::string& file,
                                                    const ContainerInfo& info, bool journaled) {
   LogOptions options = ParseLogOptions(info.config, config_.env_defaults);
   if (!store_ || !journaled) options.client.durable = false;
-  StreamLabelSet labels = BuildContainerLabels(info, options, config_.hostname);
 
   auto stream = std::make_shared<Stream>();
   stream->file = file;
   stream->info = info;
   stream->options = options;
-  if (!options.relabel_config.empty()) {
-    stages::RelabelConfig relabel;
-    try {
-      relabel = stages::RelabelConfig::FromYaml(options.relabel_config);
-    } catch (const stages::ConfigError& e) {
-      throw OptionError(std::string("skald: invalid log-opt loki-relabel-config: ") + e.what());
-    }
-    std::vector<stages::Label> as_stage_labels;
-    for (const auto& [k, v] : labels) as_stage_labels.push_back({k, v});
-    stages::LabelSet relabeled = stages::LabelSet::FromVector(std::move(as_stage_labels));
-    stream->dropped_by_relabel = !relabel.Apply(relabeled);
-    labels.clear();
-    relabeled.ForEach([&](std::string_view k, std::string_view v) { labels.emplace_back(k, v); });
-  }
-  stream->pipeline = BuildPipeline(options, info, &observer_);
-  for (LogSource source : {LogSource::kStdout, LogSource::kStderr}) {
-    StreamLabelSet with_source = labels;
-    with_source.emplace_back("source", std::string(LogSourceName(source)));
-    std::sort(with_source.begin(), with_source.end());
-    std::string rendered, error;
-    if (!stream->dropped_by_relabel && !RenderStreamLabels(with_source, rendered, &error)) {
-      throw OptionError("skald: the container's labels are not valid for Loki: " + error);
-    }
-    stream->rendered_labels[static_cast<int>(source)] = StreamSelector(std::move(rendered));
-    std::vector<stages::Label> as_stage_labels;
-    for (const auto& [k, v] : with_source) as_stage_labels.push_back({k, v});
-    stream->labels[static_cast<int>(source)] =
-        stages::LabelSet::FromVector(std::move(as_stage_labels));
-  }
+  stream->pipeline =
+      std::make_unique<ContainerPipeline>(options, info, config_.hostname, &observer_);
   stream->client = ClientFor(options.client, &stream->client_window);
   return stream;
 }
@@ -363,32 +203,9 @@ void Driver::Recover() {
 }
 
 std::string Driver::ReplayInfoJson(const ContainerInfo& info, const LogOptions& options) {
-  ContainerInfo kept = info;
-  // Of the environment and the labels, only what becomes a label (env, env-regex, labels,
-  // labels-regex, compose and swarm labels): the rest may hold secrets and a replay needs none.
-  kept.container_env.clear();
-  const std::vector<std::string> env_names = SplitComma(options.env);
-  std::optional<RE2> env_re;
-  if (!options.env_regex.empty()) env_re.emplace(options.env_regex, RE2::Quiet);
-  for (const std::string& kv : info.container_env) {
-    const std::string name = kv.substr(0, kv.find('='));
-    if (std::find(env_names.begin(), env_names.end(), name) != env_names.end() ||
-        (env_re && RE2::PartialMatch(name, *env_re))) {
-      kept.container_env.push_back(kv);
-    }
-  }
-  kept.container_labels.clear();
-  const std::vector<std::string> label_names = SplitComma(options.labels);
-  std::optional<RE2> label_re;
-  if (!options.labels_regex.empty()) label_re.emplace(options.labels_regex, RE2::Quiet);
-  for (const auto& [k, v] : info.container_labels) {
-    if (std::find(label_names.begin(), label_names.end(), k) != label_names.end() ||
-        (label_re && RE2::PartialMatch(k, *label_re)) || k == "com.docker.swarm.service.name" ||
-        k == "com.docker.stack.namespace" || k == "com.docker.compose.service" ||
-        k == "com.docker.compose.project") {
-      kept.container_labels[k] = v;
-    }
-  }
+  // Of the environment and the labels, only what becomes a label: the rest may hold secrets and
+  // a replay needs none.
+  ContainerInfo kept = KeepLabelSources(info, options);
   // Options that hold credentials are kept once, in the secrets file; info.json names them.
   for (auto& [option, value] : kept.config) {
     const bool secret =
@@ -909,31 +726,15 @@ void Driver::Ship(Stream& stream, Batch& batch) {
     }
     return;
   }
-  if (stream.dropped_by_relabel) {
-    dropped_relabel_.Add(lines.size());
-  } else if (!stream.pipeline) {
-    entries.reserve(lines.size());
-    for (LogLine& l : lines) {
-      LokiEntry& e = entries.emplace_back();
-      e.labels = stream.rendered_labels[static_cast<int>(l.source)];
-      e.timestamp_ns = l.time_nano;
-      e.line = std::move(l.line);
-    }
-  } else {
-    // The lines of this batch go in the chunk PushChunk numbers next; it begins where the
-    // previous one ended.
-    const uint64_t origin = stream.next_chunk;
-    if (stream.journal) stream.chunk_starts.emplace(origin, stream.last_resume);
-    for (LogLine& l : lines) {
-      stages::Entry e;
-      e.labels = stream.labels[static_cast<int>(l.source)];
-      e.timestamp_ns = l.time_nano;
-      e.line = std::move(l.line);
-      e.origin = origin;
-      stream.pipeline->Process(std::move(e), pipeline_out_);
-    }
-    ConvertPipelineOutput(stream, pipeline_out_, entries);
+  ContainerPipeline& pipeline = *stream.pipeline;
+  if (pipeline.dropped_by_relabel()) dropped_relabel_.Add(lines.size());
+  // The lines of this batch go in the chunk PushChunk numbers next; it begins where the
+  // previous one ended.
+  const uint64_t origin = stream.next_chunk;
+  if (stream.journal && pipeline.has_stages()) {
+    stream.chunk_starts.emplace(origin, stream.last_resume);
   }
+  pipeline.Process(lines, origin, entries);
   PushChunk(stream, entries, batch.resume, batch.journaled ? batch.bytes : 0,
             CursorLimit(stream, batch.resume));
   AccountHeld(stream);
@@ -956,7 +757,7 @@ JournalPosition Driver::CursorLimit(Stream& stream, const JournalPosition& resum
 }
 
 void Driver::AccountHeld(Stream& stream) {
-  if (!stream.journal || !stream.pipeline) return;
+  if (!stream.journal || !stream.pipeline || !stream.pipeline->has_stages()) return;
   // What the stages hold (a limit stage delaying lines, a multiline block) counts in the
   // window like lines waiting for Loki: past it the reader stops decoding this stream's
   // journal, so a stage cannot take a whole journal into memory.
@@ -969,62 +770,19 @@ void Driver::AccountHeld(Stream& stream) {
   if (delta < 0) reader_->Wake();
 }
 
-void Driver::ConvertPipelineOutput(Stream& stream, std::vector<stages::Entry>& entries,
-                                   std::vector<LokiEntry>& converted) {
-  for (stages::Entry& e : entries) {
-    const StreamSelector* selector = SelectorFor(stream, e.labels);
-    if (selector == nullptr) {
-      observer_.EntryDropped("invalid_labels");
-      continue;
-    }
-    LokiEntry& out = converted.emplace_back();
-    out.labels = *selector;
-    out.timestamp_ns = e.timestamp_ns;
-    out.line = std::move(e.line);
-    out.tenant = std::move(e.tenant);
-    for (auto& m : e.structured_metadata) {
-      out.structured_metadata.emplace_back(std::move(m.name), std::move(m.value));
-    }
-  }
-  entries.clear();
-}
-
-const StreamSelector* Driver::SelectorFor(Stream& stream, const stages::LabelSet& labels) {
-  for (int source = 0; source < 2; ++source) {
-    if (!labels.SharesBaseWith(stream.labels[source])) continue;
-    auto& cache = stream.selectors[source];
-    std::size_t& bytes = stream.selector_bytes[source];
-    const std::string_view overlay = labels.OverlayBytes();
-    auto it = cache.find(overlay);
-    if (it == cache.end()) {
-      if (cache.size() >= kMaxCachedSelectors || bytes >= kMaxCachedSelectorBytes) {
-        cache.clear();
-        bytes = 0;
-      }
-      StreamSelector selector = RenderSelector(labels);
-      bytes += overlay.size() + selector.view().size();
-      it = cache.emplace(std::string(overlay), std::move(selector)).first;
-    }
-    return it->second.empty() ? nullptr : &it->second;
-  }
-  stream.uncached = RenderSelector(labels);
-  return stream.uncached.empty() ? nullptr : &stream.uncached;
-}
-
 void Driver::FlushPipelines(bool final_for_all) {
   std::vector<std::shared_ptr<Stream>> with_pipeline;
   {
     std::lock_guard lock(mu_);
     for (const auto& [id, s] : streams_) {
-      if (s->pipeline && !s->finished) with_pipeline.push_back(s);
+      if (s->pipeline && s->pipeline->has_stages() && !s->finished) with_pipeline.push_back(s);
     }
   }
   int64_t now = stages::Clock::System().NowNs();
   for (const auto& s : with_pipeline) {
-    s->pipeline->Flush(now, final_for_all, pipeline_out_);
-    if (pipeline_out_.empty()) continue;
     converted_.clear();
-    ConvertPipelineOutput(*s, pipeline_out_, converted_);
+    s->pipeline->Flush(now, final_for_all, converted_);
+    if (converted_.empty()) continue;
     PushChunk(*s, converted_, s->last_resume, 0, CursorLimit(*s, s->last_resume));
     AccountHeld(*s);
   }
@@ -1038,10 +796,10 @@ void Driver::FinishStream(uint64_t stream_id) {
     if (it == streams_.end()) return;
     stream = it->second;
   }
-  if (stream->pipeline) {  // the end of the stream releases what stages hold
-    stream->pipeline->Flush(stages::Clock::System().NowNs(), true, pipeline_out_);
+  if (stream->pipeline &&
+      stream->pipeline->has_stages()) {  // the end of the stream releases what stages hold
     converted_.clear();
-    ConvertPipelineOutput(*stream, pipeline_out_, converted_);
+    stream->pipeline->Flush(stages::Clock::System().NowNs(), true, converted_);
     // Nothing is held any more: this last chunk carries the cursor to the end.
     PushChunk(*stream, converted_, stream->last_resume, 0, stream->last_resume);
     AccountHeld(*stream);

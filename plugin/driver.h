@@ -75,11 +75,6 @@ struct DriverConfig {
   std::string refuse_reason;
 };
 
-// The labels every line of a container carries (before `source` and the pipeline), in the
-// order the Go driver builds them. Throws OptionError for a bad label name or template.
-StreamLabelSet BuildContainerLabels(const ContainerInfo& info, const LogOptions& options,
-                                    const std::string& hostname);
-
 class Driver : public LineSink, public DeliveryListener {
  public:
   Driver(DriverConfig config, MetricsRegistry& metrics);
@@ -162,11 +157,6 @@ class Driver : public LineSink, public DeliveryListener {
   void Ship(Stream& stream, Batch& batch);
   // Counts what the stream's pipeline holds in its window (shipping thread).
   void AccountHeld(Stream& stream);
-  // Converts what a pipeline let out; labels are rendered once per distinct label set.
-  void ConvertPipelineOutput(Stream& stream, std::vector<stages::Entry>& entries,
-                             std::vector<LokiEntry>& out);
-  // The selector of `labels` (cached per stream); null when Loki would refuse the labels.
-  const StreamSelector* SelectorFor(Stream& stream, const stages::LabelSet& labels);
   // Hands `entries` to the stream's client as one chunk of the journal (resume: where a
   // restart would read again to produce what comes after them; cursor: how far the cursor may
   // go once they are settled, see CursorLimit).
@@ -237,7 +227,6 @@ class Driver : public LineSink, public DeliveryListener {
 
   // Shipping thread's scratch, shared by every stream (a vector per stream would keep the
   // capacity of its largest chunk for the stream's life).
-  std::vector<stages::Entry> pipeline_out_;
   std::vector<LokiEntry> converted_;
 
   std::unique_ptr<FifoReader> reader_;

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
+#include "plugin/container_labels.h"
 
-#include "plugin/driver.h"
+#include <gtest/gtest.h>
 
 namespace skald {
 namespace {
