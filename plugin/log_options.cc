@@ -153,6 +153,25 @@ std::chrono::milliseconds ToMs(std::chrono::nanoseconds ns) {
 
 const std::vector<OptionSpec>& AllOptionSpecs() { return kSpecs; }
 
+OptionError::OptionError(const std::string& message)
+    : OptionError(std::vector<std::string>{message}) {}
+
+OptionError::OptionError(std::vector<std::string> problems)
+    : std::invalid_argument([&] {
+        std::string joined = "skald: ";
+        for (std::size_t i = 0; i < problems.size(); ++i) {
+          std::string_view p = problems[i];
+          if (p.rfind("skald: ", 0) == 0) p.remove_prefix(7);
+          joined += (i ? "; " : "") + std::string(p);
+        }
+        return joined;
+      }()),
+      problems_(std::move(problems)) {
+  for (std::string& p : problems_) {
+    if (p.rfind("skald: ", 0) == 0) p.erase(0, 7);
+  }
+}
+
 std::string OptionEnvName(std::string_view option) {
   std::string out(option);
   for (char& c : out)
@@ -248,8 +267,70 @@ std::map<std::string, std::string> EnvDefaultsFromEnvironment() {
   return out;
 }
 
+namespace {
+
+// Throws OptionError when `value` is not of the option's kind.
+void CheckValue(const OptionSpec& spec, const std::string& v) {
+  switch (spec.kind) {
+    case OptionKind::kUrl:
+      CheckUrl(spec.name, v);
+      break;
+    case OptionKind::kDuration: {
+      auto d = ParseGoDuration(v);
+      if (!d || d->count() < 0) Bad(spec.name, v, kDurationHint);
+      break;
+    }
+    case OptionKind::kInt: {
+      char* end = nullptr;
+      errno = 0;
+      long long n = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || errno != 0 || n < INT32_MIN || n > INT32_MAX) {
+        Bad(spec.name, v, "a whole number");
+      }
+      break;
+    }
+    case OptionKind::kBool:
+      if (!ParseGoBool(v)) Bad(spec.name, v, kBoolHint);
+      break;
+    case OptionKind::kSize:
+      if (!(spec.name == "max-size" && v == "-1") && !ParseDockerSize(v)) {
+        Bad(spec.name, v, kSizeHint);
+      }
+      break;
+    case OptionKind::kChoice: {
+      std::string choices(spec.choices);
+      std::string bar = "|" + choices + "|";
+      if (bar.find("|" + v + "|") == std::string::npos) Bad(spec.name, v, "one of " + choices);
+      break;
+    }
+    case OptionKind::kRegex: {
+      RE2 re(v, RE2::Quiet);
+      if (!re.ok()) Bad(spec.name, v, "a valid regular expression (" + re.error() + ")");
+      break;
+    }
+    case OptionKind::kTemplate:
+      try {
+        DockerTemplate::Parse(v);
+      } catch (const std::invalid_argument& e) {
+        Bad(spec.name, v, std::string("a valid Docker template: ") + e.what());
+      }
+      break;
+    case OptionKind::kLabelList:
+    case OptionKind::kString:
+    case OptionKind::kYaml:
+    case OptionKind::kPath:
+    case OptionKind::kTolerated:
+      break;
+  }
+}
+
+}  // namespace
+
 LogOptions ParseLogOptions(const std::map<std::string, std::string>& config,
                            const std::map<std::string, std::string>& env_defaults) {
+  // Every unknown option and every bad value is reported at once; the checks across options
+  // below need good values and stop at the first problem.
+  std::vector<std::string> problems;
   for (const auto& [name, value] : config) {
     auto known = std::find_if(kSpecs.begin(), kSpecs.end(),
                               [&](const OptionSpec& s) { return s.name == name; });
@@ -265,7 +346,7 @@ LogOptions ParseLogOptions(const std::map<std::string, std::string>& config,
       }
     }
     if (best != nullptr) msg += " (did you mean '" + std::string(best->name) + "'?)";
-    throw OptionError(msg + "; `skald options` lists the accepted options");
+    problems.push_back(msg + "; `skald options` lists the accepted options");
   }
 
   std::map<std::string, std::string> eff;
@@ -285,58 +366,13 @@ LogOptions ParseLogOptions(const std::map<std::string, std::string>& config,
     auto it = eff.find(std::string(spec.name));
     if (it == eff.end()) continue;
     const std::string& v = it->second;
-    switch (spec.kind) {
-      case OptionKind::kUrl:
-        CheckUrl(spec.name, v);
-        break;
-      case OptionKind::kDuration: {
-        auto d = ParseGoDuration(v);
-        if (!d || d->count() < 0) Bad(spec.name, v, kDurationHint);
-        break;
-      }
-      case OptionKind::kInt: {
-        char* end = nullptr;
-        errno = 0;
-        long long n = std::strtoll(v.c_str(), &end, 10);
-        if (v.empty() || *end != '\0' || errno != 0 || n < INT32_MIN || n > INT32_MAX) {
-          Bad(spec.name, v, "a whole number");
-        }
-        break;
-      }
-      case OptionKind::kBool:
-        if (!ParseGoBool(v)) Bad(spec.name, v, kBoolHint);
-        break;
-      case OptionKind::kSize:
-        if (!(spec.name == "max-size" && v == "-1") && !ParseDockerSize(v)) {
-          Bad(spec.name, v, kSizeHint);
-        }
-        break;
-      case OptionKind::kChoice: {
-        std::string choices(spec.choices);
-        std::string bar = "|" + choices + "|";
-        if (bar.find("|" + v + "|") == std::string::npos) Bad(spec.name, v, "one of " + choices);
-        break;
-      }
-      case OptionKind::kRegex: {
-        RE2 re(v, RE2::Quiet);
-        if (!re.ok()) Bad(spec.name, v, "a valid regular expression (" + re.error() + ")");
-        break;
-      }
-      case OptionKind::kTemplate:
-        try {
-          DockerTemplate::Parse(v);
-        } catch (const std::invalid_argument& e) {
-          Bad(spec.name, v, std::string("a valid Docker template: ") + e.what());
-        }
-        break;
-      case OptionKind::kLabelList:
-      case OptionKind::kString:
-      case OptionKind::kYaml:
-      case OptionKind::kPath:
-      case OptionKind::kTolerated:
-        break;
+    try {
+      CheckValue(spec, v);
+    } catch (const OptionError& e) {
+      problems.push_back(e.what());
     }
   }
+  if (!problems.empty()) throw OptionError(std::move(problems));
 
   auto get = [&](std::string_view name) -> const std::string* {
     auto it = eff.find(std::string(name));

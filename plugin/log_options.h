@@ -20,9 +20,16 @@
 
 namespace skald {
 
+// A container's options cannot be used. what() is one message for dockerd ("skald: " and
+// every problem, separated by "; "); problems() lists them one by one, without the prefix.
 class OptionError : public std::invalid_argument {
  public:
-  using std::invalid_argument::invalid_argument;
+  explicit OptionError(const std::string& message);
+  explicit OptionError(std::vector<std::string> problems);
+  const std::vector<std::string>& problems() const { return problems_; }
+
+ private:
+  std::vector<std::string> problems_;
 };
 
 enum class OptionKind {

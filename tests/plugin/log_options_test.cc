@@ -93,6 +93,28 @@ TEST(LogOptions, UnknownOptionFarFromAnyHasNoSuggestion) {
   EXPECT_THAT(err, ::testing::Not(HasSubstr("did you mean")));
 }
 
+TEST(LogOptions, EveryProblemIsReportedAtOnce) {
+  // A user fixing a compose file sees every typo and bad value in one try, not one per try.
+  try {
+    ParseLogOptions({{"loki-url", kUrl},
+                     {"loki-batch-sise", "1"},
+                     {"loki-retires", "3"},
+                     {"loki-batch-wait", "2 seconds"}},
+                    {});
+    FAIL() << "bad options accepted";
+  } catch (const OptionError& e) {
+    ASSERT_EQ(e.problems().size(), 3u) << e.what();
+    std::string all = e.what();
+    EXPECT_THAT(all, HasSubstr("'loki-batch-sise' (did you mean 'loki-batch-size'?)"));
+    EXPECT_THAT(all, HasSubstr("'loki-retires' (did you mean 'loki-retries'?)"));
+    EXPECT_THAT(all, HasSubstr("loki-batch-wait"));
+    EXPECT_THAT(all, HasSubstr("2 seconds"));
+    EXPECT_EQ(all.rfind("skald: ", 0), 0u);
+    EXPECT_EQ(all.find("skald: ", 1), std::string::npos) << "one prefix, not one per problem";
+    for (const std::string& p : e.problems()) EXPECT_EQ(p.rfind("skald: ", 0), std::string::npos);
+  }
+}
+
 TEST(LogOptions, BadValuesNameTheOptionAndValue) {
   struct Case {
     std::string option, value, expect;

@@ -2,7 +2,6 @@
 // Certificates are made with the openssl command at suite start (skipped when it is missing).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
@@ -165,8 +164,7 @@ TEST_F(LokiClientTlsTest, TlsFailuresAreLoggedWithTheOptionToSet) {
   spdlog::default_logger()->flush();
   spdlog::set_default_logger(previous);
   const std::string text = log.str();
-  EXPECT_THAT(text, ::testing::HasSubstr("set loki-tls-ca-file to the CA that signed it"))
-      << text;
+  EXPECT_THAT(text, ::testing::HasSubstr("set loki-tls-ca-file to the CA that signed it")) << text;
   EXPECT_THAT(text, ::testing::HasSubstr("loki-tls-cert-file and loki-tls-key-file")) << text;
 }
 
