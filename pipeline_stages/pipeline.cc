@@ -54,14 +54,12 @@ std::unique_ptr<Pipeline> Pipeline::FromNode(const YAML::Node& stages,
   return p;
 }
 
-std::unique_ptr<Pipeline> Pipeline::FromYaml(std::string_view stages_yaml,
-                                             const PipelineOptions& options) {
+YAML::Node Pipeline::StagesFromYaml(std::string_view stages_yaml) {
   YAML::Node root = ParseYaml(stages_yaml, "pipeline stages");
-  return FromNode(StageList(root, "pipeline stages"), options);
+  return StageList(root, "pipeline stages");
 }
 
-std::unique_ptr<Pipeline> Pipeline::FromFile(const std::string& path,
-                                             const PipelineOptions& options) {
+YAML::Node Pipeline::StagesFromFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ConfigError("pipeline stage file " + Quote(path) + ": cannot be read");
   std::stringstream ss;
@@ -71,7 +69,17 @@ std::unique_ptr<Pipeline> Pipeline::FromFile(const std::string& path,
   if (!root.IsMap() || !root["pipeline_stages"]) {
     throw ConfigError(what + ": expected a top-level pipeline_stages: list");
   }
-  return FromNode(root["pipeline_stages"], options);
+  return root["pipeline_stages"];
+}
+
+std::unique_ptr<Pipeline> Pipeline::FromYaml(std::string_view stages_yaml,
+                                             const PipelineOptions& options) {
+  return FromNode(StagesFromYaml(stages_yaml), options);
+}
+
+std::unique_ptr<Pipeline> Pipeline::FromFile(const std::string& path,
+                                             const PipelineOptions& options) {
+  return FromNode(StagesFromFile(path), options);
 }
 
 std::unique_ptr<Pipeline> Pipeline::FromYaml(std::string_view stages_yaml,

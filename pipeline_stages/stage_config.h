@@ -27,6 +27,9 @@ struct BuildContext {
   // built (the top level and one per match stage around the current stage).
   mutable std::size_t stages_begun = 0;
   mutable int lists_open = 0;
+  // Problems of stages that could not be built, gathered while the rest is still checked;
+  // the outermost list throws them together.
+  mutable std::vector<std::string> problems;
 };
 
 struct StageContext {

@@ -88,14 +88,25 @@ std::vector<std::string_view> StageNames() {
   return names;
 }
 
-void BuildStageList(const YAML::Node& stages, const BuildContext& build,
-                    std::string_view where_prefix, StageChain& chain) {
+namespace {
+
+// A bound of the build (nesting, number of stages) was passed: the build stops at once, since
+// going on could take as long as the input was made to (an alias bomb).
+class BuildLimitError : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
+
+// Builds each stage of the list; a stage that cannot be built is recorded in build.problems
+// and the next one is still checked. Bounds (nesting, count) stop the build at once.
+void BuildStageItems(const YAML::Node& stages, const BuildContext& build,
+                     std::string_view where_prefix, StageChain& chain) {
   const std::string prefix(where_prefix);
   if (!stages || stages.IsNull()) return;
   const int depth = build.lists_open;  // match stages around this list
   if (depth > kMaxNesting) {
-    throw ConfigError(prefix + "s: match stages nest " + std::to_string(depth) +
-                      " deep here; at most " + std::to_string(kMaxNesting) + " are accepted");
+    throw BuildLimitError(prefix + "s: match stages nest " + std::to_string(depth) +
+                          " deep here; at most " + std::to_string(kMaxNesting) + " are accepted");
   }
   ++build.lists_open;
   struct CloseList {
@@ -112,52 +123,79 @@ void BuildStageList(const YAML::Node& stages, const BuildContext& build,
     ++position;
     const std::string at = prefix + " " + std::to_string(position);
     if (++build.stages_begun > kMaxStages) {
-      throw ConfigError(at + ": the pipeline has more than " + std::to_string(kMaxStages) +
-                        " stages (those inside match stages count, and a YAML alias counts at "
-                        "every use); at most " +
-                        std::to_string(kMaxStages) + " are accepted");
+      throw BuildLimitError(at + ": the pipeline has more than " + std::to_string(kMaxStages) +
+                            " stages (those inside match stages count, and a YAML alias counts at "
+                            "every use); at most " +
+                            std::to_string(kMaxStages) + " are accepted");
     }
-    if (item.IsScalar()) {
-      const std::string& s = item.Scalar();
-      std::string msg = at + ": " + Quote(s) +
-                        " is a plain string; a stage is a map with one key, the stage name";
-      if (FindStageFactory(s)) msg += " (did you mean \"- " + s + ":\" with a colon?)";
-      throw ConfigError(msg);
-    }
-    if (!item.IsMap()) {
-      throw ConfigError(at + ": expected a map with one key (the stage name), got " +
-                        DescribeNode(item));
-    }
-    if (item.size() != 1) {
-      std::string keys;
-      for (const auto& kv : item) keys += (keys.empty() ? "" : ", ") + kv.first.as<std::string>();
-      throw ConfigError(at + ": has " + std::to_string(item.size()) + " keys (" + keys +
-                        "); each stage is a map with exactly one key, the stage name; check the "
-                        "indentation: a stage's fields go under its name");
-    }
-    const auto kv = *item.begin();
-    const std::string name = kv.first.as<std::string>();
-    for (const auto& [refused, why] : kRefused) {
-      if (name == refused) {
-        throw ConfigError(at + " (" + name + "): the " + name +
-                          " stage is not supported by skald (" + std::string(why) + ")");
+    try {
+      if (item.IsScalar()) {
+        const std::string& s = item.Scalar();
+        std::string msg = at + ": " + Quote(s) +
+                          " is a plain string; a stage is a map with one key, the stage name";
+        if (FindStageFactory(s)) msg += " (did you mean \"- " + s + ":\" with a colon?)";
+        throw ConfigError(msg);
       }
+      if (!item.IsMap()) {
+        throw ConfigError(at + ": expected a map with one key (the stage name), got " +
+                          DescribeNode(item));
+      }
+      if (item.size() != 1) {
+        std::string keys;
+        for (const auto& kv : item) keys += (keys.empty() ? "" : ", ") + kv.first.as<std::string>();
+        throw ConfigError(at + ": has " + std::to_string(item.size()) + " keys (" + keys +
+                          "); each stage is a map with exactly one key, the stage name; check the "
+                          "indentation: a stage's fields go under its name");
+      }
+      const auto kv = *item.begin();
+      const std::string name = kv.first.as<std::string>();
+      for (const auto& [refused, why] : kRefused) {
+        if (name == refused) {
+          throw ConfigError(at + " (" + name + "): the " + name +
+                            " stage is not supported by skald (" + std::string(why) + ")");
+        }
+      }
+      StageFactory factory = FindStageFactory(name);
+      if (!factory) {
+        std::string msg = at + ": unknown stage " + Quote(name);
+        std::string guess = DidYouMean(name, StageNames());
+        if (!guess.empty()) msg += " (did you mean " + guess + "?)";
+        msg += "; known stages: ";
+        auto names = StageNames();
+        for (size_t i = 0; i < names.size(); ++i) msg += (i ? ", " : "") + std::string(names[i]);
+        throw ConfigError(msg);
+      }
+      StageContext ctx;
+      ctx.where = at + " (" + name + ")";
+      ctx.name = name;
+      ctx.build = &build;
+      chain.Add(factory(kv.second, ctx));
+    } catch (const BuildLimitError&) {
+      throw;
+    } catch (const ConfigError& e) {
+      for (const std::string& p : e.problems()) build.problems.push_back(p);
     }
-    StageFactory factory = FindStageFactory(name);
-    if (!factory) {
-      std::string msg = at + ": unknown stage " + Quote(name);
-      std::string guess = DidYouMean(name, StageNames());
-      if (!guess.empty()) msg += " (did you mean " + guess + "?)";
-      msg += "; known stages: ";
-      auto names = StageNames();
-      for (size_t i = 0; i < names.size(); ++i) msg += (i ? ", " : "") + std::string(names[i]);
-      throw ConfigError(msg);
-    }
-    StageContext ctx;
-    ctx.where = at + " (" + name + ")";
-    ctx.name = name;
-    ctx.build = &build;
-    chain.Add(factory(kv.second, ctx));
+  }
+}
+
+}  // namespace
+
+void BuildStageList(const YAML::Node& stages, const BuildContext& build,
+                    std::string_view where_prefix, StageChain& chain) {
+  const bool outermost = build.lists_open == 0;
+  if (!outermost) {
+    BuildStageItems(stages, build, where_prefix, chain);
+    return;
+  }
+  try {
+    BuildStageItems(stages, build, where_prefix, chain);
+  } catch (const BuildLimitError& e) {
+    build.problems.push_back(e.what());
+  }
+  if (outermost && !build.problems.empty()) {
+    std::vector<std::string> problems = std::move(build.problems);
+    build.problems.clear();
+    throw ConfigError(std::move(problems));
   }
 }
 

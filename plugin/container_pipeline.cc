@@ -40,10 +40,12 @@ std::unique_ptr<stages::Pipeline> BuildPipeline(const LogOptions& options,
       return stages::Pipeline::FromFile(options.pipeline_stage_file, build);
     }
   } catch (const stages::ConfigError& e) {
-    throw OptionError(
-        std::string("skald: invalid log-opt ") +
-        (options.pipeline_stages.empty() ? "loki-pipeline-stage-file" : "loki-pipeline-stages") +
-        ": " + e.what());
+    const std::string option =
+        options.pipeline_stages.empty() ? "loki-pipeline-stage-file" : "loki-pipeline-stages";
+    std::vector<std::string> problems;
+    for (const std::string& p : e.problems())
+      problems.push_back("invalid log-opt " + option + ": " + p);
+    throw OptionError(std::move(problems));
   }
   return nullptr;
 }

@@ -267,6 +267,15 @@ std::map<std::string, std::string> EnvDefaultsFromEnvironment() {
   return out;
 }
 
+std::map<std::string, std::string> EnvDefaultsFrom(const std::map<std::string, std::string>& env) {
+  std::map<std::string, std::string> out;
+  for (const OptionSpec& spec : kSpecs) {
+    auto it = env.find(OptionEnvName(spec.name));
+    if (it != env.end() && !it->second.empty()) out[std::string(spec.name)] = it->second;
+  }
+  return out;
+}
+
 namespace {
 
 // Throws OptionError when `value` is not of the option's kind.

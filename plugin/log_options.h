@@ -86,6 +86,8 @@ LogOptions ParseLogOptions(const std::map<std::string, std::string>& config,
 
 // Reads the plugin-wide defaults from the process environment (non-empty variables only).
 std::map<std::string, std::string> EnvDefaultsFromEnvironment();
+// The same from an environment given as NAME -> value (an installed plugin's settings).
+std::map<std::string, std::string> EnvDefaultsFrom(const std::map<std::string, std::string>& env);
 
 // Markdown table of every option, for the README and `skald options`.
 std::string OptionsMarkdownTable();

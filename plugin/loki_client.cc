@@ -302,7 +302,30 @@ void ApplyCredentials(httplib::Client& http, const Credentials& c) {
   }
 }
 
+// The TLS files are read when the first request connects: a client checks them when it is
+// made, so that a wrong path fails the container's start with its name rather than every push
+// later.
+std::string CheckTlsFiles(const LokiClientConfig& config) {
+  for (const auto& [option, path] : {std::pair{"loki-tls-ca-file", config.tls.ca_file},
+                                     std::pair{"loki-tls-cert-file", config.tls.cert_file},
+                                     std::pair{"loki-tls-key-file", config.tls.key_file}}) {
+    std::string content, err;
+    if (!path.empty() && !ReadUserFile(option, path, 16 * 1024 * 1024, &content, &err)) {
+      return err;
+    }
+  }
+  return "";
+}
+
 }  // namespace
+
+std::string CheckLokiClientFiles(const LokiClientConfig& config) {
+  ParsedUrl url;
+  ParseUrl(config.url, url);
+  Credentials unused;
+  if (std::string err; !LoadCredentials(config, url, &unused, &err)) return err;
+  return CheckTlsFiles(config);
+}
 
 std::string ValidateLokiClientConfig(const LokiClientConfig& config) {
   ParsedUrl url;
@@ -529,16 +552,7 @@ LokiClient::Impl::Impl(LokiClientConfig c, MetricsRegistry& m)
   if (std::string err; !LoadCredentials(config, url, &credentials_, &err)) {
     throw std::invalid_argument(err);
   }
-  // The TLS files are read when the first request connects: check them now, so that a wrong
-  // path fails the container's start with its name rather than every push later.
-  for (const auto& [option, path] : {std::pair{"loki-tls-ca-file", config.tls.ca_file},
-                                     std::pair{"loki-tls-cert-file", config.tls.cert_file},
-                                     std::pair{"loki-tls-key-file", config.tls.key_file}}) {
-    std::string content, err;
-    if (!path.empty() && !ReadUserFile(option, path, 16 * 1024 * 1024, &content, &err)) {
-      throw std::invalid_argument(err);
-    }
-  }
+  if (std::string err = CheckTlsFiles(config); !err.empty()) throw std::invalid_argument(err);
   if (config.lanes < 1) config.lanes = 1;
   for (const char* reason : kDropReasons) {
     const MetricLabels labels = {{"reason", reason}};

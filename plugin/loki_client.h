@@ -104,6 +104,11 @@ struct LokiClientConfig {
 // an http proxy, cert_file and key_file together, a valid tenant ID.
 std::string ValidateLokiClientConfig(const LokiClientConfig& config);
 
+// Empty when the files `config` names (password and token files, TLS CA, certificate and key)
+// can be read now; otherwise a message naming the option, the path and why. What a client
+// checks when it is made; `skald check` calls it without making one.
+std::string CheckLokiClientFiles(const LokiClientConfig& config);
+
 class DeliveryListener;
 
 // Identifies an entry to its producer when the client settles it (delivered or dropped).

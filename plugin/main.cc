@@ -14,12 +14,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <system_error>
 #include <thread>
 
+#include "plugin/cli.h"
 #include "plugin/driver.h"
 #include "plugin/journal.h"
 #include "plugin/log_options.h"
@@ -49,6 +51,8 @@ void Usage() {
   std::puts(
       "usage: skald [--socket PATH]   serve the Docker logging-plugin API\n"
       "       skald options           print every --log-opt as a markdown table\n"
+      "       skald check --log-opt NAME=VALUE...    check options and stages (see\n"
+      "       skald dry-run --log-opt NAME=VALUE...  `skald check --help`)\n"
       "       skald --version         print the version and the commit it was built from\n"
       "environment: METRICS_ADDR (127.0.0.1:9555; empty = off), LOG_LEVEL (info),\n"
       "             SHUTDOWN_FLUSH_SECONDS (5), STATE_DIR (/var/lib/skald: journals; empty =\n"
@@ -61,6 +65,13 @@ void Usage() {
 
 int main(int argc, char** argv) {
   std::string socket_path = EnvOr("SKALD_SOCKET", "/run/docker/plugins/skald.sock");
+  if (argc > 1) {
+    // The plugin's own log lines go to stderr and only when they are errors.
+    spdlog::set_level(spdlog::level::off);
+    const int status =
+        skald::RunCliCommand({argv + 1, argv + argc}, std::cin, std::cout, std::cerr);
+    if (status >= 0) return status;
+  }
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "options") {

@@ -140,6 +140,39 @@ TEST(Pipeline, ErrorsNameUnknownStagesWithSuggestion) {
   EXPECT_THAT(BuildError("- timestmp: {}"), HasSubstr("did you mean timestamp?"));
 }
 
+TEST(Pipeline, EveryBrokenStageIsReportedAtOnce) {
+  try {
+    Pipeline::FromYaml(
+        "- labes: {a: }\n"
+        "- json: {expressions: {a: a}}\n"
+        "- match:\n"
+        "    selector: '{a=\"b\"}'\n"
+        "    stages:\n"
+        "      - regex: {expression: '(?P<x>'}\n"
+        "- timestamp: {source: a}\n");
+    FAIL() << "broken stages accepted";
+  } catch (const ConfigError& e) {
+    ASSERT_EQ(e.problems().size(), 3u) << e.what();
+    EXPECT_THAT(e.problems()[0], HasSubstr("pipeline stage 1: unknown stage \"labes\""));
+    EXPECT_THAT(e.problems()[1], HasSubstr("pipeline stage 3 (match) > stage 1 (regex)"));
+    EXPECT_THAT(e.problems()[2], HasSubstr("pipeline stage 4 (timestamp)"));
+    EXPECT_THAT(e.what(), HasSubstr("; "));
+  }
+}
+
+TEST(Pipeline, ABoundStopsTheBuildAtOnce) {
+  // An alias bomb: the stage count bound ends the build with one message, not one per stage.
+  std::string yaml = "- &a {static_labels: {x: y}}\n";
+  for (int i = 0; i < 2000; ++i) yaml += "- *a\n";
+  try {
+    Pipeline::FromYaml(yaml);
+    FAIL() << "too many stages accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.problems().size(), 1u);
+    EXPECT_THAT(e.what(), HasSubstr("more than"));
+  }
+}
+
 TEST(Pipeline, ErrorForScalarItem) {
   EXPECT_THAT(BuildError("- docker\n"),
               HasSubstr("\"docker\" is a plain string; a stage is a map with one key"));
