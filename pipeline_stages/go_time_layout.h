@@ -37,6 +37,10 @@ class GoTimeLayout {
   std::optional<int64_t> Parse(std::string_view text, int64_t now_unix_ns) const;
   std::optional<int64_t> Parse(std::string_view text) const;
 
+  // Go's Time.Format(layout) of the instant `t` as seen in `zone` (the layout is taken as it is:
+  // named formats are not expanded, as in Go).
+  static std::string Format(std::string_view layout, absl::Time t, const absl::TimeZone& zone);
+
   // The Go layout the format stands for ("" for the Unix* formats).
   const std::string& layout() const { return layout_; }
 
