@@ -320,7 +320,7 @@ class TemplateParser {
           pos_ = end == ListEnd::kEof ? action_pos : control_pos_;
           Fail("{{" + std::string(word) + "}} has no matching {{end}}", "close it with {{end}}");
         }
-        Define(name, std::move(body));
+        Define(name, std::move(body), action_pos);
         if (word == "block") {
           Node n;
           n.kind = Node::Kind::kTemplate;
@@ -353,8 +353,8 @@ class TemplateParser {
     }
   }
 
-  // A later non-empty definition replaces an earlier one (Go's rule).
-  void Define(const std::string& name, std::shared_ptr<NodeList> body) {
+  // Go's rule: an empty definition never replaces one; two non-empty ones are an error.
+  void Define(const std::string& name, std::shared_ptr<NodeList> body, size_t at) {
     bool empty = true;
     for (const Node& n : *body) {
       if (n.kind != Node::Kind::kText || n.text.find_first_not_of(" \t\r\n") != std::string::npos) {
@@ -362,13 +362,22 @@ class TemplateParser {
       }
     }
     auto it = impl_->templates.find(name);
-    if (it != impl_->templates.end() && empty) return;
-    // Calls already parsed point at the old body: swap the content, keep the address.
-    if (it != impl_->templates.end()) {
-      *it->second = std::move(*body);
-    } else {
+    if (it == impl_->templates.end()) {
       impl_->templates.emplace(name, std::move(body));
+      return;
     }
+    if (empty) return;
+    bool old_empty = true;
+    for (const Node& n : *it->second) {
+      if (n.kind != Node::Kind::kText || n.text.find_first_not_of(" \t\r\n") != std::string::npos) {
+        old_empty = false;
+      }
+    }
+    if (!old_empty) {
+      pos_ = at;
+      Fail("multiple definition of template \"" + name + "\"", "define each template once");
+    }
+    it->second = std::move(body);
   }
 
   // After "{{ if" / "{{ with" / "{{ range" (the action began at start).
@@ -410,6 +419,12 @@ class TemplateParser {
       }
       if (end == ListEnd::kEnd) break;
       if (end == ListEnd::kElseIf || end == ListEnd::kElseWith) {
+        if ((end == ListEnd::kElseIf) != (node.kind == Node::Kind::kIf)) {
+          pos_ = control_pos_;
+          Fail(end == ListEnd::kElseIf ? "{{else if}} inside {{with}}"
+                                       : "{{else with}} inside {{if}}",
+               "write {{else}} and a new {{if}} or {{with}} inside it");
+        }
         node.branches.push_back(Branch{std::move(next), {}, end == ListEnd::kElseWith});
         continue;
       }
@@ -1120,16 +1135,21 @@ class Executor {
       return false;
     }
     const auto& fields = op.fields;
+    // A value read from a map[string]interface{} has Go's static type interface {}.
+    bool from_interface_map = false;
     for (size_t k = 0; k + 1 < fields.size(); ++k) {
       Value next;
-      if (!EvalField({}, dot, receiver, fields[k], nullptr, &next)) return false;
+      if (!EvalField({}, dot, receiver, fields[k], nullptr, &next, from_interface_map)) {
+        return false;
+      }
+      from_interface_map = receiver.type == GoType::kMapAny || receiver.type == GoType::kData;
       receiver = std::move(next);
     }
-    return EvalField(args, dot, receiver, fields.back(), final, result);
+    return EvalField(args, dot, receiver, fields.back(), final, result, from_interface_map);
   }
 
   bool EvalField(Operands args, const Value& dot, const Value& receiver, const std::string& name,
-                 Value* final, Value* result) {
+                 Value* final, Value* result, bool interface_typed) {
     const bool has_args = !args.empty() || final != nullptr;
     if (receiver.is_nil()) {
       *result = Value();
@@ -1144,7 +1164,8 @@ class Executor {
       return true;
     }
     return Fail("can't evaluate field " + name + " in type " +
-                std::string(go_template_internal::TypeName(receiver)));
+                (interface_typed ? std::string("interface {}")
+                                 : std::string(go_template_internal::TypeName(receiver))));
   }
 
   bool CallTimeMethod(Operands arg_ops, const Value& dot, const Value& t, const std::string& name,

@@ -127,7 +127,7 @@ bool Decimal::Apply(char op, const Decimal& x, std::string* error) {
   }
   if (op == '/') {
     if (x.digits_ == "0") {
-      *error = "decimal division by zero";
+      *error = "decimal division by 0";
       return false;
     }
     // q = trunc(this / x) with 16 decimal places; the remainder decides the rounding.

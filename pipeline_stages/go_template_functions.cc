@@ -110,6 +110,72 @@ std::vector<std::string> StrSlice(const Value& v) {
   return out;
 }
 
+// Go's regexp error text: "error parsing regexp: missing closing ): `(`".
+std::string GoRegexpError(std::string_view pattern) {
+  RE2::Options options;
+  options.set_log_errors(false);
+  const RE2 re(GoRegexpToRe2Syntax(pattern), options);
+  std::string_view code = "invalid or unsupported Perl syntax";
+  switch (re.error_code()) {
+    case RE2::ErrorBadEscape:
+      code = "invalid escape sequence";
+      break;
+    case RE2::ErrorBadCharClass:
+      code = "invalid character class";
+      break;
+    case RE2::ErrorBadCharRange:
+      code = "invalid character class range";
+      break;
+    case RE2::ErrorMissingBracket:
+      code = "missing closing ]";
+      break;
+    case RE2::ErrorMissingParen:
+      code = "missing closing )";
+      break;
+    case RE2::ErrorUnexpectedParen:
+      code = "unexpected )";
+      break;
+    case RE2::ErrorTrailingBackslash:
+      code = "trailing backslash at end of expression";
+      break;
+    case RE2::ErrorRepeatArgument:
+      code = "missing argument to repetition operator";
+      break;
+    case RE2::ErrorRepeatSize:
+      code = "invalid repeat count";
+      break;
+    case RE2::ErrorRepeatOp:
+      code = "invalid nested repetition operator";
+      break;
+    case RE2::ErrorBadUTF8:
+      code = "invalid UTF-8";
+      break;
+    case RE2::ErrorBadNamedCapture:
+      code = "invalid named capture";
+      break;
+    case RE2::ErrorPatternTooLarge:
+      code = "expression too large";
+      break;
+    default:
+      break;
+  }
+  return "error parsing regexp: " + std::string(code) + ": `" + re.error_arg() + "`";
+}
+
+// A regex that does not compile: the must* functions return Go's error; the others panic in
+// Go's regexp.MustCompile, which the template reports with its text.
+bool BadRegex(CallContext& ctx, std::string_view pattern, bool must) {
+  const std::string error = GoRegexpError(pattern);
+  if (must) return ctx.Fail(error);
+  std::string quoted;
+  if (pattern.find('`') == std::string_view::npos) {
+    quoted = "`" + std::string(pattern) + "`";
+  } else {
+    AppendGoQuoted(pattern, &quoted);
+  }
+  return ctx.Fail("regexp: Compile(" + quoted + "): " + error);
+}
+
 const RE2* CompileRegex(CallContext& ctx, std::string_view pattern, std::unique_ptr<RE2>* holder,
                         std::string* why) {
   if (ctx.regex() != nullptr) return ctx.regex();
@@ -626,7 +692,7 @@ bool RegexReplace(Args a, CallContext& ctx, Value* r, bool literal) {
   std::unique_ptr<RE2> holder;
   std::string why;
   const RE2* re = CompileRegex(ctx, a[0].s, &holder, &why);
-  if (re == nullptr) return ctx.Fail("invalid regex \"" + std::string(a[0].s) + "\": " + why);
+  if (re == nullptr) return BadRegex(ctx, a[0].s, ctx.name().substr(0, 4) == "must");
   std::string out;
   if (!GoRegexpReplaceAll(*re, a[1].s, a[2].s, literal, &out, ctx.max_bytes())) {
     return ctx.TooLong();
@@ -645,7 +711,7 @@ bool FnRegexMatch(Args a, CallContext& ctx, Value* r, bool must) {
   std::string why;
   const RE2* re = CompileRegex(ctx, a[0].s, &holder, &why);
   if (re == nullptr) {
-    if (must) return ctx.Fail("invalid regex \"" + std::string(a[0].s) + "\": " + why);
+    if (must) return BadRegex(ctx, a[0].s, true);
     *r = Value::Bool(false);
     return true;
   }
@@ -661,7 +727,7 @@ bool FnRegexFindAll(Args a, CallContext& ctx, Value* r) {
   std::unique_ptr<RE2> holder;
   std::string why;
   const RE2* re = CompileRegex(ctx, a[0].s, &holder, &why);
-  if (re == nullptr) return ctx.Fail("invalid regex \"" + std::string(a[0].s) + "\": " + why);
+  if (re == nullptr) return BadRegex(ctx, a[0].s, ctx.name().substr(0, 4) == "must");
   const auto matches = FindAll(*re, a[1].s, a[2].i, ctx);
   if (!ctx.error().empty()) return false;
   std::vector<std::string_view> parts;
@@ -678,7 +744,7 @@ bool FnRegexFind(Args a, CallContext& ctx, Value* r) {
   std::unique_ptr<RE2> holder;
   std::string why;
   const RE2* re = CompileRegex(ctx, a[0].s, &holder, &why);
-  if (re == nullptr) return ctx.Fail("invalid regex \"" + std::string(a[0].s) + "\": " + why);
+  if (re == nullptr) return BadRegex(ctx, a[0].s, ctx.name().substr(0, 4) == "must");
   re2::StringPiece match;
   const re2::StringPiece text(a[1].s.data(), a[1].s.size());
   if (!re->Match(text, 0, text.size(), RE2::UNANCHORED, &match, 1)) {
@@ -691,7 +757,7 @@ bool FnRegexSplit(Args a, CallContext& ctx, Value* r) {
   std::unique_ptr<RE2> holder;
   std::string why;
   const RE2* re = CompileRegex(ctx, a[0].s, &holder, &why);
-  if (re == nullptr) return ctx.Fail("invalid regex \"" + std::string(a[0].s) + "\": " + why);
+  if (re == nullptr) return BadRegex(ctx, a[0].s, ctx.name().substr(0, 4) == "must");
   const std::string_view s = a[1].s;
   const int64_t n = a[2].i;
   if (n == 0) {
@@ -1964,7 +2030,9 @@ bool FnSlice(Args a, CallContext& ctx, Value* r) {
   }
   const int64_t start = a.size() > 1 ? CastToInt64(a[1]) : 0;
   const int64_t end = a.size() > 2 ? CastToInt64(a[2]) : l;
-  if (start < 0 || end < start || end > l) return ctx.Fail("reflect: slice index out of range");
+  if (start < 0 || end < start || end > l) {
+    return ctx.Fail("reflect.Value.Slice: slice index out of bounds");
+  }
   return SetList(ctx, v.type, List(items.begin() + start, items.begin() + end), r);
 }
 
@@ -2193,11 +2261,11 @@ bool FnMustDateModify(Args a, CallContext& ctx, Value* r) { return DateModify(a,
 
 bool ToDate(Args a, CallContext& ctx, Value* r, bool must) {
   std::optional<int64_t> parsed;
-  std::string why;
+  std::optional<int> offset;
   try {
-    parsed = GoTimeLayout::Compile(a[0].s).Parse(a[1].s);
-  } catch (const std::exception& e) {
-    why = e.what();
+    parsed = GoTimeLayout::Compile(a[0].s).Parse(a[1].s, &offset);
+  } catch (const std::exception&) {
+    // A layout without any element: Go parses only the identical text, into the zero time.
   }
   if (!parsed) {
     if (must) {
@@ -2207,7 +2275,13 @@ bool ToDate(Args a, CallContext& ctx, Value* r, bool must) {
     *r = Value::Time(GoZeroTime(), absl::UTCTimeZone());
     return true;
   }
-  *r = Value::Time(absl::FromUnixNanos(*parsed), LocalZone());
+  // Go keeps a zone the text names, unless it is the local zone's offset at that time.
+  const absl::Time t = absl::FromUnixNanos(*parsed);
+  absl::TimeZone zone = LocalZone();
+  if (offset && zone.At(t).offset != *offset) {
+    zone = *offset == 0 ? absl::UTCTimeZone() : absl::FixedTimeZone(*offset);
+  }
+  *r = Value::Time(t, zone);
   return true;
 }
 bool FnToDate(Args a, CallContext& ctx, Value* r) { return ToDate(a, ctx, r, false); }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "pipeline_stages/go_template_fmt.h"
 #include "pipeline_stages/go_time_layout.h"
 
 namespace skald::stages::go_template_internal {
@@ -541,8 +542,13 @@ bool TemplateEq(const Value& a, const Value& b, bool* equal, std::string* error)
   }
   // Neither is a basic kind: nil, time, slices, maps.
   const bool same_kind = KindName(a) == KindName(b);
+  auto with_s = [](const Value& v) {  // fmt's %s of the value
+    std::string out;
+    GoSprintf("%s", std::span<const Value>(&v, 1), &out, 4096);
+    return out;
+  };
   if (!same_kind && !IsNilLike(a) && !IsNilLike(b)) {
-    *error = "non-comparable types " + StrVal(a) + ": " + std::string(TypeName(a)) + ", " +
+    *error = "non-comparable types " + with_s(a) + ": " + std::string(TypeName(a)) + ", " +
              std::string(TypeName(b)) + ": " + StrVal(b);
     return false;
   }
@@ -551,7 +557,7 @@ bool TemplateEq(const Value& a, const Value& b, bool* equal, std::string* error)
     return true;
   }
   if (a.type != GoType::kTime) {
-    *error = "non-comparable type " + StrVal(b) + ": " + std::string(TypeName(b));
+    *error = "non-comparable type " + with_s(b) + ": " + std::string(TypeName(b));
     return false;
   }
   *equal =

@@ -422,6 +422,14 @@ std::optional<int64_t> GoTimeLayout::Parse(std::string_view text) const {
   return Parse(text, std::chrono::duration_cast<std::chrono::nanoseconds>(now).count());
 }
 
+std::optional<int64_t> GoTimeLayout::Parse(std::string_view text,
+                                           std::optional<int>* text_offset) const {
+  if (kind_ != Kind::kLayout) return Parse(text);
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  return ParseLayout(text, std::chrono::duration_cast<std::chrono::nanoseconds>(now).count(),
+                     text_offset);
+}
+
 std::optional<int64_t> GoTimeLayout::Parse(std::string_view text, int64_t now_unix_ns) const {
   int64_t v;
   switch (kind_) {
@@ -478,8 +486,8 @@ std::optional<int> GoTimeLayout::LookupAbbreviation(std::string_view abbr,
   return std::nullopt;
 }
 
-std::optional<int64_t> GoTimeLayout::ParseLayout(std::string_view value,
-                                                 int64_t now_unix_ns) const {
+std::optional<int64_t> GoTimeLayout::ParseLayout(std::string_view value, int64_t now_unix_ns,
+                                                 std::optional<int>* text_offset) const {
   int64_t year = 0;
   int month = -1, day = -1, yday = -1, hour = 0, min = 0, sec = 0, nsec = 0;
   bool utc = false, pm_set = false, am_set = false;
@@ -739,7 +747,10 @@ std::optional<int64_t> GoTimeLayout::ParseLayout(std::string_view value,
       ParseInt64(zone_name.substr(3), &hours);
       offset = hours * 3600;
     }  // else: Go makes up a zone with offset 0
-  } else if (zone_) {
+  }
+  const bool text_has_zone = utc || has_offset || !zone_name.empty();
+  if (text_offset != nullptr && text_has_zone) *text_offset = static_cast<int>(offset);
+  if (!text_has_zone && zone_) {
     // Go's Date: take the offset in effect at the civil time read as UTC; if the instant that
     // offset gives lies in another zone period, take that period's offset. (Within a DST gap
     // or overlap Go's choice depends on this, so it is reproduced rather than absl's.)

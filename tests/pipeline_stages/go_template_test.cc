@@ -231,8 +231,10 @@ TEST(GoTemplate, PromtailRegexReplaceAll) {
 
 TEST(GoTemplate, RegexFromDataIsCompiledAtRunTime) {
   EXPECT_EQ(Render("{{ regexReplaceAll .re \"abc\" \"x\" }}", {{"re", "b+"}}), "axc");
-  EXPECT_THAT(Render("{{ regexReplaceAll .re \"abc\" \"x\" }}", {{"re", "(b"}}),
-              HasSubstr("ERROR: error calling regexReplaceAll: invalid regex \"(b\""));
+  EXPECT_THAT(
+      Render("{{ regexReplaceAll .re \"abc\" \"x\" }}", {{"re", "(b"}}),
+      HasSubstr("ERROR: error calling regexReplaceAll: regexp: Compile(`(b`): error parsing "
+                "regexp: missing closing ): `(b`"));
 }
 
 TEST(GoTemplate, PromtailHashes) {
