@@ -97,7 +97,7 @@ class GoTemplate {
  public:
   static constexpr size_t kMaxOutputBytes = 1 << 20;
   static constexpr int64_t kMaxSteps = 1000000;
-  static constexpr int64_t kMaxBuiltBytes = 64 << 20;
+  static constexpr int64_t kMaxBuiltBytes = 32 << 20;
   static constexpr int kMaxDepth = 1000;
 
   enum class Result {

@@ -525,7 +525,11 @@ bool ParseNum(std::string_view format, size_t* i, int* num) {
   const size_t start = *i;
   int64_t n = 0;
   while (*i < format.size() && format[*i] >= '0' && format[*i] <= '9') {
-    if (TooLarge(n)) return false;  // overflow: Go reports a bad width
+    if (TooLarge(n)) {  // Go gives up on the rest of the format ("%!(NOVERB)")
+      *i = format.size();
+      *num = 0;
+      return false;
+    }
     n = n * 10 + (format[*i] - '0');
     ++*i;
   }

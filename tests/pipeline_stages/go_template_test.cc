@@ -1,7 +1,10 @@
 #include "pipeline_stages/go_template.h"
 
+#include <absl/time/clock.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <chrono>
 
 #include "pipeline_stages/config_error.h"
 
@@ -9,6 +12,7 @@ namespace skald::stages {
 namespace {
 
 using ::testing::AllOf;
+using ::testing::AnyOf;
 using ::testing::HasSubstr;
 
 // Renders `text` over `data`; a failed execution renders as "ERROR: <why>".
@@ -401,6 +405,140 @@ TEST(GoTemplate, AnExecutionProducesAtMostOneMebibyte) {
   // Below the bound everything is as before, and other failures stay failures.
   EXPECT_EQ(run("{{ replace \"a\" (repeat 500 \"b\") (repeat 2000 \"a\") }}", &error), R::kOk);
   EXPECT_EQ(run("{{ div 1 0 }}", &error), R::kFailed);
+}
+
+// Hostile templates stop with kTooLong and a message naming the bound, before building what they
+// ask for. Each runs well under a second (the slowest, 10^6 steps, about 0.3 s); the 10 s bound is
+// only a liveness check.
+struct Bounded {
+  GoTemplate::Result result;
+  std::string error;
+  std::string out;
+  double seconds;
+};
+Bounded RunBounded(std::string_view text) {
+  const auto start = std::chrono::steady_clock::now();
+  Bounded b;
+  b.result = GoTemplate::Parse(text).Execute(MapTemplateData{{"Value", "x"}}, &b.out, &b.error);
+  b.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return b;
+}
+
+TEST(GoTemplate, RangeOverAHugeListStopsBeforeBuildingIt) {
+  for (const std::string_view text :
+       {"{{ range until 1000000000 }}x{{ end }}", "{{ seq 1 1000000000 }}",
+        "{{ untilStep 0 1000000000 1 }}", "{{ range $i, $v := until -1000000000 }}{{ end }}"}) {
+    SCOPED_TRACE(text);
+    const Bounded b = RunBounded(text);
+    EXPECT_EQ(b.result, GoTemplate::Result::kTooLong);
+    EXPECT_THAT(b.error, HasSubstr("the template takes too many steps"));
+    EXPECT_LT(b.seconds, 10);
+  }
+}
+
+TEST(GoTemplate, LoopsStopAtTheStepBound) {
+  for (const std::string_view text :
+       {"{{ range 1000000000 }}{{ end }}",
+        "{{ range until 1000 }}{{ range until 1000 }}{{ end }}{{ end }}",
+        "{{ range until 100000 }}{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end "
+        "}}{{ end }}",
+        "{{ range $i := 1000000000 }}{{ $x := add $i 1 }}{{ end }}",
+        // 2^40 calls of a template that calls itself twice.
+        "{{ define \"r\" }}{{ if lt . 40 }}{{ template \"r\" (add1 .) }}{{ template \"r\" "
+        "(add1 .) }}{{ end }}{{ end }}{{ template \"r\" 0 }}",
+        "{{ $l := until 20000 }}{{ range $l }}{{ $x := has . $l }}{{ end }}"}) {
+    SCOPED_TRACE(text);
+    const Bounded b = RunBounded(text);
+    EXPECT_EQ(b.result, GoTemplate::Result::kTooLong);
+    EXPECT_THAT(b.error, AnyOf(HasSubstr("the template takes more than 1000000 steps"),
+                               HasSubstr("the template takes too many steps"),
+                               HasSubstr("the template builds too much data")));
+    EXPECT_LT(b.seconds, 10);
+  }
+}
+
+TEST(GoTemplate, RecursiveTemplateStopsAtTheDepthBound) {
+  const Bounded b =
+      RunBounded("{{ define \"r\" }}x{{ template \"r\" . }}{{ end }}{{ template \"r\" . }}");
+  EXPECT_EQ(b.result, GoTemplate::Result::kTooLong);
+  EXPECT_EQ(b.error, "exceeded maximum template depth (1000)");
+  EXPECT_LT(b.seconds, 10);
+  // Below the bound recursion works.
+  EXPECT_EQ(Render("{{ define \"c\" }}{{ if gt . 0 }}{{ . }}{{ template \"c\" (sub . 1) }}{{ end "
+                   "}}{{ end }}{{ template \"c\" 3 }}"),
+            "321");
+}
+
+TEST(GoTemplate, GrowingStringsAndListsStopAtTheirBounds) {
+  struct Case {
+    std::string_view text;
+    std::string_view error;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"{{ repeat 1000000000 \"x\" }}", "error calling repeat: result longer than 1048576"},
+           {"{{ indent 1000000000 \"x\" }}", "error calling indent: result longer than 1048576"},
+           {"{{ printf \"%1000001d|%*d\" 1 1000000 2 }}",
+            "error calling printf: result longer than 1048576"},
+           {"{{ randAlpha 1000000000 }}", "error calling randAlpha: result longer than 1048576"},
+           {"{{ $s := \"x\" }}{{ range until 64 }}{{ $s = print $s $s }}{{ end }}",
+            "error calling print: result longer than 1048576"},
+           {"{{ $l := list 1 }}{{ range until 64 }}{{ $l = concat $l $l }}{{ end }}",
+            "error calling concat: the template builds too much data"},
+           {"{{ $l := list }}{{ range until 10000 }}{{ $l = append $l . }}{{ end }}",
+            "error calling append: the template builds too much data"},
+           {"{{ $l := list }}{{ range until 100 }}{{ $l = append $l (repeat 1000000 \"x\") "
+            "}}{{ end }}",
+            "error calling repeat: the template builds too much data"},
+       }) {
+    SCOPED_TRACE(c.text);
+    const Bounded b = RunBounded(c.text);
+    EXPECT_EQ(b.result, GoTemplate::Result::kTooLong);
+    EXPECT_THAT(b.error, HasSubstr(c.error));
+    EXPECT_LT(b.seconds, 10);
+  }
+}
+
+// Go overflows its stack printing a map that holds itself; here printing stops at 100 levels.
+TEST(GoTemplate, AMapHoldingItselfFailsCleanly) {
+  const std::string_view self = "{{ $d := dict }}{{ $_ := set $d \"d\" $d }}";
+  EXPECT_EQ(RunBounded(std::string(self) + "{{ $d }}").result, GoTemplate::Result::kTooLong);
+  EXPECT_THAT(Render(std::string(self) + "{{ deepCopy $d }}"), HasSubstr("too deeply nested"));
+  EXPECT_EQ(Render(std::string(self) + "[{{ toJson $d }}]"), "[]");  // Go: a cycle, no JSON
+  EXPECT_THAT(Render(std::string(self) + "{{ mustToJson $d }}"), HasSubstr("cycle"));
+}
+
+// now and date depend on the clock: checked by property.
+TEST(GoTemplate, NowIsTheCurrentTime) {
+  const int64_t before = absl::ToUnixSeconds(absl::Now());
+  const std::string unix = Render("{{ now.Unix }}");
+  const int64_t after = absl::ToUnixSeconds(absl::Now());
+  EXPECT_GE(std::stoll(unix), before);
+  EXPECT_LE(std::stoll(unix), after);
+  // time.Time.String() with the monotonic reading Go prints for now.
+  EXPECT_THAT(Render("{{ now }}"),
+              ::testing::MatchesRegex("[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}"
+                                      "(\\.[0-9]+)? [+-][0-9]{4} [A-Z]+ m=\\+[0-9]+\\.[0-9]{9}"));
+  EXPECT_EQ(Render("{{ typeOf now }} {{ kindOf now }} {{ empty now }} {{ if now }}true{{ end }}"),
+            "time.Time struct false true");
+  const std::string year = Render("{{ now.UTC.Year }}");
+  EXPECT_EQ(year, absl::FormatTime("%Y", absl::Now(), absl::UTCTimeZone()));
+}
+
+TEST(GoTemplate, DateFormatsTheCurrentTimeByDefault) {
+  const std::string today = absl::FormatTime("%Y-%m-%d", absl::Now(), absl::UTCTimeZone());
+  // date of anything but a time or Unix seconds is now (sprig's rule).
+  EXPECT_EQ(Render("{{ dateInZone \"2006-01-02\" \"not a time\" \"UTC\" }}"), today);
+  EXPECT_EQ(Render("{{ dateInZone \"2006-01-02\" now \"UTC\" }}"), today);
+  EXPECT_EQ(Render("{{ htmlDateInZone now \"UTC\" }}"), today);
+  // A minute from now, formatted, is after now formatted the same way (RFC 3339 sorts).
+  const std::string later = Render(
+      "{{ $f := \"2006-01-02T15:04:05.000000000Z07:00\" }}{{ $n := now }}"
+      "{{ lt (dateInZone $f $n \"UTC\") (dateInZone $f (dateModify \"1m\" $n) \"UTC\") }}");
+  EXPECT_EQ(later, "true");
+  // ago of a time an hour back.
+  EXPECT_EQ(Render("{{ ago (dateModify \"-1h\" now) }}"), "1h0m0s");
+  EXPECT_EQ(Render("{{ unixEpoch now }}").size(),
+            std::to_string(absl::ToUnixSeconds(absl::Now())).size());
 }
 
 TEST(GoTemplate, FieldOfAStringFailsExecution) {
