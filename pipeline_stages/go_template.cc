@@ -994,7 +994,7 @@ class Executor {
           if (!n.pipeline.commands.empty() && !EvalPipeline(n.pipeline, dot, &new_dot)) {
             return Flow::kFail;
           }
-          std::vector<std::pair<std::string, Value>> saved;
+          Vars saved;
           saved.swap(vars_);
           vars_.emplace_back("$", new_dot);
           const Flow flow = Walk(*n.target, new_dot);
@@ -1273,7 +1273,7 @@ class Executor {
     }
     // Remember maps built or changed, to break any cycle they may form when the run ends.
     if (result->map) maps_.push_back(result->map);
-    if (MutatesMaps(f.name) && !args.empty() && args[0].map) maps_.push_back(args[0].map);
+    if (!args.empty() && args[0].map && MutatesMaps(f.name)) maps_.push_back(args[0].map);
     return true;
   }
 
@@ -1323,7 +1323,9 @@ class Executor {
   bool too_long_ = false;
   int depth_ = 0;
   Budget budget_;
-  std::vector<std::pair<std::string, Value>> vars_;
+  // Names point into the parsed template.
+  using Vars = absl::InlinedVector<std::pair<std::string_view, Value>, 8>;
+  Vars vars_;
   std::vector<std::weak_ptr<Map>> maps_;  // maps built by this run
 };
 

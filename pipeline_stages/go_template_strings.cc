@@ -74,21 +74,6 @@ bool IsSpaceRune(char32_t r) {
 }
 
 // Go's strings.Map with a rune mapping (invalid UTF-8 becomes U+FFFD, as in Go).
-std::string MapRunes(std::string_view s, const std::function<char32_t(char32_t)>& f) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    size_t n;
-    const char32_t r = DecodeRune(s, i, &n);
-    if (r < 0x80) {
-      out.push_back(static_cast<char>(f(r)));
-    } else {
-      AppendRune(f(r), &out);
-    }
-    i += n;
-  }
-  return out;
-}
 
 // Go's strings.Title: upper-cases the first letter of each word.
 std::string Title(std::string_view s) {

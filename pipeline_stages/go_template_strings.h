@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "pipeline_stages/go_string.h"
+
 namespace skald::stages::go_template_internal {
 
 char32_t ToUpperRune(char32_t r);
@@ -23,7 +25,28 @@ bool IsDigitRune(char32_t r);   // unicode.IsDigit (ASCII and fullwidth digits)
 bool IsPunctRune(char32_t r);   // unicode.IsPunct (ASCII exact; common others)
 
 // strings.Map with a rune mapping (invalid UTF-8 becomes U+FFFD, as in Go).
-std::string MapRunes(std::string_view s, const std::function<char32_t(char32_t)>& f);
+template <typename F>
+std::string MapRunes(std::string_view s, F f) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      const char32_t mapped = f(c);
+      if (mapped < 0x80) {
+        out.push_back(static_cast<char>(mapped));
+      } else {
+        AppendRune(mapped, &out);
+      }
+      ++i;
+      continue;
+    }
+    size_t n;
+    AppendRune(f(DecodeRune(s, i, &n)), &out);
+    i += n;
+  }
+  return out;
+}
 std::string Title(std::string_view s);  // strings.Title
 std::string_view TrimLeftFunc(std::string_view s, const std::function<bool(char32_t)>& in_set);
 std::string_view TrimRightFunc(std::string_view s, const std::function<bool(char32_t)>& in_set);
