@@ -491,7 +491,7 @@ bool FnIndex(Args a, CallContext& ctx, Value* r) {
 
 bool FnLen(Args a, CallContext& ctx, Value* r) {
   const Value& v = a[0];
-  if (v.is_nil()) return ctx.Fail("len of nil pointer");
+  if (v.is_nil()) return ctx.Fail("reflect: call of reflect.Value.Type on zero Value");
   if (!v.is_string() && !v.is_list() && !v.is_map()) {
     return ctx.Fail("len of type " + std::string(TypeName(v)));
   }

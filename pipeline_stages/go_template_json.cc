@@ -220,6 +220,13 @@ class Decoder {
     }
   }
   bool Invalid(std::string_view context) {
+    // Go's scanner feeds a blank at the end of the input: inside a literal or a number that
+    // is the character it complains about.
+    const bool in_token = context.find("literal") != std::string_view::npos;
+    if (AtEnd() && in_token) {
+      error_ = "invalid character ' ' " + std::string(context);
+      return false;
+    }
     if (AtEnd()) {
       error_ = "unexpected end of JSON input";
     } else {
