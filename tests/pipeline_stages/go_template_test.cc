@@ -709,6 +709,38 @@ TEST(GoTemplate, RandomInputOnlyFailsCleanly) {
                                            "\"a*\"",
                                            "b64dec",
                                            "title",
+                                           "range",
+                                           "with",
+                                           "define",
+                                           "template",
+                                           "block",
+                                           "break",
+                                           "continue",
+                                           "$x",
+                                           "$x :=",
+                                           "$x =",
+                                           "$i, $v :=",
+                                           "nil",
+                                           "'a'",
+                                           "\"t\"",
+                                           "list",
+                                           "dict",
+                                           "until",
+                                           "seq",
+                                           "printf",
+                                           "\"%v %5d %q\"",
+                                           "index",
+                                           "len",
+                                           "toJson",
+                                           "fromJson",
+                                           "\"{\\\"a\\\":[1]}\"",
+                                           "set",
+                                           "keys",
+                                           "now",
+                                           ".Unix",
+                                           "date",
+                                           "split",
+                                           "append",
                                            "/*",
                                            "*/",
                                            "\\",
@@ -721,9 +753,9 @@ TEST(GoTemplate, RandomInputOnlyFailsCleanly) {
     return seed >> 33;
   };
   int parsed = 0;
-  for (int i = 0; i < 20000; ++i) {
+  for (int i = 0; i < 50000; ++i) {
     std::string text;
-    const int n = 1 + next() % 12;
+    const int n = 1 + next() % 16;
     for (int k = 0; k < n; ++k) text += tokens[next() % tokens.size()];
     try {
       const GoTemplate t = GoTemplate::Parse(text);
