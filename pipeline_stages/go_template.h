@@ -1,24 +1,30 @@
-// Go text/template, the subset Promtail's template and replace stages use.
+// Go text/template with the function map of Promtail's template stage: Go's builtins, sprig's
+// text functions (github.com/Masterminds/sprig/v3 v3.3.0) and Promtail's ToLower, ToUpper,
+// Replace, Trim*, Hash, Sha2Hash, regexReplaceAll and regexReplaceAllLiteral.
 //
 // Syntax: text and actions `{{ }}` with trim markers `{{- ` / ` -}}` and comments `{{/* */}}`;
-// fields `.name` (any data key, e.g. `.Value`, `.Entry`), `$.name`, `.` and `$`; string literals
-// ("Go escapes" and `raw`), numbers, true/false; pipelines `{{ .Value | ToUpper }}` (the piped
-// value is the LAST argument); function calls with arguments and parenthesised
-// sub-expressions; `if` / `else if` / `else` / `end`.
-// Functions: the builtins and or not eq ne lt le gt ge; Promtail's ToLower ToUpper TrimSpace
-// Replace Trim TrimLeft TrimRight TrimPrefix TrimSuffix regexReplaceAll regexReplaceAllLiteral
-// Hash Sha2Hash; sprig's lower upper title trim trimPrefix trimSuffix replace contains hasPrefix
-// hasSuffix default quote squote substr trunc repeat add sub mul div mod b64enc b64dec (with
-// sprig's argument orders, e.g. `replace old new s`, `trunc n s`, `default dflt value`).
-// Not supported (a ConfigError when parsed): other functions (also Go's builtins print, printf,
-// len, index, ...), variables `$x :=`, range, with, define, template, block, nil, character
-// constants. Mistakes Go only reports at run time are ConfigErrors here when they are visible
-// in the text: wrong argument counts, a literal of the wrong type, a bad literal regex.
+// fields and chains `.a.b`, `$x.a`, `(pipeline).a`; variables `$x := ...`, `$x = ...`, `$`;
+// literals (strings, raw strings, numbers, characters, true, false, nil); pipelines with `|`
+// (the piped value is the LAST argument) and parentheses; `if` / `else if` / `else`, `with` /
+// `else with` / `else`, `range` (slices, maps in key order, integers; `$i, $v :=`; `else`;
+// `break`, `continue`), `define`, `template`, `block`.
+// Functions: every function of Promtail's map except the few refused when parsed, each with the
+// reason in the error (env and expandenv read the environment, where secrets live; certificate
+// and key generation, bcrypt, AES; getHostByName; semver, urlParse and urlJoin are not
+// implemented). `keys` and `values` list in key order (Go's order is random).
+// Mistakes Go only reports at run time are ConfigErrors here when they are visible in the text:
+// an unknown or refused function, wrong argument counts, a literal of the wrong type, a bad
+// literal regex, an undefined variable or template.
 // Run time follows Go: a missing key prints `<no value>`, is false in `if`, is unequal to any
 // value in `eq`/`ne`, is empty for `default`, and fails the execution when given to a function
-// that wants a string. Unicode case mapping covers Latin, Greek, Cyrillic and Armenian letters.
-// Unlike Go, an execution produces at most kMaxOutputBytes: a longer output, or a longer string
-// from a function on the way (`repeat`, `replace` with a long replacement, ...), fails it.
+// that wants a string; maps range and print in key order; values print as Go's fmt prints them.
+//
+// Unlike Go, an execution is bounded: it produces at most kMaxOutputBytes (so does every string
+// a function builds: `repeat`, `replace`, `printf "%*d"` stop before building more), takes at
+// most kMaxSteps steps (an action, a function call, a range iteration, an element built or
+// compared), builds at most kMaxBuiltBytes of strings and collections, and nests `template` calls
+// and control structures at most kMaxDepth deep. `range until 1000000000` or a template calling
+// itself fail quickly with kTooLong and a message naming the bound.
 #pragma once
 
 #include <cstdint>
@@ -90,22 +96,25 @@ class MapTemplateData : public TemplateData {
 class GoTemplate {
  public:
   static constexpr size_t kMaxOutputBytes = 1 << 20;
+  static constexpr int64_t kMaxSteps = 1000000;
+  static constexpr int64_t kMaxBuiltBytes = 32 << 20;
+  static constexpr int kMaxDepth = 1000;
 
   enum class Result {
     kOk,
     kFailed,   // Go would fail the execution
-    kTooLong,  // the output or a string on the way would pass kMaxOutputBytes
+    kTooLong,  // the execution would pass a bound (output, steps, data built, depth)
   };
 
-  // Throws ConfigError quoting the template, the position and the bad text (unknown function,
-  // wrong argument count or literal type, bad regex literal, syntax error) and what is accepted.
+  // Throws ConfigError quoting the template, the position and the bad text (unknown or refused
+  // function, wrong argument count or literal type, bad regex literal, undefined variable or
+  // template, syntax error) and what is accepted.
   static GoTemplate Parse(std::string_view text);
 
   // Renders into `*out` (cleared first; reuse it to avoid allocations). Returns kFailed when Go
   // would fail the execution (a missing value or a number given to a string function, `div` by
-  // zero, `substr` out of range, an incompatible comparison, ...) and kTooLong past
-  // kMaxOutputBytes: `*out` is then unspecified and `*error` (if not null) says why. Never throws
-  // on data.
+  // zero, `substr` out of range, an incompatible comparison, `fail`, ...) and kTooLong past a
+  // bound: `*out` is then unspecified and `*error` (if not null) says why. Never throws on data.
   Result Execute(const TemplateData& data, std::string* out, std::string* error = nullptr) const;
 
   const std::string& source() const;

@@ -1,143 +1,91 @@
-// Internal to go_template.cc: run-time values and the function library of GoTemplate.
+// Internal to the Go template engine: the function library (Go's builtins, sprig's text functions,
+// Promtail's additions) and how a call is checked and made.
 #pragma once
 
 #include <re2/re2.h>
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
 
-#include "pipeline_stages/go_template.h"
+#include "pipeline_stages/go_template_value.h"
 
 namespace skald::stages::go_template_internal {
 
-// A value during execution. Strings either borrow (from the data or the parsed template, both
-// outliving the execution) or own their bytes.
-struct Value {
-  enum class Kind { kMissing, kString, kInt, kDouble, kBool, kMap };
-  Kind kind = Kind::kMissing;
-  bool borrowed = false;
-  std::string_view view;
-  std::string owned;
-  int64_t i = 0;
-  double d = 0;
-  bool b = false;
-  bool int64_typed = false;           // kInt from data or sprig arithmetic: Go's int64, not int
-  const TemplateData* map = nullptr;  // kMap: the data itself (`.`)
-
-  std::string_view str() const { return borrowed ? view : std::string_view(owned); }
-  static Value Borrow(std::string_view s) {
-    Value v;
-    v.kind = Kind::kString, v.borrowed = true, v.view = s;
-    return v;
-  }
-  static Value Own(std::string s) {
-    Value v;
-    v.kind = Kind::kString, v.owned = std::move(s);
-    return v;
-  }
-  static Value Int(int64_t x) {
-    Value v;
-    v.kind = Kind::kInt, v.i = x;
-    return v;
-  }
-  static Value Int64(int64_t x) {
-    Value v = Int(x);
-    v.int64_typed = true;
-    return v;
-  }
-  static Value Double(double x) {
-    Value v;
-    v.kind = Kind::kDouble, v.d = x;
-    return v;
-  }
-  static Value Bool(bool x) {
-    Value v;
-    v.kind = Kind::kBool, v.b = x;
-    return v;
-  }
-  static Value FromData(const TemplateValue& t);
+// What one execution may still spend; shared by the executor and the functions it calls.
+struct Budget {
+  int64_t steps = 0;  // actions, calls, iterations and elements built or visited
+  int64_t bytes = 0;  // bytes of strings and collections built
 };
 
-// Appends v as Go's fmt %v prints it (missing: "<no value>"; the data: "map[k:v ...]").
-// Doubles print in shortest round-trip form without exponent.
-void AppendValue(const Value& v, std::string* out);
-// Go's template truth: false, 0, "", missing are false.
-bool IsTrue(const Value& v);
+// One call in progress: its limits, the budget, and where a failure is told.
+class CallContext {
+ public:
+  CallContext(std::string_view name, size_t max_bytes, Budget* budget, const RE2* regex)
+      : name_(name), max_bytes_(max_bytes), budget_(budget), regex_(regex) {}
 
-enum class ParamType { kString, kInt, kAny };
+  // The longest string a function may build (the execution's output bound).
+  size_t max_bytes() const { return max_bytes_; }
+  // The regex compiled when the template was parsed (a literal first argument), or null.
+  const RE2* regex() const { return regex_; }
 
-enum class FunctionId {
-  kAnd,
-  kOr,
-  kNot,
-  kEq,
-  kNe,
-  kLt,
-  kLe,
-  kGt,
-  kGe,
-  kToLower,
-  kToUpper,
-  kTrimSpace,
-  kReplaceN,
-  kTrim,
-  kTrimLeft,
-  kTrimRight,
-  kTrimPrefixGo,
-  kTrimSuffixGo,
-  kRegexReplaceAll,
-  kRegexReplaceAllLiteral,
-  kHash,
-  kSha2Hash,
-  kLower,
-  kUpper,
-  kTitle,
-  kTrimSprig,
-  kTrimPrefix,
-  kTrimSuffix,
-  kReplace,
-  kContains,
-  kHasPrefix,
-  kHasSuffix,
-  kDefault,
-  kQuote,
-  kSquote,
-  kSubstr,
-  kTrunc,
-  kRepeat,
-  kAdd,
-  kSub,
-  kMul,
-  kDiv,
-  kMod,
-  kB64Enc,
-  kB64Dec,
+  // Fails the call as Go would: "error calling <name>: <why>".
+  bool Fail(std::string_view why);
+  // Fails the call because its result would pass max_bytes() or the budget.
+  bool TooLong();
+  // Spends `elements` steps and `bytes` bytes of the budget; false (and TooLong) past it. Call it
+  // before building a large result.
+  bool Spend(int64_t elements, int64_t bytes);
+  // Spends what a string of `size` bytes costs; false past max_bytes() or the budget.
+  bool SpendString(size_t size);
+
+  const std::string& error() const { return error_; }
+  bool too_long() const { return too_long_; }
+  std::string_view name() const { return name_; }
+
+ private:
+  std::string_view name_;
+  size_t max_bytes_;
+  Budget* budget_;
+  const RE2* regex_;
+  std::string error_;
+  bool too_long_ = false;
 };
+
+using FunctionImpl = bool (*)(std::span<Value> args, CallContext& ctx, Value* result);
 
 struct Function {
   std::string_view name;
-  FunctionId id;
-  int min_args;
-  int max_args;  // -1: any number
-  ParamType params[4];
-  ParamType rest;  // type of arguments beyond params (variadic functions)
+  FunctionImpl impl;  // null for a refused function, and for and/or (the executor's)
+  // One letter per parameter, Go's parameter types: s string, i int, b bool, f float64,
+  // t time.Time, m map[string]interface {}, a interface{}, r anything (reflect.Value: a missing
+  // value included). A trailing '*' makes the letter before it variadic.
+  std::string_view params;
+  std::string_view refused;  // why the function is not available, when it is not
+  int regex_arg = -1;        // the argument holding a regex pattern (compiled when literal)
 
-  ParamType TypeOf(size_t arg) const { return arg < 4 ? params[arg] : rest; }
+  bool variadic() const { return !params.empty() && params.back() == '*'; }
+  int fixed() const { return static_cast<int>(params.size()) - (variadic() ? 2 : 0); }
+  // The parameter type of argument k (0-based).
+  char ParamAt(size_t k) const {
+    if (variadic() && k >= static_cast<size_t>(fixed())) return params[params.size() - 2];
+    return k < params.size() ? params[k] : 'r';
+  }
+  int min_args() const { return fixed(); }
+  int max_args() const { return variadic() ? -1 : fixed(); }
 };
 
-// The function named `name`, or nullptr.
+// The function named `name` (supported or refused), or nullptr.
 const Function* FindFunction(std::string_view name);
-// "ToLower, ToUpper, ...": every supported name, for error messages.
+// Every supported name, comma separated, for error messages.
 std::string SupportedFunctionNames();
+// Go's spelling of a parameter type letter ("string", "map[string]interface {}").
+std::string_view ParamTypeName(char param);
 
-// Calls `f` (not and/or, which the executor short-circuits) with `args` (piped value last).
-// `regex` is the pattern compiled at parse time for the regex functions, or null. Returns false
-// and sets *error when Go would fail the call, or when the result would be a string longer than
-// `max_bytes` (then *too_long is set too; functions whose result can outgrow their arguments,
-// such as repeat and replace, stop before building it).
-bool CallFunction(const Function& f, std::span<Value> args, const RE2* regex, size_t max_bytes,
-                  Value* result, std::string* error, bool* too_long);
+// Checks the arguments against f's parameter types (Go's validateType: "wrong type for value;
+// expected string; got int", "invalid value; expected int") and calls it.
+bool CallFunction(const Function& f, std::span<Value> args, CallContext& ctx, Value* result);
 
 }  // namespace skald::stages::go_template_internal

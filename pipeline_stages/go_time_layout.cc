@@ -422,6 +422,14 @@ std::optional<int64_t> GoTimeLayout::Parse(std::string_view text) const {
   return Parse(text, std::chrono::duration_cast<std::chrono::nanoseconds>(now).count());
 }
 
+std::optional<int64_t> GoTimeLayout::Parse(std::string_view text,
+                                           std::optional<int>* text_offset) const {
+  if (kind_ != Kind::kLayout) return Parse(text);
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  return ParseLayout(text, std::chrono::duration_cast<std::chrono::nanoseconds>(now).count(),
+                     text_offset);
+}
+
 std::optional<int64_t> GoTimeLayout::Parse(std::string_view text, int64_t now_unix_ns) const {
   int64_t v;
   switch (kind_) {
@@ -478,8 +486,8 @@ std::optional<int> GoTimeLayout::LookupAbbreviation(std::string_view abbr,
   return std::nullopt;
 }
 
-std::optional<int64_t> GoTimeLayout::ParseLayout(std::string_view value,
-                                                 int64_t now_unix_ns) const {
+std::optional<int64_t> GoTimeLayout::ParseLayout(std::string_view value, int64_t now_unix_ns,
+                                                 std::optional<int>* text_offset) const {
   int64_t year = 0;
   int month = -1, day = -1, yday = -1, hour = 0, min = 0, sec = 0, nsec = 0;
   bool utc = false, pm_set = false, am_set = false;
@@ -739,7 +747,10 @@ std::optional<int64_t> GoTimeLayout::ParseLayout(std::string_view value,
       ParseInt64(zone_name.substr(3), &hours);
       offset = hours * 3600;
     }  // else: Go makes up a zone with offset 0
-  } else if (zone_) {
+  }
+  const bool text_has_zone = utc || has_offset || !zone_name.empty();
+  if (text_offset != nullptr && text_has_zone) *text_offset = static_cast<int>(offset);
+  if (!text_has_zone && zone_) {
     // Go's Date: take the offset in effect at the civil time read as UTC; if the instant that
     // offset gives lies in another zone period, take that period's offset. (Within a DST gap
     // or overlap Go's choice depends on this, so it is reproduced rather than absl's.)
@@ -750,6 +761,189 @@ std::optional<int64_t> GoTimeLayout::ParseLayout(std::string_view value,
     }
   }
   return ToUnixNanos(civil - offset, nsec);
+}
+
+namespace {
+
+// Go's appendInt: x in decimal, zero-padded to `width` digits, a '-' before the padding.
+void AppendPaddedInt(int64_t x, int width, std::string* out) {
+  uint64_t u = static_cast<uint64_t>(x);
+  if (x < 0) {
+    out->push_back('-');
+    u = 0 - u;
+  }
+  const std::string digits = std::to_string(u);
+  for (int k = static_cast<int>(digits.size()); k < width; ++k) out->push_back('0');
+  out->append(digits);
+}
+
+}  // namespace
+
+std::string GoTimeLayout::Format(std::string_view layout, absl::Time t,
+                                 const absl::TimeZone& zone) {
+  const absl::TimeZone::CivilInfo ci = zone.At(t);
+  const absl::CivilSecond& cs = ci.cs;
+  const int64_t nanos = absl::ToInt64Nanoseconds(ci.subsecond);
+  const int offset = ci.offset;
+  std::string out;
+  while (!layout.empty()) {
+    const StdChunk c = NextStdChunk(layout);
+    out.append(layout.substr(0, c.prefix_len));
+    if (c.element == kNone) break;
+    const char separator = layout[c.prefix_len];
+    layout.remove_prefix(c.prefix_len + c.element_len);
+    const int hour = cs.hour();
+    switch (c.element) {
+      case kYear:
+        AppendPaddedInt(((cs.year() % 100) + 100) % 100, 2, &out);
+        break;
+      case kLongYear:
+        AppendPaddedInt(cs.year(), 4, &out);
+        break;
+      case kMonth:
+        out.append(kShortMonthNames[cs.month() - 1]);
+        break;
+      case kLongMonth:
+        out.append(kLongMonthNames[cs.month() - 1]);
+        break;
+      case kNumMonth:
+        AppendPaddedInt(cs.month(), 0, &out);
+        break;
+      case kZeroMonth:
+        AppendPaddedInt(cs.month(), 2, &out);
+        break;
+      case kWeekDay:
+      case kLongWeekDay: {
+        // absl counts from Monday, Go from Sunday.
+        const int wd = (static_cast<int>(absl::GetWeekday(cs)) + 1) % 7;
+        out.append(c.element == kWeekDay ? kShortDayNames[wd] : kLongDayNames[wd]);
+        break;
+      }
+      case kDay:
+        AppendPaddedInt(cs.day(), 0, &out);
+        break;
+      case kUnderDay:
+        if (cs.day() < 10) out.push_back(' ');
+        AppendPaddedInt(cs.day(), 0, &out);
+        break;
+      case kZeroDay:
+        AppendPaddedInt(cs.day(), 2, &out);
+        break;
+      case kUnderYearDay:
+      case kZeroYearDay: {
+        const int yday = absl::GetYearDay(absl::CivilDay(cs));
+        if (c.element == kUnderYearDay) {
+          if (yday < 100) out.push_back(' ');
+          if (yday < 10) out.push_back(' ');
+          AppendPaddedInt(yday, 0, &out);
+        } else {
+          AppendPaddedInt(yday, 3, &out);
+        }
+        break;
+      }
+      case kHour:
+        AppendPaddedInt(hour, 2, &out);
+        break;
+      case kHour12:
+      case kZeroHour12:
+        AppendPaddedInt(hour % 12 == 0 ? 12 : hour % 12, c.element == kHour12 ? 0 : 2, &out);
+        break;
+      case kMinute:
+        AppendPaddedInt(cs.minute(), 0, &out);
+        break;
+      case kZeroMinute:
+        AppendPaddedInt(cs.minute(), 2, &out);
+        break;
+      case kSecond:
+        AppendPaddedInt(cs.second(), 0, &out);
+        break;
+      case kZeroSecond:
+        AppendPaddedInt(cs.second(), 2, &out);
+        break;
+      case kPM:
+        out.append(hour >= 12 ? "PM" : "AM");
+        break;
+      case kpm:
+        out.append(hour >= 12 ? "pm" : "am");
+        break;
+      case kISO8601TZ:
+      case kISO8601ColonTZ:
+      case kISO8601SecondsTZ:
+      case kISO8601ShortTZ:
+      case kISO8601ColonSecondsTZ:
+      case kNumTZ:
+      case kNumColonTZ:
+      case kNumSecondsTz:
+      case kNumShortTZ:
+      case kNumColonSecondsTZ: {
+        const bool iso = c.element == kISO8601TZ || c.element == kISO8601ColonTZ ||
+                         c.element == kISO8601SecondsTZ || c.element == kISO8601ShortTZ ||
+                         c.element == kISO8601ColonSecondsTZ;
+        if (offset == 0 && iso) {
+          out.push_back('Z');
+          break;
+        }
+        int zone_minutes = offset / 60;
+        int abs_offset = offset;
+        if (zone_minutes < 0) {
+          out.push_back('-');
+          zone_minutes = -zone_minutes;
+          abs_offset = -abs_offset;
+        } else {
+          out.push_back('+');
+        }
+        AppendPaddedInt(zone_minutes / 60, 2, &out);
+        const bool colon = c.element == kISO8601ColonTZ || c.element == kNumColonTZ ||
+                           c.element == kISO8601ColonSecondsTZ || c.element == kNumColonSecondsTZ;
+        if (colon) out.push_back(':');
+        if (c.element != kNumShortTZ && c.element != kISO8601ShortTZ) {
+          AppendPaddedInt(zone_minutes % 60, 2, &out);
+        }
+        if (c.element == kISO8601SecondsTZ || c.element == kNumSecondsTz ||
+            c.element == kNumColonSecondsTZ || c.element == kISO8601ColonSecondsTZ) {
+          if (colon) out.push_back(':');
+          AppendPaddedInt(abs_offset % 60, 2, &out);
+        }
+        break;
+      }
+      case kTZ: {
+        const std::string_view abbr = ci.zone_abbr;
+        if (!abbr.empty() && abbr[0] != '+' && abbr[0] != '-') {
+          out.append(ci.zone_abbr);
+          break;
+        }
+        int zone_minutes = offset / 60;
+        if (zone_minutes < 0) {
+          out.push_back('-');
+          zone_minutes = -zone_minutes;
+        } else {
+          out.push_back('+');
+        }
+        AppendPaddedInt(zone_minutes / 60, 2, &out);
+        AppendPaddedInt(zone_minutes % 60, 2, &out);
+        break;
+      }
+      case kFracSecond0:
+      case kFracSecond9: {
+        const bool trim = c.element == kFracSecond9;
+        const int n = c.frac_digits;
+        if (trim && (n == 0 || nanos == 0)) break;
+        std::string digits;
+        AppendPaddedInt(nanos, 9, &digits);
+        if (n < 9) digits.resize(n);
+        if (trim) {
+          while (!digits.empty() && digits.back() == '0') digits.pop_back();
+          if (digits.empty()) break;
+        }
+        out.push_back(separator);
+        out.append(digits);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return out;
 }
 
 }  // namespace skald::stages

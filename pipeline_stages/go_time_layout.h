@@ -36,6 +36,13 @@ class GoTimeLayout {
   // `now_unix_ns` supplies the year for layouts without one. Never throws.
   std::optional<int64_t> Parse(std::string_view text, int64_t now_unix_ns) const;
   std::optional<int64_t> Parse(std::string_view text) const;
+  // As Parse(text), and sets *text_offset to the zone offset (seconds east of UTC) when the text
+  // names one (-0700, Z, a known abbreviation); leaves it alone otherwise.
+  std::optional<int64_t> Parse(std::string_view text, std::optional<int>* text_offset) const;
+
+  // Go's Time.Format(layout) of the instant `t` as seen in `zone` (the layout is taken as it is:
+  // named formats are not expanded, as in Go).
+  static std::string Format(std::string_view layout, absl::Time t, const absl::TimeZone& zone);
 
   // The Go layout the format stands for ("" for the Unix* formats).
   const std::string& layout() const { return layout_; }
@@ -52,7 +59,8 @@ class GoTimeLayout {
     int offset;  // seconds east of UTC
   };
 
-  std::optional<int64_t> ParseLayout(std::string_view text, int64_t now_unix_ns) const;
+  std::optional<int64_t> ParseLayout(std::string_view text, int64_t now_unix_ns,
+                                     std::optional<int>* text_offset = nullptr) const;
   std::optional<int> LookupAbbreviation(std::string_view abbr, int64_t civil_as_utc) const;
 
   Kind kind_ = Kind::kLayout;
