@@ -149,6 +149,19 @@ void LabelSet::Compact() {
 
 bool operator==(const LabelSet& a, const LabelSet& b) { return a.ToVector() == b.ToVector(); }
 
+uint64_t LabelSet::Hash() const {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  auto mix = [&](std::string_view s) {
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+    h = (h ^ 0xff) * 1099511628211ull;
+  };
+  ForEach([&](std::string_view n, std::string_view v) {
+    mix(n);
+    mix(v);
+  });
+  return h;
+}
+
 void AppendNumber(double d, std::string& out) {
   if (std::isnan(d)) {
     out += "NaN";

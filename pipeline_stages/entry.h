@@ -63,6 +63,8 @@ class LabelSet {
   }
 
   friend bool operator==(const LabelSet& a, const LabelSet& b);
+  // A 64-bit hash of the names and values (FNV-1a): equal sets hash equal.
+  uint64_t Hash() const;
 
   // For caches of what is derived from a set: sets copied from one set share its base until
   // one of them is compacted, and two sets that share a base and whose OverlayBytes() are equal

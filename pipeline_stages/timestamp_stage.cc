@@ -5,19 +5,6 @@ namespace {
 
 constexpr size_t kMaxLabelSets = 10000;
 
-uint64_t HashLabels(const LabelSet& labels) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  auto mix = [&](std::string_view s) {
-    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-    h = (h ^ 0xff) * 1099511628211ull;
-  };
-  labels.ForEach([&](std::string_view n, std::string_view v) {
-    mix(n);
-    mix(v);
-  });
-  return h;
-}
-
 int64_t IntScale(std::string_view format) {
   if (format == "Unix") return 1'000'000'000;
   if (format == "UnixMs") return 1'000'000;
@@ -72,12 +59,12 @@ Verdict TimestampStage::Process(Entry& entry, Downstream&) {
     entry.timestamp_ns = *ts;
     if (fudge_) {
       if (last_.size() >= kMaxLabelSets) last_.clear();
-      last_[HashLabels(entry.labels)] = *ts;
+      last_[entry.labels.Hash()] = *ts;
     }
     return Verdict::kPass;
   }
   if (!fudge_) return Verdict::kPass;
-  auto it = last_.find(HashLabels(entry.labels));
+  auto it = last_.find(entry.labels.Hash());
   if (it == last_.end()) return Verdict::kPass;
   entry.timestamp_ns = ++it->second;
   return Verdict::kPass;

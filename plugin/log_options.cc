@@ -39,8 +39,8 @@ const std::vector<OptionSpec> kSpecs = {
     {"loki-max-backoff", OptionKind::kDuration, "5m", "Longest wait between retries.", ""},
     {"loki-retries", OptionKind::kInt, "10",
      "With no-file=true only: retries of a batch (after 429, 5xx, a timeout, a redirect, 401, 403 "
-     "or 404) before it is dropped and counted. With the journal, failures are retried until "
-     "delivered or evicted by the journal budget.",
+     "or 404) before it is dropped and counted; 0 retries forever, as in the Go driver. With the "
+     "journal, failures are retried until delivered or evicted by the journal budget.",
      ""},
     {"loki-tenant-id", OptionKind::kString, "",
      "Tenant sent as X-Scope-OrgID: at most 150 bytes of a-z A-Z 0-9 ! - _ . * ' ( ).", ""},
@@ -409,7 +409,11 @@ LogOptions ParseLogOptions(const std::map<std::string, std::string>& config,
   if (batch_size <= 0) Bad("loki-batch-size", *get("loki-batch-size"), "a positive byte count");
   o.client.batch_size_bytes = static_cast<std::size_t>(batch_size);
   o.client.max_retries = integer("loki-retries");
-  if (o.client.max_retries < 0) Bad("loki-retries", *get("loki-retries"), "0 or more");
+  if (o.client.max_retries < 0) {
+    Bad("loki-retries", *get("loki-retries"), "0 (retry forever) or more");
+  }
+  // The Go driver's backoff (dskit) reads 0 as no limit: a batch is retried until delivered.
+  if (o.client.max_retries == 0) o.client.max_retries = -1;
   if (o.client.timeout.count() <= 0) Bad("loki-timeout", *get("loki-timeout"), "more than 0");
   if (o.client.min_backoff > o.client.max_backoff) {
     throw OptionError("skald: log-opt loki-min-backoff (" + *get("loki-min-backoff") +

@@ -1,6 +1,7 @@
 // Pipeline stages end to end: pino-style JSON through the STAGES.md example, into the real Loki.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
 #include "tests/e2e/e2e_support.h"
@@ -62,6 +63,45 @@ TEST_F(Pipeline, PinoJsonBecomesLevelAndContextLabelsMsgLineAndTraceMetadata) {
 
   // Every entry carries the trace ID as structured metadata (filterable after the selector).
   EXPECT_EQ(loki().Count(sel + " | traceID=~\"[0-9a-f]{32}\""), uint64_t{kLines});
+}
+
+// multiline keeps a block per label set, and `source` is a label before the stages: stderr
+// lines written while a stdout block is open never join it (they pass through: stderr has no
+// firstline). Each stderr line is written between two lines of a block, with a pause, so that
+// it reaches the plugin while the block is open.
+TEST_F(Pipeline, MultilineKeepsStderrLinesOutOfStdoutBlocks) {
+  constexpr int kBlocks = 20;
+  const std::string script =
+      "i=1; while [ $i -le " + std::to_string(kBlocks) +
+      " ]; do echo \"START $i\"; echo \"  at $i.1\"; usleep 20000; echo \"ERR $i\" >&2;"
+      " usleep 20000; echo \"  at $i.2\"; i=$((i+1)); done";
+  const std::string name = NewContainer();
+  auto run = Docker(RunArgs(name, {"loki-pipeline-stages=- multiline: {firstline: '^START'}"},
+                            {"sh", "-c", script}),
+                    120s);
+  ASSERT_TRUE(run.ok()) << run.Describe();
+
+  const std::string out_sel = Selector(name, "source=\"stdout\"");
+  const std::string err_sel = Selector(name, "source=\"stderr\"");
+  ASSERT_EQ(loki().WaitForCount(out_sel, kBlocks, 60s), uint64_t{kBlocks});
+  ASSERT_EQ(loki().WaitForCount(err_sel, kBlocks, 60s), uint64_t{kBlocks});
+
+  std::set<std::string> blocks;
+  for (const auto& e : loki().QueryAll(out_sel)) {
+    EXPECT_EQ(e.line.find("ERR"), std::string::npos) << "a stderr line in a stdout block:\n"
+                                                     << e.line;
+    blocks.insert(e.line);
+  }
+  for (int i = 1; i <= kBlocks; ++i) {
+    const std::string n = std::to_string(i);
+    EXPECT_EQ(blocks.count("START " + n + "\n  at " + n + ".1\n  at " + n + ".2"), 1u)
+        << "block " << n << " is not whole";
+  }
+  std::set<std::string> errors;
+  for (const auto& e : loki().QueryAll(err_sel)) errors.insert(e.line);
+  for (int i = 1; i <= kBlocks; ++i) {
+    EXPECT_EQ(errors.count("ERR " + std::to_string(i)), 1u) << "stderr line " << i;
+  }
 }
 
 TEST_F(Pipeline, ABadPipelineFailsDockerRunNamingTheStage) {

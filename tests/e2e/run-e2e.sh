@@ -3,10 +3,12 @@
 # own: BUNDLE created as skald-e2e, with its own metrics port (its journals are in the
 # directory Docker keeps for it), so that an installed `skald` is left as it is. Afterwards
 # the copy, its journals and the containers the tests made are removed, whatever the outcome.
-#   tests/e2e/run-e2e.sh BUNDLE BUILD
+#   tests/e2e/run-e2e.sh BUNDLE BUILD [CTEST_ARGS...]
+# CTEST_ARGS go to ctest, e.g. -R 'e2e\.Pipeline$' for one suite.
 set -euo pipefail
 bundle=$(cd "${1:?bundle directory}" && pwd)
 build=${2:?build directory}
+shift 2
 plugin=${SKALD_E2E_PLUGIN:-skald-e2e}
 metrics_port=${SKALD_E2E_METRICS_PORT:-9655}
 
@@ -24,4 +26,4 @@ docker plugin set "$plugin" "METRICS_ADDR=127.0.0.1:$metrics_port"
 docker plugin enable --timeout 0 "$plugin"
 cd "$build"
 SKALD_E2E_DRIVER=$plugin SKALD_E2E_METRICS_PORT=$metrics_port SKALD_E2E_BUNDLE=$bundle \
-  ctest -L e2e --output-on-failure
+  ctest -L e2e --output-on-failure "$@"

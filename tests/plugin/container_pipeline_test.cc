@@ -108,6 +108,35 @@ TEST(ContainerPipeline, HeldEntriesNameTheirBatchAndFlushReleasesThem) {
   EXPECT_EQ(p.OldestHeldOrigin(), std::nullopt);
 }
 
+// `source` is a label before the stages, so multiline keeps stdout's and stderr's blocks apart
+// (as the Go driver, whose Promtail stages keep a block per label set).
+TEST(ContainerPipeline, MultilineNeverJoinsStderrIntoAStdoutBlock) {
+  RecordingObserver observer;
+  ContainerPipeline p(ParseLogOptions({{"loki-url", "http://l/x"},
+                                       {"loki-pipeline-stages",
+                                        "- multiline: {firstline: '^START', max_wait_time: 1h}"}},
+                                      {}),
+                      Info(), "", &observer);
+  auto lines = Lines({{LogSource::kStdout, "START 1"},
+                      {LogSource::kStderr, "warning a"},
+                      {LogSource::kStdout, "  1.1"},
+                      {LogSource::kStderr, "warning b"},
+                      {LogSource::kStdout, "START 2"},
+                      {LogSource::kStdout, "  2.1"}});
+  std::vector<LokiEntry> out;
+  p.Process(lines, 0, out);
+  p.Flush(0, /*final=*/true, out);
+  std::vector<std::pair<std::string, std::string>> got;
+  for (const LokiEntry& e : out) got.emplace_back(std::string(e.labels.view()), e.line);
+  const std::string out_labels = R"({container_name="api", source="stdout"})";
+  const std::string err_labels = R"({container_name="api", source="stderr"})";
+  EXPECT_EQ(got,
+            (std::vector<std::pair<std::string, std::string>>{{err_labels, "warning a"},
+                                                              {err_labels, "warning b"},
+                                                              {out_labels, "START 1\n  1.1"},
+                                                              {out_labels, "START 2\n  2.1"}}));
+}
+
 TEST(ContainerPipeline, ARelabelDropSendsNothing) {
   RecordingObserver observer;
   ContainerPipeline p(ParseLogOptions({{"loki-url", "http://l/x"}, {"loki-relabel-config", R"(

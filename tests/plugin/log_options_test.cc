@@ -36,6 +36,13 @@ TEST(LogOptions, DefaultsMatchTheGoDriver) {
   EXPECT_FALSE(o.tag.has_value());
 }
 
+// As in the Go driver (dskit's backoff: MaxRetries 0 = no limit), loki-retries=0 retries a batch
+// until it is delivered; any other count is kept.
+TEST(LogOptions, RetriesZeroMeansForever) {
+  EXPECT_LT(ParseLogOptions({{"loki-url", kUrl}, {"loki-retries", "0"}}, {}).client.max_retries, 0);
+  EXPECT_EQ(ParseLogOptions({{"loki-url", kUrl}, {"loki-retries", "1"}}, {}).client.max_retries, 1);
+}
+
 TEST(LogOptions, ParsesEveryKind) {
   LogOptions o = ParseLogOptions({{"loki-url", kUrl},
                                   {"loki-batch-wait", "250ms"},
@@ -124,7 +131,7 @@ TEST(LogOptions, BadValuesNameTheOptionAndValue) {
            {"loki-timeout", "10", "a duration"},
            {"loki-batch-size", "big", "a whole number"},
            {"loki-batch-size", "0", "a positive byte count"},
-           {"loki-retries", "-2", "0 or more"},
+           {"loki-retries", "-2", "0 (retry forever) or more"},
            {"loki-tls-insecure-skip-verify", "yes", "true or false"},
            {"no-file", "maybe", "true or false"},
            {"max-size", "20 parsecs", "a size"},

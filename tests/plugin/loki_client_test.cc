@@ -14,6 +14,7 @@
 
 #include "plugin/container_info.h"
 #include "plugin/driver.h"
+#include "plugin/log_options.h"
 #include "tests/tools/fake_loki.h"
 #include "tests/tools/scripted_http_peer.h"
 
@@ -551,6 +552,45 @@ TEST_F(LokiClientTest, TransportErrorsAreRetriedAndCountedAsError) {
   ASSERT_TRUE(client.Flush(kLong));
   EXPECT_EQ(Pushes(metrics_, "error"), 3u);
   EXPECT_EQ(Dropped(metrics_, "retries_exhausted"), 1u);
+}
+
+// loki-retries=0 with no-file=true: the Go driver retries forever, and so does skald; a count
+// gives up after that many retries. Options parsed as dockerd passes them.
+TEST_F(LokiClientTest, RetriesZeroRetriesABatchUntilDelivered) {
+  auto options = [&](const std::string& retries) {
+    LogOptions o = ParseLogOptions({{"loki-url", loki_.PushUrl()},
+                                    {"no-file", "true"},
+                                    {"loki-retries", retries},
+                                    {"loki-min-backoff", "1ms"},
+                                    {"loki-max-backoff", "5ms"},
+                                    {"loki-batch-wait", "20ms"}},
+                                   {});
+    EXPECT_FALSE(o.client.durable);
+    return o.client;
+  };
+  {
+    loki_.FailNext(503, 25);  // far past the default of 10 retries
+    LokiClient client(options("0"), metrics_);
+    client.Push(Entry(Labels(0), 1, "x"));
+    ASSERT_TRUE(client.Flush(kLong));
+    client.Stop(kLong);
+  }
+  const auto delivered = loki_.EntriesOf(Labels(0));
+  ASSERT_EQ(delivered.size(), 1u);
+  EXPECT_EQ(delivered[0].line, "x");
+  EXPECT_EQ(Pushes(metrics_, "503"), 25u);
+  EXPECT_EQ(Dropped(metrics_, "retries_exhausted"), 0u);
+  {
+    loki_.FailNext(503, 25);
+    LokiClient client(options("3"), metrics_);
+    client.Push(Entry(Labels(1), 1, "y"));
+    ASSERT_TRUE(client.Flush(kLong));
+    client.Stop(kLong);
+  }
+  EXPECT_EQ(Pushes(metrics_, "503"), 25u + 4u);  // the first attempt and three retries
+  EXPECT_EQ(Dropped(metrics_, "retries_exhausted"), 1u);
+  EXPECT_TRUE(loki_.EntriesOf(Labels(1)).empty());
+  loki_.ClearFailures();
 }
 
 TEST_F(LokiClientTest, FullBufferDropsTheOldestUnsentEntries) {
