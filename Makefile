@@ -20,6 +20,8 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config clang-format \
   libspdlog-dev libgtest-dev libgmock-dev libsnappy-dev libyaml-cpp-dev libssl-dev \
   libbenchmark-dev libsimdjson-dev libabsl-dev ca-certificates tzdata \
   busybox-static docker-compose curl valgrind docker-registry openssl nginx-light
+# make asan / tsan / fuzz: clang with its sanitizer and libFuzzer runtimes.
+DEB_PACKAGES += clang libclang-rt-14-dev llvm
 
 .PHONY: all deps build test unit integration e2e plugin install uninstall push bench format \
   check-format clean
@@ -115,6 +117,13 @@ BENCH_BUILD ?= build-bench
 BENCH_OUT ?= build/bench
 bench:
 	BENCH_BUILD=$(BENCH_BUILD) BENCH_OUT=$(BENCH_OUT) BENCH_JOBS=$(JOBS) tests/bench/run-bench.sh
+
+# Fuzzing (README: Fuzzing and sanitizers) in a clang build dir of its own: every tests/fuzz
+# target for FUZZ_SECONDS on a scratch copy of its seed corpus.
+.PHONY: fuzz
+FUZZ_SECONDS ?= 60
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) tests/fuzz/run-fuzz.sh
 
 FORMAT_FILES = $(shell git ls-files '*.cc' '*.h')
 format:

@@ -249,7 +249,8 @@ void LabelSet::ForEach(F&& f) const {
   size_t bi = 0, ei = 0;
   const size_t bn = base_ ? base_->size() : 0;
   while (bi < bn || ei < en) {
-    if (ei == en || (bi < bn && (*base_)[bi].name < edits[ei].name)) {
+    // Compared as views: clang 14 rejects std::string < std::string_view (libstdc++ 12's <=>).
+    if (ei == en || (bi < bn && std::string_view((*base_)[bi].name) < edits[ei].name)) {
       f(std::string_view((*base_)[bi].name), std::string_view((*base_)[bi].value));
       ++bi;
       continue;

@@ -98,7 +98,6 @@ class JsonStage final : public Stage {
   std::vector<uint8_t> found_;
   std::vector<Value> values_;  // per expression; swapped into extracted when all went well
   std::vector<std::vector<uint16_t>> by_length_;       // key length -> top_fields_ indexes
-  size_t mark_ = 0;                                    // extracted size before this entry
   std::vector<std::pair<size_t, Value>> overwritten_;  // restored when the input is malformed
 };
 

@@ -12,8 +12,8 @@ SamplingStage::SamplingStage(const YAML::Node& config, const StageContext& ctx) 
     c.Fail("rate", std::to_string(*rate) + " is out of range; expected a number in [0, 1]");
   }
   keep_all_ = *rate >= 1;
-  threshold_ = static_cast<uint64_t>(
-      std::ldexp(*rate, 64) >= 1.8446744073709552e19 ? UINT64_MAX : std::ldexp(*rate, 64));
+  // Below 1, rate * 2^64 is below 2^64 and fits; 2^64 itself (rate 1) would not.
+  threshold_ = keep_all_ ? UINT64_MAX : static_cast<uint64_t>(std::ldexp(*rate, 64));
   reason_ = c.String("drop_counter_reason", "sampling_stage");
   state_ = ctx.build->seed ? ctx.build->seed : static_cast<uint64_t>(ctx.NowNs());
   if (state_ == 0) state_ = 0x9E3779B97F4A7C15ull;

@@ -123,9 +123,10 @@ ContainerInfo KeepLabelSources(const ContainerInfo& info, const LogOptions& opti
   std::optional<RE2> label_re;
   if (!options.labels_regex.empty()) label_re.emplace(options.labels_regex, RE2::Quiet);
   for (const auto& [k, v] : info.container_labels) {
+    // Captured under a name of its own: clang 14 cannot capture a structured binding.
     const bool compose_or_swarm =
         std::any_of(std::begin(kComposeAndSwarmLabels), std::end(kComposeAndSwarmLabels),
-                    [&](const auto& known) { return k == known.first; });
+                    [&name = k](const auto& known) { return name == known.first; });
     if (std::find(label_names.begin(), label_names.end(), k) != label_names.end() ||
         (label_re && RE2::PartialMatch(k, *label_re)) || compose_or_swarm) {
       kept.container_labels[k] = v;

@@ -341,8 +341,9 @@ LogOptions ParseLogOptions(const std::map<std::string, std::string>& config,
   // below need good values and stop at the first problem.
   std::vector<std::string> problems;
   for (const auto& [name, value] : config) {
+    // Captured under a name of its own: clang 14 cannot capture a structured binding.
     auto known = std::find_if(kSpecs.begin(), kSpecs.end(),
-                              [&](const OptionSpec& s) { return s.name == name; });
+                              [&name = name](const OptionSpec& s) { return s.name == name; });
     if (known != kSpecs.end()) continue;
     std::string msg = "skald: unknown log-opt '" + name + "'";
     const OptionSpec* best = nullptr;

@@ -13,6 +13,7 @@
 #include "plugin/driver.h"
 #include "plugin/growing_thread_pool.h"
 #include "plugin/journal.h"
+#include "plugin/plugin_api_requests.h"
 
 namespace skald {
 
@@ -29,18 +30,6 @@ void Reply(httplib::Response& res, const nlohmann::json& body) {
 
 void ReplyErr(httplib::Response& res, const std::string& err) {
   Reply(res, nlohmann::json{{"Err", err}});
-}
-
-// Parses a request body; on failure answers with an error and returns nullopt.
-std::optional<nlohmann::json> ParseBody(const httplib::Request& req, httplib::Response& res) {
-  auto body = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded() || !body.is_object()) {
-    res.status = 400;
-    res.set_content(nlohmann::json{{"Err", "skald: request body is not a JSON object"}}.dump(),
-                    kJsonType);
-    return std::nullopt;
-  }
-  return body;
 }
 
 void ReplyStatusErr(httplib::Response& res, int status, const std::string& err) {
@@ -94,34 +83,35 @@ PluginApiServer::PluginApiServer(Driver& driver)
     Reply(res, nlohmann::json{{"Cap", {{"ReadLogs", read_logs}}}});
   });
 
-  server_->Post(
-      "/LogDriver.StartLogging", [this](const httplib::Request& req, httplib::Response& res) {
-        auto body = ParseBody(req, res);
-        if (!body) return;
-        try {
-          std::string file = body->value("File", "");
-          if (file.empty()) return ReplyErr(res, "skald: StartLogging without a File");
-          auto info = ContainerInfo::FromJson(body->value("Info", nlohmann::json::object()));
-          driver_.StartLogging(file, info);
-          ReplyErr(res, "");
-        } catch (const std::exception& e) {
-          spdlog::warn("StartLogging refused: {}", e.what());
-          ReplyErr(res, e.what());
-        }
-      });
+  server_->Post("/LogDriver.StartLogging",
+                [this](const httplib::Request& req, httplib::Response& res) {
+                  try {
+                    StartLoggingRequest request = ParseStartLoggingRequest(req.body);
+                    driver_.StartLogging(request.file, request.info);
+                    ReplyErr(res, "");
+                  } catch (const BadRequest& e) {
+                    ReplyStatusErr(res, 400, e.what());
+                  } catch (const std::exception& e) {
+                    spdlog::warn("StartLogging refused: {}", e.what());
+                    ReplyErr(res, e.what());
+                  }
+                });
 
   server_->Post("/LogDriver.StopLogging",
                 [this](const httplib::Request& req, httplib::Response& res) {
-                  auto body = ParseBody(req, res);
-                  if (!body) return;
-                  std::string file = body->value("File", "");
-                  driver_.StopLogging(file);  // answers at once; the stream ends at FIFO EOF
+                  StopLoggingRequest request;
+                  try {
+                    request = ParseStopLoggingRequest(req.body);
+                  } catch (const std::invalid_argument& e) {
+                    spdlog::warn("StopLogging refused: {}", e.what());
+                    return ReplyStatusErr(res, 400, e.what());
+                  }
+                  driver_.StopLogging(request.file);  // answers at once; the stream ends at EOF
                   ReplyErr(res, "");
                 });
 
   server_->Post("/LogDriver.ReadLogs", [this](const httplib::Request& req, httplib::Response& res) {
-    auto body = ParseBody(req, res);
-    if (body) ReadLogs(*body, res);
+    ReadLogs(req.body, res);
   });
 }
 
@@ -130,12 +120,13 @@ void PluginApiServer::SetJournalResolver(JournalResolver resolver) {
   resolver_ = std::move(resolver);
 }
 
-void PluginApiServer::ReadLogs(const nlohmann::json& body, httplib::Response& res) {
+void PluginApiServer::ReadLogs(const std::string& body, httplib::Response& res) {
   ContainerInfo info;
   ReadLogsConfig config;
   try {
-    info = ContainerInfo::FromJson(body.value("Info", nlohmann::json::object()));
-    config = ParseReadLogsConfig(body.value("Config", nlohmann::json()));
+    ReadLogsRequest request = ParseReadLogsRequest(body);
+    info = std::move(request.info);
+    config = request.config;
   } catch (const std::exception& e) {
     spdlog::warn("ReadLogs refused: {}", e.what());
     return ReplyStatusErr(res, 400, e.what());

@@ -14,7 +14,6 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
-#include <nlohmann/json_fwd.hpp>
 #include <set>
 #include <string>
 #include <thread>
@@ -64,7 +63,7 @@ class PluginApiServer {
     std::shared_ptr<Journal> journal_;
   };
 
-  void ReadLogs(const nlohmann::json& body, httplib::Response& res);
+  void ReadLogs(const std::string& body, httplib::Response& res);
 
   Driver& driver_;
   mutable std::mutex resolver_mu_;

@@ -17,6 +17,23 @@ TEST(SamplingStage, KeepsAboutRateOfEntries) {
   EXPECT_EQ(obs.drops[0], "sampling_stage");
 }
 
+// The threshold was rate * 2^64 converted to an integer: 2^64 does not fit (undefined
+// behaviour, reported by UBSan's float-cast-overflow under `make asan`).
+TEST(SamplingStage, RateOneKeepsEveryEntry) {
+  RecordingObserver obs;
+  std::vector<std::string> lines(1000, "x");
+  EXPECT_EQ(testing::RunLines("- sampling: {rate: 1}", lines, {}, &obs).size(), 1000u);
+  EXPECT_TRUE(obs.drops.empty());
+}
+
+TEST(SamplingStage, RateJustBelowOneKeepsAlmostEveryEntry) {
+  Pipeline::SetSamplingSeedForTesting(7);
+  std::vector<std::string> lines(1000, "x");
+  auto out = testing::RunLines("- sampling: {rate: 0.9999999999999999}", lines);
+  Pipeline::SetSamplingSeedForTesting(0);
+  EXPECT_EQ(out.size(), 1000u);
+}
+
 TEST(SamplingStage, CustomDropReason) {
   RecordingObserver obs;
   testing::RunLines("- sampling: {rate: 0, drop_counter_reason: sampled_out}", {"x"}, {}, &obs);

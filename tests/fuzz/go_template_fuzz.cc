@@ -1,0 +1,53 @@
+// Fuzz target: Go templates (the template and replace stages' language) parsed and executed.
+//
+// Input: the template text. It runs on data holding every kind of value (strings, numbers,
+// booleans, null; `.Entry` and `.Value` are the input itself, as the stages pass the line).
+// Checks: a refusal is a ConfigError with a message; an execution that succeeds gives at most
+// kMaxOutputBytes, one that fails says why, and executing again gives the same result.
+#include <cstdint>
+#include <string>
+
+#include "pipeline_stages/config_error.h"
+#include "pipeline_stages/go_template.h"
+#include "tests/fuzz/fuzz_support.h"
+
+using skald::stages::GoTemplate;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text = skald::fuzz::AsView(data, size);
+  GoTemplate tmpl;
+  try {
+    tmpl = GoTemplate::Parse(text);
+  } catch (const skald::stages::ConfigError& e) {
+    FUZZ_CHECK(e.what()[0] != '\0');
+    return 0;
+  }
+  skald::stages::MapTemplateData values;
+  values.SetString("Entry", std::string(text));
+  values.SetString("Value", std::string(text));
+  values.SetString("level", "error");
+  values.SetString("msg", "disk full \xc3\xa9 ok");
+  values.SetString("empty", "");
+  values.SetString("num", "42");
+  values.SetInt("count", 7);
+  values.SetInt("big", INT64_MAX);
+  values.SetInt("neg", INT64_MIN);
+  values.SetDouble("ratio", 0.5);
+  values.SetDouble("huge", 1e308);
+  values.SetBool("ok", true);
+  values.SetNull("nothing");
+
+  std::string out, error;
+  const GoTemplate::Result result = tmpl.Execute(values, &out, &error);
+  if (result == GoTemplate::Result::kOk) {
+    FUZZ_CHECK(out.size() <= GoTemplate::kMaxOutputBytes);
+  } else {
+    FUZZ_CHECK(!error.empty());
+  }
+  std::string again;
+  const GoTemplate copy = tmpl;
+  FUZZ_CHECK(copy.Execute(values, &again) == result);
+  if (result == GoTemplate::Result::kOk) FUZZ_CHECK(again == out);
+  FUZZ_CHECK(tmpl.source() == text);
+  return 0;
+}

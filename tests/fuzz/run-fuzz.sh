@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# `make fuzz`: builds the libFuzzer targets of tests/fuzz (clang; ASan, UBSan) in their own
+# build directory and runs each for FUZZ_SECONDS on a scratch copy of its seed corpus
+# (tests/fuzz/corpus/<name>/ is never modified). Prints per target the executions, libFuzzer's
+# final coverage (cov: edges, ft: features) and the corpus size; fails when any target found a
+# crash, a leak, a timeout or an out-of-memory (the input is saved in the run directory).
+#
+# Environment (all optional):
+#   FUZZ_BUILD     build directory (build-fuzz)
+#   FUZZ_SECONDS   seconds per target (60)
+#   FUZZ_TARGETS   names to run, e.g. "go_template relabel" (every target)
+#   FUZZ_JOBS      ninja -j (2)
+#   FUZZ_RUNS      where runs go: <dir>/<name>/{corpus,crashes,log} (FUZZ_BUILD/runs)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+build="${FUZZ_BUILD:-build-fuzz}"
+seconds="${FUZZ_SECONDS:-60}"
+jobs="${FUZZ_JOBS:-2}"
+runs="${FUZZ_RUNS:-$build/runs}"
+
+log() { printf '[fuzz] %s\n' "$*" >&2; }
+
+if [[ ! -f "$build/build.ninja" ]]; then
+  # -O1 without NDEBUG: sanitizer reports with usable stacks, and the libraries' own checks on.
+  CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DSKALD_FUZZ=ON \
+    -DSKALD_BUILD_TESTS=OFF -DSKALD_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" >/dev/null
+fi
+build_start=$(date +%s)
+ninja -C "$build" -j"$jobs"
+log "built in $(($(date +%s) - build_start)) s"
+
+names=()
+if [[ -n "${FUZZ_TARGETS:-}" ]]; then
+  read -r -a names <<<"$FUZZ_TARGETS"
+else
+  for src in tests/fuzz/*_fuzz.cc; do
+    n="$(basename "$src" .cc)"
+    names+=("${n%_fuzz}")
+  done
+fi
+
+export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+rows=()
+failed=()
+for name in "${names[@]}"; do
+  bin="$build/tests/fuzz/${name}_fuzz"
+  seeds="tests/fuzz/corpus/$name"
+  [[ -x "$bin" ]] || { log "$name: no binary $bin"; exit 2; }
+  [[ -d "$seeds" ]] || { log "$name: no seed corpus $seeds"; exit 2; }
+  dir="$runs/$name"
+  rm -rf "$dir" && mkdir -p "$dir/corpus" "$dir/crashes"
+  cp -a "$seeds/." "$dir/corpus/"
+  args=(-max_total_time="$seconds" -print_final_stats=1 -timeout=30 -rss_limit_mb=2048
+    -artifact_prefix="$dir/crashes/")
+  [[ -f "tests/fuzz/$name.dict" ]] && args+=(-dict="tests/fuzz/$name.dict")
+  log "$name: ${seconds} s"
+  rc=0
+  "$bin" "${args[@]}" "$dir/corpus" >"$dir/log" 2>&1 || rc=$?
+  execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -1)"
+  speed="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$dir/log" | tail -1)"
+  final="$(grep -E '^#[0-9]+.*cov: [0-9]+' "$dir/log" | tail -1 || true)"
+  cov="$(sed -n 's/.*cov: \([0-9]*\).*/\1/p' <<<"$final")"
+  ft="$(sed -n 's/.*ft: \([0-9]*\).*/\1/p' <<<"$final")"
+  corp="$(sed -n 's/.*corp: \([0-9]*\).*/\1/p' <<<"$final")"
+  result=ok
+  if [[ $rc -ne 0 ]]; then
+    result="FAILED (exit $rc)"
+    failed+=("$name")
+    log "$name: FAILED; input and log in $dir:"
+    ls "$dir/crashes" >&2 || true
+    grep -E 'ERROR:|runtime error:|invariant failed|deadly signal|uncaught|SUMMARY' "$dir/log" \
+      | head -20 >&2 || true
+  fi
+  rows+=("| $name | $seconds | ${execs:-?} | ${speed:-?} | ${cov:-?} | ${ft:-?} | ${corp:-?} | $result |")
+done
+
+echo
+echo "| target | seconds | executions | exec/s | cov | ft | corpus | result |"
+echo "|---|---|---|---|---|---|---|---|"
+printf '%s\n' "${rows[@]}"
+if [[ ${#failed[@]} -gt 0 ]]; then
+  log "crashes in: ${failed[*]} (reproduce: $build/tests/fuzz/<name>_fuzz <input>)"
+  exit 1
+fi
