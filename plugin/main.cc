@@ -21,7 +21,7 @@
 #include <thread>
 
 #include "plugin/driver.h"
-#include "plugin/journal.h"
+#include "plugin/journal_store.h"
 #include "plugin/log_options.h"
 #include "plugin/metrics.h"
 #include "plugin/metrics_http_server.h"
