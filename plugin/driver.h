@@ -39,6 +39,8 @@
 #include "plugin/container_info.h"
 #include "plugin/fifo_reader.h"
 #include "plugin/journal.h"
+#include "plugin/journal_store.h"
+#include "plugin/journal_writer.h"
 #include "plugin/log_options.h"
 #include "plugin/loki_client.h"
 #include "plugin/metrics.h"

@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "plugin/frame_codec.h"
+#include "plugin/journal_frame_reader.h"
 
 namespace skald {
 

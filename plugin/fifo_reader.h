@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "plugin/journal.h"
+#include "plugin/journal_writer.h"
 #include "plugin/line_assembler.h"
 #include "plugin/log_limiter.h"
 #include "plugin/metrics.h"

@@ -128,19 +128,18 @@ std::optional<LogEntryView> DecodeLogEntry(std::string_view body) {
 }
 
 FrameStatus NextFrame(std::string_view buffer, std::string_view* body, std::size_t* consumed) {
-  if (buffer.size() < 4) return FrameStatus::kNeedMore;
-  const auto* b = reinterpret_cast<const uint8_t*>(buffer.data());
-  uint32_t len = (uint32_t{b[0]} << 24) | (uint32_t{b[1]} << 16) | (uint32_t{b[2]} << 8) | b[3];
+  if (buffer.size() < kFrameLengthBytes) return FrameStatus::kNeedMore;
+  uint32_t len = ReadFrameLength(buffer.data());
   if (len > kMaxFrameBytes) return FrameStatus::kTooLarge;
-  if (buffer.size() - 4 < len) return FrameStatus::kNeedMore;
-  *body = buffer.substr(4, len);
-  *consumed = 4 + static_cast<std::size_t>(len);
+  if (buffer.size() - kFrameLengthBytes < len) return FrameStatus::kNeedMore;
+  *body = buffer.substr(kFrameLengthBytes, len);
+  *consumed = kFrameLengthBytes + static_cast<std::size_t>(len);
   return FrameStatus::kOk;
 }
 
 void EncodeFrame(const LogEntryView& e, std::string& out) {
   std::size_t header = out.size();
-  out.append(4, '\0');
+  out.append(kFrameLengthBytes, '\0');
   if (!e.source.empty()) PutBytesField(1, e.source, out);
   if (e.time_nano != 0) {
     PutVarint(2 << 3, out);
@@ -164,11 +163,7 @@ void EncodeFrame(const LogEntryView& e, std::string& out) {
     }
     PutBytesField(5, meta, out);
   }
-  uint32_t len = static_cast<uint32_t>(out.size() - header - 4);
-  out[header] = static_cast<char>(len >> 24);
-  out[header + 1] = static_cast<char>(len >> 16);
-  out[header + 2] = static_cast<char>(len >> 8);
-  out[header + 3] = static_cast<char>(len);
+  WriteFrameLength(static_cast<uint32_t>(out.size() - header - kFrameLengthBytes), &out[header]);
 }
 
 }  // namespace skald

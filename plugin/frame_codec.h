@@ -1,9 +1,10 @@
 // Frame codec: dockerd's log stream as it arrives on a logging plugin's FIFO.
 //
 // The stream is a sequence of frames `[uint32 big-endian length][protobuf LogEntry]`
-// (moby daemon/logger/internal/logdriver/entry.proto). DecodeLogEntry parses one body without
-// copying: the views point into the caller's buffer and live as long as it does. Unknown
-// fields are skipped. EncodeFrame produces the same framing (used by ReadLogs, tests, loadgen).
+// (plugin/frame_format.h; moby daemon/logger/internal/logdriver/entry.proto). DecodeLogEntry parses
+// one body without copying: the views point into the caller's buffer and live as long as it does.
+// Unknown fields are skipped. EncodeFrame produces the same framing (used by ReadLogs, tests,
+// loadgen).
 #pragma once
 
 #include <cstddef>
@@ -12,10 +13,9 @@
 #include <string>
 #include <string_view>
 
-namespace skald {
+#include "plugin/frame_format.h"
 
-// Frames longer than this are treated as a corrupt stream (real frames are about 16.5 KiB).
-inline constexpr std::size_t kMaxFrameBytes = 1024 * 1024;
+namespace skald {
 
 struct LogEntryView {
   std::string_view source;  // "stdout" or "stderr"

@@ -1,46 +1,33 @@
 // Journal: one container's log stream on disk, exactly as the daemon framed it.
 //
-// A journal is a directory `<state>/containers/<container id>/` holding rotated segment files
-// `<seq>.seg` (seq: 10 decimal digits, ascending; a segment is named once and never renamed).
-// Each segment holds raw frames `[uint32 big-endian length][LogEntry]` from one FIFO, and starts
-// at a frame boundary. Bytes move from the FIFO into the active segment with splice(2), so a
-// byte leaves the FIFO only into the journal: a kill -9 loses nothing the daemon wrote, and on
-// restart a writer resumed on the same FIFO completes a frame that the kill cut in half.
+// A journal is a directory of rotated segment files holding raw frames from the container's
+// FIFOs, and two metadata files (plugin/journal_format.h describes them). Bytes move from the
+// FIFO into the active segment with splice(2), so a byte leaves the FIFO only into the
+// journal: a kill -9 loses nothing the daemon wrote, and on restart a writer resumed on the
+// same FIFO completes a frame that the kill cut in half.
 //
-// A segment is "live" while a writer may still append to it (a marker file `<seq>.live` holds
-// the FIFO path; it survives a crash so the session can be resumed) and "sealed" afterwards.
-// Rotation happens only at frame boundaries: when the active segment reaches
-// `max_segment_bytes`, the bytes after its last complete frame are copied to the start of the
-// new segment before the old one is truncated to that boundary. A sealed segment that still
-// ends inside a frame (a crash between those two steps, or a session that ended mid-frame) is
-// read only up to its last complete frame; the torn bytes are skipped and counted.
+// A segment is "live" while a writer may still append to it and "sealed" afterwards. A
+// Journal::Writer (plugin/journal_writer.h) appends and rotates at frame boundaries; any
+// number of JournalFrameReaders (plugin/journal_frame_reader.h) read frames in order. All the
+// journals of one state directory belong to a JournalStore (plugin/journal_store.h).
 //
 // Budgets: beyond `max_segments` the oldest segment is evicted (deleted), after the evict hook
 // has seen it (its owner counts the lines it had not shipped yet). With `block_when_full`, a
 // segment holding data at or after the acknowledged position is never evicted: the writer
 // stops taking bytes (SpliceFrom returns kFull) until acknowledgements move on.
 //
-// Metadata beside the segments: `info.json` (the StartLogging Info of the latest session: the
-// labels and options a restarted plugin needs to replay the journal) and `cursor` (the oldest
-// position not yet acknowledged by Loki), each replaced atomically (write temp file, rename).
-//
-// Threads: one writer per live segment (the FIFO reader's thread); any number of
-// JournalFrameReaders on other threads (shipping, `docker logs`). The segment list is guarded
-// by the journal's mutex; readers see bytes as soon as SpliceFrom returns.
+// Threads: one writer per live segment (the FIFO reader's thread); any number of readers on
+// other threads (shipping, `docker logs`). The segment list (plugin/journal_segments.h) is
+// guarded by the journal's mutex; readers see bytes as soon as SpliceFrom returns.
 // The journal knows bytes, frames, segments and positions; not Loki, not stages, not Docker.
 #pragma once
 
 #include <chrono>
-#include <compare>
-#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +35,8 @@
 #include "plugin/journal_position.h"
 
 namespace skald {
+
+struct JournalSegments;
 
 struct JournalLimits {
   int64_t max_segment_bytes = 20 * 1024 * 1024;  // rotate past this (max-size); < 0: never
@@ -70,7 +59,8 @@ class Journal {
   void SetLimits(JournalLimits limits);
   JournalLimits limits() const;
 
-  // --- Metadata (atomic replace; the read functions return nullopt when absent/unreadable).
+  // --- Metadata (info.json replaced atomically, the cursor rewritten in place; the read
+  // functions return nullopt when absent or unreadable).
   void WriteInfo(std::string_view json);
   std::optional<std::string> ReadInfo() const;
   void WriteCursor(JournalPosition cursor);
@@ -98,7 +88,7 @@ class Journal {
   };
   std::vector<LiveSession> LiveSessions() const;
 
-  // --- Writers.
+  // --- Writers (Journal::Writer is defined in plugin/journal_writer.h).
   // Begins a session: a new segment after the last one, marked live with `fifo_path`.
   std::unique_ptr<Writer> StartWriter(const std::string& fifo_path);
   // Continues the live `session` found on disk (same segment, appends at its end).
@@ -128,120 +118,11 @@ class Journal {
   void Interrupt();
 
  private:
-  struct Impl;
-  explicit Journal(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  explicit Journal(std::unique_ptr<JournalSegments> segments);
+  std::unique_ptr<JournalSegments> segments_;
+  std::weak_ptr<Journal> self_;  // handed to writers
   friend class Writer;
   friend class JournalFrameReader;  // one consistent view of a segment per look
-};
-
-class Journal::Writer {
- public:
-  enum class Status {
-    kMoved,       // `bytes` > 0 bytes moved
-    kWouldBlock,  // nothing to read now (EAGAIN)
-    kEof,         // the FIFO's writer closed it
-    kFull,        // block_when_full and no room: nothing was taken from the FIFO
-  };
-  struct Result {
-    Status status;
-    std::size_t bytes = 0;
-  };
-
-  ~Writer();  // does NOT seal: a writer destroyed by shutdown is resumed at the next start
-  Writer(const Writer&) = delete;
-  Writer& operator=(const Writer&) = delete;
-
-  // Moves at most `max_bytes` from `fd` (a FIFO opened O_NONBLOCK) into the journal with
-  // splice(2) (falls back to read+write where splice is refused), then rotates and evicts as
-  // the limits say. Throws std::system_error on a write error (disk full, ...) when nothing
-  // was moved; bytes it could not take are still in the FIFO, and a rotation that failed
-  // left the writer on its segment (it is tried again next time).
-  Result SpliceFrom(int fd, std::size_t max_bytes);
-  // Appends bytes (tests, and sources that are not FIFOs). Rotates and evicts the same way.
-  // Throws std::system_error on a write error.
-  void Append(std::string_view bytes);
-  // Cuts the active segment after its last complete frame and returns the bytes cut (the
-  // start of a frame whose rest is still in the FIFO), so that they can be carried elsewhere
-  // when the journal cannot take more. Throws std::system_error on an I/O error.
-  std::string CutAtFrameBoundary();
-  // The session is over (EOF, or the journal is given up): the active segment becomes sealed
-  // and its marker is removed. Never throws; errors are logged (a marker that could not be
-  // removed is sealed again at the next start).
-  void Seal();
-  uint64_t segment() const;  // the active segment
-
- private:
-  friend class Journal;
-  struct State;
-  explicit Writer(std::shared_ptr<Journal> journal, std::unique_ptr<State> state);
-  std::shared_ptr<Journal> journal_;
-  std::unique_ptr<State> state_;
-};
-
-// Reads frames from a journal, from a position on, across segments in order.
-// At the end of a live segment it reports kWait; it moves on to the next segment only once
-// the current one is sealed. When its segment was evicted it continues at the oldest segment
-// left (and counts the bytes it skipped). A segment that cannot be opened or read (removed by
-// hand, an I/O error) is given up: its unread bytes are counted as lost by this reader, one
-// whose file is gone is forgotten by the journal, and the reader goes on with the next. A
-// failure that passes (EMFILE, ENOMEM) is kRetry: nothing is given up. Never throws.
-class JournalFrameReader {
- public:
-  enum class Status {
-    kFrame,    // `body` is one frame body (LogEntry bytes, no prefix); valid until Next()
-    kWait,     // at the end of a live segment: more may come
-    kEnd,      // everything is read and every segment is sealed
-    kCorrupt,  // a length prefix over kMaxFrameBytes; the reader has moved to the next segment
-    kRetry,    // a segment could not be opened for a moment (no descriptor, no memory): ask again
-  };
-  JournalFrameReader(std::shared_ptr<Journal> journal, JournalPosition from);
-  ~JournalFrameReader();
-  JournalFrameReader(const JournalFrameReader&) = delete;
-  JournalFrameReader& operator=(const JournalFrameReader&) = delete;
-
-  // `start` is the position of the frame's length prefix; position() is right after it.
-  Status Next(std::string_view* body, JournalPosition* start);
-  JournalPosition position() const;
-  // Bytes skipped: torn frames at the end of sealed segments, evicted data jumped over.
-  uint64_t skipped_bytes() const;
-  // Bytes of segments that could not be read (their lines are lost).
-  uint64_t lost_bytes() const;
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
-};
-
-// All journals under one state directory (`<root>/containers/<id>/`), and the plugin-wide
-// budget over them. A store holds an exclusive lock on `<root>/lock` for its life: two copies
-// of the plugin (say `skald` and an alias `loki`) sharing a state directory would replay each
-// other's journals.
-class JournalStore {
- public:
-  // Another process holds the state directory's lock.
-  class InUse : public std::runtime_error {
-   public:
-    using std::runtime_error::runtime_error;
-  };
-
-  // Throws std::system_error naming `root` when it cannot be created or written, InUse when
-  // another process holds its lock.
-  JournalStore(std::filesystem::path root, uint64_t max_total_bytes);
-  ~JournalStore();
-  JournalStore(const JournalStore&) = delete;
-  JournalStore& operator=(const JournalStore&) = delete;
-
-  const std::filesystem::path& root() const;
-  std::filesystem::path ContainerDir(const std::string& container_id) const;
-  // Container ids that have a journal directory.
-  std::vector<std::string> ContainerIds() const;
-  uint64_t max_total_bytes() const;
-
- private:
-  std::filesystem::path root_;
-  uint64_t max_total_bytes_;
-  int lock_fd_ = -1;
 };
 
 }  // namespace skald

@@ -23,7 +23,7 @@
 
 #include "plugin/cli.h"
 #include "plugin/driver.h"
-#include "plugin/journal.h"
+#include "plugin/journal_store.h"
 #include "plugin/log_options.h"
 #include "plugin/metrics.h"
 #include "plugin/metrics_http_server.h"

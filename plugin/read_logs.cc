@@ -10,6 +10,7 @@
 
 #include "plugin/frame_codec.h"
 #include "plugin/journal.h"
+#include "plugin/journal_frame_reader.h"
 
 namespace skald {
 namespace {

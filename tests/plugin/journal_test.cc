@@ -13,6 +13,9 @@
 #include <thread>
 
 #include "plugin/frame_codec.h"
+#include "plugin/journal_frame_reader.h"
+#include "plugin/journal_store.h"
+#include "plugin/journal_writer.h"
 
 namespace skald {
 namespace {
@@ -866,7 +869,7 @@ TEST_F(JournalTest, InterruptWakesAWaiterWithoutData) {
   EXPECT_EQ(journal->End(), (JournalPosition{}));
 }
 
-// journal.cc, JournalFrameReader::State::GiveUp / Journal::Impl::MarkUnreadable: any reader
+// JournalFrameReader::State::GiveUp / JournalSegments::MarkUnreadable: any reader
 // that fails to open a sealed segment, for any errno but ENOENT, makes the journal forget it.
 // A `docker logs` reader (or OnEvict's counting reader, or Tail's counting readers) that meets
 // a transient EMFILE therefore removes the segment from under the stream's own reader, which

@@ -1,0 +1,91 @@
+// JournalSegments: one journal's segment list (guarded by `mu`) and the file-system operations
+// on it. The Journal owns it; its writers and frame readers share it through the Journal. Not
+// a public interface: the fields are the journal's state, and each function says which lock
+// it takes (none of them may be called with `mu` held unless its name ends in Locked).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "plugin/journal.h"
+#include "plugin/journal_format.h"
+#include "plugin/journal_position.h"
+
+namespace skald {
+
+struct JournalSegments {
+  struct Segment {
+    uint64_t size = 0;      // bytes in the file; 0 while it does not exist yet
+    bool has_file = false;  // false: reserved by a live session that has not had a byte yet
+    bool live = false;      // a marker names a FIFO; a writer may (still) append
+    bool writer = false;    // a Writer object is attached now
+    std::optional<uint64_t> readable;  // sealed: bytes up to the last complete frame
+    // A reader could not open or read this live segment (its file was removed, an I/O
+    // error): the writer moves to a new segment at its next write.
+    bool unreadable = false;
+    std::string fifo_path;
+  };
+
+  std::filesystem::path dir;
+
+  mutable std::mutex mu;
+  mutable std::condition_variable changed;
+  JournalLimits limits;
+  std::map<uint64_t, Segment> segments;
+  std::map<uint64_t, uint64_t> evicted;  // seq -> bytes, for readers that jump over them
+  uint64_t next_seq = 1;
+  uint64_t version = 0;
+  JournalPosition acknowledged;
+  std::function<void(uint64_t)> evict_hook;
+
+  std::mutex evict_mu;  // one eviction at a time; held across the hook (`mu` is not)
+
+  std::filesystem::path SegmentPath(uint64_t seq) const {
+    return dir / JournalFileName(seq, kJournalSegmentExt);
+  }
+  std::filesystem::path MarkerPath(uint64_t seq) const {
+    return dir / JournalFileName(seq, kJournalMarkerExt);
+  }
+
+  void Notify() { changed.notify_all(); }
+
+  // Lists the directory's segments and markers (once, before anything else uses the list),
+  // removes leftovers of interrupted atomic replaces and empty sealed segments, and repairs
+  // rotations a crash interrupted. Throws std::system_error when the directory cannot be read.
+  void Scan();
+  void RepairInterruptedRotation(uint64_t older, uint64_t newer);
+
+  // Writer side.
+  uint64_t Reserve(const std::string& fifo_path);
+  // Undoes Reserve() of a rotation that failed: removes the marker, any file, the entry.
+  void Unreserve(uint64_t seq);
+  // Returns true when a reader found the segment unreadable (the writer should rotate).
+  bool Publish(uint64_t seq, uint64_t size);
+  void Seal(uint64_t seq, uint64_t readable);
+  bool RoomFor(uint64_t rotating_seq, uint64_t rotating_boundary);
+  // Journal::EvictOldest.
+  uint64_t EvictOldest();
+  void EvictWhileOver();
+
+  // Reader side.
+  uint64_t SealedReadable(uint64_t seq);
+  // The file of `seq` is gone: a sealed segment is forgotten (its bytes are lost), a live one
+  // is flagged for its writer. Returns its size, or nullopt when it is no longer listed
+  // (evicted meanwhile).
+  std::optional<uint64_t> MarkUnreadable(uint64_t seq);
+  // The size of `seq`, or nullopt when it is not listed.
+  std::optional<uint64_t> ListedSize(uint64_t seq) const;
+
+  bool AcknowledgedLocked(uint64_t seq, uint64_t readable) const {
+    return acknowledged.segment > seq ||
+           (acknowledged.segment == seq && acknowledged.offset >= readable);
+  }
+};
+
+}  // namespace skald
