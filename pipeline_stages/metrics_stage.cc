@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 
 namespace skald::stages {
 namespace {
@@ -139,7 +140,7 @@ MetricsStage::MetricsStage(const YAML::Node& config, const StageContext& ctx) : 
             double d = 0;
             const std::string s = x.IsScalar() ? x.Scalar() : "";
             auto r = std::from_chars(s.data(), s.data() + s.size(), d);
-            if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size()) {
+            if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size() || std::isnan(d)) {
               cc.Fail("buckets", DescribeNode(x) + " is not a number");
             }
             if (!m.desc.buckets.empty() && d <= m.desc.buckets.back()) {
@@ -147,7 +148,8 @@ MetricsStage::MetricsStage(const YAML::Node& config, const StageContext& ctx) : 
             }
             m.desc.buckets.push_back(d);
           }
-        } else {
+        }
+        if (m.desc.buckets.empty()) {  // Prometheus' default buckets, as Promtail gets them
           m.desc.buckets = {.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10};
         }
         break;

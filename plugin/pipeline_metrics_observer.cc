@@ -2,7 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <cmath>
 #include <set>
 #include <stdexcept>
 #include <vector>
@@ -20,10 +19,28 @@ MetricLabels ToMetricLabels(const stages::LabelSet& labels) {
   return out;
 }
 
-// The families a metric appears as on /metrics.
-std::vector<std::string> ExportedNames(const stages::MetricDesc& d) {
-  if (d.type == Type::kHistogram) return {d.name + "_count", d.name + "_sum"};
+MetricType RegistryType(Type type) {
+  switch (type) {
+    case Type::kCounter:
+      return MetricType::kCounter;
+    case Type::kGauge:
+      return MetricType::kGauge;
+    case Type::kHistogram:
+      break;
+  }
+  return MetricType::kHistogram;
+}
+
+// The names a metric takes on /metrics.
+std::vector<std::string> WrittenNames(const stages::MetricDesc& d) {
+  if (d.type == Type::kHistogram) {
+    return {d.name, d.name + "_bucket", d.name + "_count", d.name + "_sum"};
+  }
   return {d.name};
+}
+
+std::string HistogramNames(const stages::MetricDesc& d) {
+  return "(exported as " + d.name + "_bucket, " + d.name + "_count and " + d.name + "_sum)";
 }
 
 std::string Describe(const stages::MetricDesc& d) {
@@ -35,14 +52,22 @@ std::string Describe(const stages::MetricDesc& d) {
     case Type::kHistogram:
       break;
   }
-  return "a histogram (exported as " + d.name + "_count and " + d.name + "_sum)";
+  return "a histogram " + HistogramNames(d);
 }
 
 // What `d` would make of the name `taken`: the metric itself, or one of a histogram's families.
 std::string DescribeAs(const stages::MetricDesc& d, const std::string& taken) {
   if (d.name == taken) return Describe(d);
-  return "a family of the histogram " + d.name + " (exported as " + d.name + "_count and " +
-         d.name + "_sum)";
+  return "a family of the histogram " + d.name + " " + HistogramNames(d);
+}
+
+std::string Buckets(const std::vector<double>& bounds) {
+  std::string out = "[";
+  for (double b : bounds) {
+    if (out.size() > 1) out += ", ";
+    AppendPrometheusFloat(out, b);
+  }
+  return out + "]";
 }
 
 }  // namespace
@@ -79,17 +104,26 @@ void PipelineMetricsObserver::StageFailed(std::string_view stage, std::string_vi
 
 std::unique_ptr<stages::MetricDeclaration> PipelineMetricsObserver::DeclareMetric(
     const stages::MetricDesc& desc, std::string_view declared_by) {
-  const std::vector<std::string> exported = ExportedNames(desc);
+  const std::vector<std::string> written = WrittenNames(desc);
   std::lock_guard lock(mu_);
   // Metrics whose names this one would take. A live one refuses the declaration; one whose
   // declarations are all gone makes way (with its series).
   std::set<std::string> replaced;
   auto check = [&](const std::string& taken, const std::string& other_name) {
     const Declared& other = declared_.at(other_name);
-    if (other_name == desc.name && other.desc.type == desc.type) return;  // the same metric
+    const bool same = other_name == desc.name && other.desc.type == desc.type;
+    if (same && other.desc.buckets == desc.buckets) return;  // the same metric
     if (other.declarers.empty()) {
       replaced.insert(other_name);
       return;
+    }
+    if (same) {
+      throw stages::ConfigError(
+          "metric name " + taken + " is already a histogram with buckets " +
+          Buckets(other.desc.buckets) + ", declared by " + other.declarers.front() +
+          "; here its buckets would be " + Buckets(desc.buckets) +
+          ". A histogram has one set of buckets across all containers while one that declared "
+          "it runs: give them the same buckets, or rename one of them");
     }
     throw stages::ConfigError(
         "metric name " + taken + " is already " + DescribeAs(other.desc, taken) + ", declared by " +
@@ -98,38 +132,33 @@ std::unique_ptr<stages::MetricDeclaration> PipelineMetricsObserver::DeclareMetri
         "rename one of them (the metric's name or its prefix)");
   };
   if (declared_.count(desc.name)) check(desc.name, desc.name);
-  for (const std::string& name : exported) {
+  for (const std::string& name : written) {
     if (auto it = owner_.find(name); it != owner_.end()) check(name, it->second);
   }
   for (const std::string& name : replaced) {
-    for (const std::string& family : ExportedNames(declared_.at(name).desc)) {
-      metrics_.RemoveFamily(family);
-      owner_.erase(family);
-    }
+    metrics_.RemoveFamily(name);
+    for (const std::string& taken : WrittenNames(declared_.at(name).desc)) owner_.erase(taken);
     declared_.erase(name);
   }
   auto [it, created] = declared_.try_emplace(desc.name);
   // A metric follows the declaration that created it, or the first after all were gone.
   if (created || it->second.declarers.empty()) {
     it->second.desc = desc;
+    MetricsRegistry::FamilyOptions options;
+    options.type = RegistryType(desc.type);
+    options.help = desc.description;
+    options.buckets = desc.buckets;
+    options.max_idle_ns = desc.max_idle_duration_ns;
+    options.max_series = kMaxSeriesPerMetric;
     try {
-      for (const std::string& name : exported) {
-        MetricsRegistry::FamilyOptions options;
-        options.is_counter = desc.type != Type::kGauge;
-        options.help = desc.description;
-        options.max_idle_ns = desc.max_idle_duration_ns;
-        options.max_series = kMaxSeriesPerMetric;
-        metrics_.DeclareFamily(name, options);
-        owner_[name] = desc.name;
+      metrics_.DeclareFamily(desc.name, options);
+      for (const std::string& name : written) owner_[name] = desc.name;
+    } catch (const std::logic_error& e) {
+      if (created) declared_.erase(it);
+      if (dynamic_cast<const std::invalid_argument*>(&e)) {
+        throw stages::ConfigError("metric " + desc.name + ": " + e.what());
       }
-    } catch (const std::logic_error&) {
       // Only a family of the plugin's own can be in the way of a new metric's name.
-      if (created) {
-        for (const std::string& name : exported) {
-          if (owner_.erase(name)) metrics_.RemoveFamily(name);
-        }
-        declared_.erase(it);
-      }
       throw stages::ConfigError("metric name " + desc.name +
                                 " is one of the plugin's own metrics: choose another name or "
                                 "prefix");
@@ -167,32 +196,23 @@ void PipelineMetricsObserver::UpdateDropped(const std::string& name,
 
 void PipelineMetricsObserver::CounterAdd(const stages::MetricDesc& desc,
                                          const stages::LabelSet& labels, double delta) {
-  if (delta <= 0) return;
-  UpdateDropped(desc.name, metrics_.CounterAdd(desc.name, ToMetricLabels(labels),
-                                               static_cast<uint64_t>(std::llround(delta))));
+  if (!(delta >= 0)) return;  // a counter never goes down (Promtail skips these too)
+  UpdateDropped(desc.name, metrics_.CounterAdd(desc.name, ToMetricLabels(labels), delta));
 }
 
 void PipelineMetricsObserver::GaugeSet(const stages::MetricDesc& desc,
                                        const stages::LabelSet& labels, double value) {
-  UpdateDropped(desc.name,
-                metrics_.GaugeSet(desc.name, ToMetricLabels(labels), std::llround(value)));
+  UpdateDropped(desc.name, metrics_.GaugeSet(desc.name, ToMetricLabels(labels), value));
 }
 
 void PipelineMetricsObserver::GaugeAdd(const stages::MetricDesc& desc,
                                        const stages::LabelSet& labels, double delta) {
-  UpdateDropped(desc.name,
-                metrics_.GaugeAdd(desc.name, ToMetricLabels(labels), std::llround(delta)));
+  UpdateDropped(desc.name, metrics_.GaugeAdd(desc.name, ToMetricLabels(labels), delta));
 }
 
 void PipelineMetricsObserver::HistogramObserve(const stages::MetricDesc& desc,
                                                const stages::LabelSet& labels, double value) {
-  MetricLabels l = ToMetricLabels(labels);
-  const MetricsRegistry::Update count = metrics_.CounterAdd(desc.name + "_count", l, 1);
-  if (count != MetricsRegistry::Update::kApplied) return UpdateDropped(desc.name, count);
-  if (value > 0) {
-    UpdateDropped(desc.name, metrics_.CounterAdd(desc.name + "_sum", l,
-                                                 static_cast<uint64_t>(std::llround(value))));
-  }
+  UpdateDropped(desc.name, metrics_.HistogramObserve(desc.name, ToMetricLabels(labels), value));
 }
 
 }  // namespace skald

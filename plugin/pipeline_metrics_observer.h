@@ -4,14 +4,15 @@
 // failed on (and passed on unchanged) in skald_stage_errors_total{stage,reason}; the metrics a
 // `metrics` stage declares are published under their own names with the entry's labels.
 // A name has one type across all pipelines: a declaration that clashes with a live one (another
-// type, or a histogram's _count/_sum) is refused with a ConfigError naming both. A metric keeps
-// its series after its last declaration is gone, until a declaration of another type replaces
-// it; a series not updated for its metric's max_idle_duration leaves at the next scrape. A
-// metric holds at most kMaxSeriesPerMetric label sets: updates of further ones are dropped,
-// counted in skald_metric_updates_dropped_total{metric} and logged (once a minute per metric).
-// The registry holds whole numbers: counter increments and gauge values are rounded, and
-// histograms are exported as `<name>_count` and `<name>_sum` counters (no buckets yet).
-// Thread-safe; one observer serves every pipeline and must outlive them.
+// type, a histogram's _bucket/_count/_sum, or a histogram with other buckets) is refused with a
+// ConfigError naming both. A metric keeps its series after its last declaration is gone, until
+// a declaration of another type (or buckets) replaces it; a series not updated for its metric's
+// max_idle_duration leaves at the next scrape. A metric holds at most kMaxSeriesPerMetric label
+// sets: updates of further ones are dropped, counted in skald_metric_updates_dropped_total{metric}
+// and logged (once a minute per metric). Values are floats as in Promtail: counters add any
+// increment >= 0, gauges take any value, and histograms count observations in the stage's buckets
+// (`<name>_bucket{le}`, `_sum`, `_count`). Thread-safe; one observer serves every pipeline and must
+// outlive them.
 #pragma once
 
 #include <chrono>

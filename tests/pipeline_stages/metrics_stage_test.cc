@@ -100,6 +100,25 @@ TEST(MetricsStage, AHistogramNeedsNoConfig) {
   EXPECT_EQ(obs.declared[0].buckets.size(), 11u);
 }
 
+// Values are floats: a gauge set from "0.25", a counter adding "2.5"; an empty bucket list means
+// Prometheus' defaults (as Promtail's client library takes it).
+TEST(MetricsStage, ValuesAreFloats) {
+  RecordingObserver obs;
+  RunLines(R"(
+- regex: {expression: 'v=(?P<v>\S+)'}
+- metrics:
+    ratio: {type: Gauge, source: v, config: {action: set}}
+    total: {type: Counter, source: v, config: {action: add}}
+    took: {type: Histogram, source: v, config: {buckets: []}}
+)",
+           {"v=0.25", "v=2.5"}, {}, &obs);
+  EXPECT_DOUBLE_EQ(obs.values["promtail_custom_ratio{}"], 2.5);
+  EXPECT_DOUBLE_EQ(obs.values["promtail_custom_total{}"], 2.75);
+  EXPECT_EQ(obs.observations["promtail_custom_took{}"], (std::vector<double>{0.25, 2.5}));
+  ASSERT_EQ(obs.declared.size(), 3u);
+  EXPECT_EQ(obs.declared[2].buckets.size(), 11u);
+}
+
 TEST(MetricsStage, WithoutObserverEntriesStillFlow) {
   auto out = RunLines("- metrics: {c: {type: Counter, config: {action: inc}}}", {"x"});
   EXPECT_EQ(out.size(), 1u);
@@ -115,6 +134,8 @@ TEST(MetricsStage, ErrorsNameMetricAndField) {
               HasSubstr("expected set, inc, dec, add or sub"));
   EXPECT_THAT(BuildError("- metrics: {m: {type: Histogram, config: {buckets: [2, 1]}}}"),
               HasSubstr("field \"buckets\": must be in increasing order"));
+  EXPECT_THAT(BuildError("- metrics: {m: {type: Histogram, config: {buckets: [1, nan]}}}"),
+              HasSubstr("field \"buckets\": \"nan\" is not a number"));
   EXPECT_THAT(BuildError("- metrics: {m-x: {type: Counter, config: {action: inc}}}"),
               HasSubstr("metric name \"promtail_custom_m-x\" is invalid"));
   EXPECT_THAT(BuildError("- metrics: {m: {type: Counter, config: {match_all: true, "

@@ -5,6 +5,7 @@
 
 #include "pipeline_stages/config_error.h"
 #include "pipeline_stages/pipeline.h"
+#include "tests/tools/prometheus_text_parser.h"
 
 namespace skald {
 namespace {
@@ -96,9 +97,13 @@ TEST_F(PipelineMetricsObserverTest, AHistogramsFamiliesAreTakenNames) {
       BuildError("- metrics:\n    latency_count: {type: Counter, config: {action: inc}}\n",
                  "container c"),
       HasSubstr("metric name promtail_custom_latency_count is already a family of the histogram "
-                "promtail_custom_latency (exported as promtail_custom_latency_count and "
-                "promtail_custom_latency_sum), declared by container h, pipeline stage 1 "
-                "(metrics); here it would be a counter."));
+                "promtail_custom_latency (exported as promtail_custom_latency_bucket, "
+                "promtail_custom_latency_count and promtail_custom_latency_sum), declared by "
+                "container h, pipeline stage 1 (metrics); here it would be a counter."));
+  EXPECT_THAT(
+      BuildError("- metrics:\n    latency_bucket: {type: Gauge, config: {action: set}}\n", "g"),
+      HasSubstr("metric name promtail_custom_latency_bucket is already a family of the histogram "
+                "promtail_custom_latency"));
   EXPECT_THAT(
       BuildError("- metrics:\n    latency: {type: Gauge, config: {action: set}}\n", "container g"),
       HasSubstr("metric name promtail_custom_latency is already a histogram"));
@@ -178,6 +183,55 @@ TEST_F(PipelineMetricsObserverTest, StageFailuresAreCountedByStageAndReason) {
   EXPECT_THAT(
       metrics_.RenderPrometheus(),
       HasSubstr("skald_stage_errors_total{stage=\"template\",reason=\"output_too_long\"} 2\n"));
+}
+
+// Promtail's metrics are floats: a gauge set from "0.25", a counter adding "2.5", a histogram
+// counting in the stage's buckets. They reach /metrics as such.
+TEST_F(PipelineMetricsObserverTest, StageMetricsKeepFloatValuesAndHistogramBuckets) {
+  auto p = Build(R"(
+- logfmt: {mapping: {load: load, bytes: bytes, took: took}}
+- metrics:
+    load: {type: Gauge, description: current load, config: {action: set}}
+    bytes: {type: Counter, config: {action: add}}
+    took: {type: Histogram, description: request time, config: {buckets: [0.1, 0.5, 1]}}
+)",
+                 "container a");
+  Run(*p,
+      {"load=0.25 bytes=2.5 took=0.05", "bytes=0.125 took=0.5", "took=0.7", "took=3",
+       "took=x load=y"},
+      "a");
+  const std::string text = metrics_.RenderPrometheus();
+  EXPECT_THAT(text, HasSubstr("# HELP promtail_custom_load current load\n"
+                              "# TYPE promtail_custom_load gauge\n"
+                              "promtail_custom_load{app=\"a\"} 0.25\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE promtail_custom_bytes counter\n"
+                              "promtail_custom_bytes{app=\"a\"} 2.625\n"));
+  EXPECT_THAT(text, HasSubstr("# HELP promtail_custom_took request time\n"
+                              "# TYPE promtail_custom_took histogram\n"
+                              "promtail_custom_took_bucket{app=\"a\",le=\"0.1\"} 1\n"
+                              "promtail_custom_took_bucket{app=\"a\",le=\"0.5\"} 2\n"
+                              "promtail_custom_took_bucket{app=\"a\",le=\"1\"} 3\n"
+                              "promtail_custom_took_bucket{app=\"a\",le=\"+Inf\"} 4\n"
+                              "promtail_custom_took_sum{app=\"a\"} 4.25\n"
+                              "promtail_custom_took_count{app=\"a\"} 4\n"));
+  EXPECT_NO_THROW(testing::ParsePrometheusText(text));
+}
+
+// Two containers may share a histogram only with the same buckets while both run.
+TEST_F(PipelineMetricsObserverTest, AHistogramHasOneSetOfBuckets) {
+  auto a = Build("- metrics:\n    took: {type: Histogram, config: {buckets: [1, 2]}}\n", "a");
+  EXPECT_EQ(BuildError("- metrics:\n    took: {type: Histogram, config: {buckets: [1, 5]}}\n", "b"),
+            "pipeline stage 1 (metrics): metric \"took\": metric name promtail_custom_took is "
+            "already a histogram with buckets [1, 2], declared by a, pipeline stage 1 (metrics); "
+            "here its buckets would be [1, 5]. A histogram has one set of buckets across all "
+            "containers while one that declared it runs: give them the same buckets, or rename "
+            "one of them");
+  auto same = Build("- metrics:\n    took: {type: Histogram, config: {buckets: [1, 2]}}\n", "c");
+  a.reset();
+  same.reset();
+  // Once none runs, new buckets replace the metric.
+  auto b = Build("- metrics:\n    took: {type: Histogram, config: {buckets: [1, 5]}}\n", "b");
+  EXPECT_THAT(metrics_.RenderPrometheus(), Not(HasSubstr("le=\"2\"")));
 }
 
 }  // namespace
