@@ -50,6 +50,7 @@ std::unique_ptr<Pipeline> Pipeline::FromNode(const YAML::Node& stages,
   p->build_->seed = g_sampling_seed;
   p->build_->owner = options.owner;
   p->build_->max_line_size = options.max_line_size;
+  p->build_->describe_path = options.describe_path;
   BuildStageList(stages, *p->build_, "pipeline stage", p->chain_);
   return p;
 }
@@ -63,7 +64,10 @@ std::unique_ptr<Pipeline> Pipeline::FromYaml(std::string_view stages_yaml,
 std::unique_ptr<Pipeline> Pipeline::FromFile(const std::string& path,
                                              const PipelineOptions& options) {
   std::ifstream in(path);
-  if (!in) throw ConfigError("pipeline stage file " + Quote(path) + ": cannot be read");
+  if (!in) {
+    const std::string where = options.describe_path ? options.describe_path(path) : "";
+    throw ConfigError("pipeline stage file " + Quote(path) + where + ": cannot be read");
+  }
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string what = "pipeline stage file " + Quote(path);
