@@ -42,6 +42,7 @@ sub write_db {
     description              => { en => "skald test database ($type)" },
     map_key_type_callback    => sub { $types{ $_[0] } },
     remove_reserved_networks => 0,
+    alias_ipv6_to_ipv4       => 1,
   );
   for my $network (sort keys %networks) {
     $tree->insert_network($network, $networks{$network});
