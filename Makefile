@@ -19,7 +19,8 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config clang-format \
   libcpp-httplib-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev libre2-dev \
   libspdlog-dev libgtest-dev libgmock-dev libsnappy-dev libyaml-cpp-dev libssl-dev \
   libbenchmark-dev libsimdjson-dev libabsl-dev ca-certificates tzdata \
-  busybox-static docker-compose curl valgrind docker-registry openssl nginx-light
+  busybox-static docker-compose curl valgrind docker-registry openssl nginx-light \
+  libmaxminddb-dev
 # make asan / tsan / fuzz: clang with its sanitizer and libFuzzer runtimes.
 DEB_PACKAGES += clang libclang-rt-14-dev llvm
 

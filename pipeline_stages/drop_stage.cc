@@ -33,13 +33,15 @@ DropStage::DropStage(const YAML::Node& config, const StageContext& ctx) : ctx_(c
 
 bool DropStage::JoinSources(const Entry& entry) {
   joined_.clear();
-  for (size_t i = 0; i < sources_.size(); ++i) {
-    const Value* v = entry.extracted.Find(sources_[i]);
-    if (!v) return false;
+  bool first = true;
+  for (const std::string& source : sources_) {
+    const Value* v = entry.extracted.Find(source);
+    if (!v) continue;  // as Promtail: a missing key is left out of the join
     auto s = v->AsString();
     if (!s) return false;
-    if (i) joined_ += separator_;
+    if (!first) joined_ += separator_;
     joined_.append(*s);
+    first = false;
   }
   return true;
 }

@@ -1,5 +1,6 @@
 // drop: drops entries for which every given condition holds: `source` keys all exist (alone),
-// the joined source values (`separator`, default ";") equal `value` or match `expression`,
+// the joined values of the sources present (`separator`, default ";"; as Promtail, a missing
+// key is left out) equal `value` or match `expression`,
 // the line matches `expression` (no source), the timestamp is older than `older_than`, the line
 // is longer than `longer_than` bytes ("8kb"). Dropped entries are counted with
 // `drop_counter_reason` (default "drop_stage").
@@ -24,7 +25,8 @@ class DropStage final : public Stage {
 
  private:
   bool ShouldDrop(const Entry& entry);
-  // Joins the source values; false when one is missing or has no string form.
+  // Joins the values of the sources present (missing ones are left out, so with none present
+  // the joined text is ""); false when one has no string form.
   bool JoinSources(const Entry& entry);
 
   StageContext ctx_;

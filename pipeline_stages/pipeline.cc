@@ -50,6 +50,7 @@ std::unique_ptr<Pipeline> Pipeline::FromNode(const YAML::Node& stages,
   p->build_->seed = g_sampling_seed;
   p->build_->owner = options.owner;
   p->build_->max_line_size = options.max_line_size;
+  p->build_->describe_path = options.describe_path;
   BuildStageList(stages, *p->build_, "pipeline stage", p->chain_);
   return p;
 }
@@ -61,7 +62,10 @@ YAML::Node Pipeline::StagesFromYaml(std::string_view stages_yaml) {
 
 YAML::Node Pipeline::StagesFromFile(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw ConfigError("pipeline stage file " + Quote(path) + ": cannot be read");
+  if (!in) {
+    const std::string where = options.describe_path ? options.describe_path(path) : "";
+    throw ConfigError("pipeline stage file " + Quote(path) + where + ": cannot be read");
+  }
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string what = "pipeline stage file " + Quote(path);

@@ -9,6 +9,7 @@
 // The metrics its stages declared to the observer are withdrawn when it is destroyed.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -35,6 +36,9 @@ struct PipelineOptions {
   // The longest line the host sends on (loki-max-line-size): a multiline block is emitted when
   // it reaches this many bytes. 0 = no bound.
   std::size_t max_line_size = 0;
+  // What errors about a file a stage opens (geoip's db) add after its path to say where it is
+  // for the host, e.g. " (inside the plugin; on the host: ...)". Null: nothing.
+  std::function<std::string(const std::string& path)> describe_path;
 };
 
 class Pipeline {

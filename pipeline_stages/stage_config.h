@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +23,7 @@ struct BuildContext {
   uint64_t seed = 0;                     // for sampling; 0 = from the clock
   std::string owner;                     // PipelineOptions::owner
   std::size_t max_line_size = 0;         // PipelineOptions::max_line_size
+  std::function<std::string(const std::string&)> describe_path;  // PipelineOptions::describe_path
   // How far the build got (kept by BuildStageList for its bounds): stages begun so far, those
   // inside match stages and every use of a YAML alias included, and the stage lists being
   // built (the top level and one per match stage around the current stage).

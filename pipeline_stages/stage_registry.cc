@@ -7,6 +7,7 @@
 #include "pipeline_stages/decolorize_stage.h"
 #include "pipeline_stages/docker_stage.h"
 #include "pipeline_stages/drop_stage.h"
+#include "pipeline_stages/geoip_stage.h"
 #include "pipeline_stages/json_stage.h"
 #include "pipeline_stages/label_filter_stage.h"
 #include "pipeline_stages/labels_stage.h"
@@ -45,6 +46,7 @@ constexpr Registration kStages[] = {
     {"decolorize", &Make<DecolorizeStage>},
     {"docker", &Make<DockerStage>},
     {"drop", &Make<DropStage>},
+    {"geoip", &Make<GeoIpStage>},
     {"json", &Make<JsonStage>},
     {"labelallow", &Make<LabelAllowStage>},
     {"labeldrop", &Make<LabelDropStage>},
@@ -69,7 +71,6 @@ constexpr Registration kStages[] = {
 
 // Stages of the reference that skald refuses, and why.
 constexpr std::pair<std::string_view, std::string_view> kRefused[] = {
-    {"geoip", "needs a MaxMind database inside the plugin"},
     {"eventlogmessage", "parses Windows event logs, which a Docker driver never receives"},
 };
 

@@ -7,6 +7,7 @@
 #include "pipeline_stages/relabel.h"
 #include "plugin/container_labels.h"
 #include "plugin/stream_labels.h"
+#include "plugin/user_files.h"
 
 namespace skald {
 namespace {
@@ -32,6 +33,10 @@ std::unique_ptr<stages::Pipeline> BuildPipeline(const LogOptions& options,
   build.observer = observer;
   build.owner = "container " + info.Name() + " (" + info.ID() + ")";
   build.max_line_size = options.max_line_size;
+  // A stage's file (geoip's db) is a path inside the plugin; errors say where it is on the host.
+  build.describe_path = [](const std::string& path) {
+    return " (inside the plugin" + HostLocationOf(path) + ")";
+  };
   try {
     if (!options.pipeline_stages.empty()) {
       return stages::Pipeline::FromYaml(options.pipeline_stages, build);

@@ -1,6 +1,7 @@
 // Pipeline stages end to end: pino-style JSON through the STAGES.md example, into the real Loki.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <set>
 #include <string>
 
@@ -101,6 +102,51 @@ TEST_F(Pipeline, MultilineKeepsStderrLinesOutOfStdoutBlocks) {
   for (const auto& e : loki().QueryAll(err_sel)) errors.insert(e.line);
   for (int i = 1; i <= kBlocks; ++i) {
     EXPECT_EQ(errors.count("ERR " + std::to_string(i)), 1u) << "stderr line " << i;
+  }
+}
+
+// geoip reads a MaxMind database put in the plugin's files directory (the test database of
+// tests/pipeline_stages/geoip, documentation addresses); a database not there fails docker run
+// naming the stage, the field, the path and where it would be on the host.
+TEST_F(Pipeline, GeoipLabelsFromADatabaseInThePluginsFilesDirectory) {
+  const auto mount = PluginPropagatedMount();
+  ASSERT_TRUE(mount) << "the plugin's propagated mount was not found";
+  const std::string file = UniqueName("geoip") + ".mmdb";
+  const std::filesystem::path host = std::filesystem::path(*mount) / "files" / file;
+  std::filesystem::create_directories(host.parent_path());
+  std::filesystem::copy_file(SourceDir() + "/tests/pipeline_stages/geoip/city.mmdb", host);
+  struct RemoveFile {
+    std::filesystem::path path;
+    ~RemoveFile() { std::filesystem::remove(path); }
+  } remove_file{host};
+  auto stages = [](const std::string& db) {
+    return "loki-pipeline-stages=- regex: {expression: '^(?P<ip>\\S+) '}\n"
+           "- geoip: {db: " +
+           db + ", source: ip, db_type: city}\n";
+  };
+
+  const std::string name = NewContainer();
+  auto run = Docker(RunArgs(name, {stages("/var/lib/skald/files/" + file)},
+                            {"sh", "-c", "echo '192.0.2.44 GET /'; echo '2001:db8::9 GET /x'"}),
+                    120s);
+  ASSERT_TRUE(run.ok()) << run.Describe();
+  const std::string sel = Selector(name);
+  ASSERT_EQ(loki().WaitForCount(sel, 2, 60s), 2u);
+  EXPECT_EQ(loki().Count(Selector(name,
+                                  "geoip_city_name=\"London\", geoip_country_name=\"United "
+                                  "Kingdom\", geoip_subdivision_code=\"WSM\"")),
+            1u);
+  EXPECT_EQ(
+      loki().Count(Selector(name, "geoip_city_name=\"Tokyo\", geoip_timezone=\"Asia/Tokyo\"")), 1u);
+
+  const std::string missing = NewContainer();
+  auto refused =
+      Docker(RunArgs(missing, {stages("/var/lib/skald/files/not-there.mmdb")}, {"echo", "x"}), 60s);
+  EXPECT_FALSE(refused.ok());
+  const std::string said = refused.out + refused.err;
+  for (const char* part : {"(geoip)", "field \"db\"", "/var/lib/skald/files/not-there.mmdb",
+                           "propagated-mount/files/not-there.mmdb", "No such file"}) {
+    EXPECT_NE(said.find(part), std::string::npos) << part << " not in: " << said;
   }
 }
 

@@ -12,6 +12,8 @@
 //         tenant: ...                    # default: ""
 //     dropped: [reason, ...]             # default: none
 //     error: [substring, ...]            # the pipeline must fail to build with these
+//
+// In `stages`, @GEOIP_DIR@ is the directory of the geoip test databases.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -73,7 +75,10 @@ TEST_P(CorpusTest, MatchesExpectation) {
   testing::FakeClock clock(kDefaultTs);
   testing::RecordingObserver observer;
   Pipeline::SetSamplingSeedForTesting(42);
-  const std::string yaml = n["stages"].as<std::string>();
+  std::string yaml = n["stages"].as<std::string>();
+  for (size_t at; (at = yaml.find("@GEOIP_DIR@")) != std::string::npos;) {
+    yaml.replace(at, std::string_view("@GEOIP_DIR@").size(), SKALD_GEOIP_TEST_DIR);
+  }
 
   if (n["error"]) {
     try {

@@ -182,9 +182,7 @@ TEST(Pipeline, ErrorForTwoKeys) {
   EXPECT_THAT(BuildError("- docker: {}\n  cri: {}\n"), HasSubstr("has 2 keys (docker, cri)"));
 }
 
-TEST(Pipeline, GeoipAndEventlogmessageAreRefused) {
-  EXPECT_THAT(BuildError("- geoip: {source: ip}"),
-              HasSubstr("the geoip stage is not supported by skald"));
+TEST(Pipeline, EventlogmessageIsRefused) {
   EXPECT_THAT(BuildError("- eventlogmessage: {}"),
               HasSubstr("the eventlogmessage stage is not supported by skald"));
 }

@@ -165,5 +165,25 @@ TEST(ContainerPipeline, ABadStageNamesTheOption) {
   }
 }
 
+// A stage's file (geoip's db) is a path inside the plugin: the error says so, and where a path
+// under STATE_DIR is on the host when the plugin runs managed (not in this test).
+TEST(ContainerPipeline, AGeoipDatabaseThatCannotBeOpenedNamesTheOptionStageAndPath) {
+  try {
+    ContainerPipeline p(ParseLogOptions({{"loki-url", "http://l/x"},
+                                         {"loki-pipeline-stages",
+                                          "- geoip: {db: /var/lib/skald/files/GeoLite2-City.mmdb, "
+                                          "source: ip, db_type: city}"}},
+                                        {}),
+                        Info(), "", nullptr);
+    FAIL() << "built";
+  } catch (const OptionError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "invalid log-opt loki-pipeline-stages: pipeline stage 1 (geoip): field \"db\": "
+                  "cannot open \"/var/lib/skald/files/GeoLite2-City.mmdb\" (inside the plugin)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace skald

@@ -1,0 +1,287 @@
+// corpuscheck: runs skald's pipeline-stage corpus through Promtail's own stages and prints
+// where Promtail's output differs from the case's expectation.
+//
+//	corpuscheck CORPUS_DIR GEOIP_DIR   (tests/e2e/loki/check-corpus.sh builds and runs it)
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-kit/log"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
+	"gopkg.in/yaml.v2"
+
+	"github.com/grafana/loki/v3/clients/pkg/logentry/stages"
+	"github.com/grafana/loki/v3/clients/pkg/promtail/api"
+	"github.com/grafana/loki/v3/pkg/logproto"
+)
+
+type corpusCase struct {
+	Name         string                   `yaml:"name"`
+	Stages       string                   `yaml:"stages"`
+	Input        map[string]interface{}   `yaml:"input"`
+	Inputs       []map[string]interface{} `yaml:"inputs"`
+	Expect       []map[string]interface{} `yaml:"expect"`
+	Dropped      []string                 `yaml:"dropped"`
+	Error        []string                 `yaml:"error"`
+	NoFinalFlush bool                     `yaml:"no_final_flush"`
+}
+
+const defaultTs = int64(1_700_000_000_000_000_000)
+
+func str(v interface{}) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+func labelsOf(v interface{}) model.LabelSet {
+	ls := model.LabelSet{}
+	if m, ok := v.(map[interface{}]interface{}); ok {
+		for k, val := range m {
+			ls[model.LabelName(str(k))] = model.LabelValue(str(val))
+		}
+	}
+	return ls
+}
+
+func toInt(v interface{}) int64 {
+	switch x := v.(type) {
+	case int:
+		return int64(x)
+	case int64:
+		return x
+	case uint64:
+		return int64(x)
+	case float64:
+		return int64(x)
+	}
+	return 0
+}
+
+type out struct {
+	line, tenant string
+	labels       model.LabelSet
+	ts           int64
+	sm           []string
+}
+
+func (o out) String() string {
+	return fmt.Sprintf("line=%q labels=%v ts=%d tenant=%q sm=%v", o.line, o.labels, o.ts, o.tenant, o.sm)
+}
+
+// timeDependent: cases whose outcome depends on skald's fake clock (Promtail reads time.Now).
+func timeDependent(c corpusCase) bool {
+	for _, inp := range append([]map[string]interface{}{c.Input}, c.Inputs...) {
+		if _, ok := inp["now"]; ok {
+			return true
+		}
+		if _, ok := inp["flush"]; ok {
+			return true
+		}
+	}
+	for _, s := range []string{"older_than", "limit:", "sampling:"} {
+		if strings.Contains(c.Stages, s) {
+			return true
+		}
+	}
+	return strings.Contains(c.Stages, "pack:") && !strings.Contains(c.Stages, "ingest_timestamp: false")
+}
+
+func run(c corpusCase, geoipDir string) (msg string, ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg, ok = fmt.Sprintf("promtail PANICS: %v", r), false
+		}
+	}()
+	text := strings.ReplaceAll(c.Stages, "@GEOIP_DIR@", geoipDir)
+	var cfg []interface{}
+	if err := yaml.Unmarshal([]byte(text), &cfg); err != nil {
+		if len(c.Error) > 0 {
+			return "", true
+		}
+		return "yaml: " + err.Error(), false
+	}
+	reg := prometheus.NewRegistry()
+	job := "corpus"
+	p, err := stages.NewPipeline(log.NewNopLogger(), cfg, &job, reg)
+	if len(c.Error) > 0 {
+		if err == nil {
+			return "promtail ACCEPTS a config skald refuses (" + strings.Join(c.Error, " | ") + ")", false
+		}
+		return "", true
+	}
+	if err != nil {
+		return "promtail REFUSES: " + err.Error(), false
+	}
+	inputs := c.Inputs
+	if c.Input != nil {
+		inputs = append([]map[string]interface{}{c.Input}, inputs...)
+	}
+	var firstLabels model.LabelSet
+	firstTs := defaultTs
+	in := make(chan stages.Entry)
+	outCh := p.Run(in)
+	var entries []stages.Entry
+	for i, inp := range inputs {
+		if _, ok := inp["flush"]; ok {
+			continue
+		}
+		ts := defaultTs
+		if v, ok := inp["timestamp"]; ok {
+			ts = toInt(v)
+		}
+		ls := labelsOf(inp["labels"])
+		if i == 0 || firstLabels == nil {
+			firstLabels = ls.Clone()
+			firstTs = ts
+		}
+		entries = append(entries, stages.Entry{Extracted: map[string]interface{}{},
+			Entry: api.Entry{Labels: ls, Entry: logproto.Entry{Timestamp: time.Unix(0, ts), Line: str(inp["line"])}}})
+	}
+	go func() {
+		for _, e := range entries {
+			in <- e
+		}
+		close(in)
+	}()
+	var got []out
+	timeout := time.After(20 * time.Second)
+loop:
+	for {
+		select {
+		case e, ok := <-outCh:
+			if !ok {
+				break loop
+			}
+			o := out{line: e.Line, labels: model.LabelSet{}, ts: e.Timestamp.UnixNano()}
+			for k, v := range e.Labels {
+				if k == "__tenant_id__" {
+					o.tenant = string(v)
+					continue
+				}
+				if strings.HasPrefix(string(k), "__") {
+					continue
+				}
+				o.labels[k] = v
+			}
+			for _, m := range e.StructuredMetadata {
+				o.sm = append(o.sm, m.Name+"="+m.Value)
+			}
+			got = append(got, o)
+		case <-timeout:
+			return "promtail did not finish", false
+		}
+	}
+	var diffs []string
+	if len(got) != len(c.Expect) {
+		diffs = append(diffs, fmt.Sprintf("%d outputs, expected %d", len(got), len(c.Expect)))
+	}
+	for i := 0; i < len(got) && i < len(c.Expect); i++ {
+		x := c.Expect[i]
+		g := got[i]
+		if v, ok := x["line"]; ok && str(v) != g.line {
+			diffs = append(diffs, fmt.Sprintf("output %d line %q, expected %q", i, g.line, str(v)))
+		}
+		want := firstLabels
+		if v, ok := x["labels"]; ok {
+			want = labelsOf(v)
+		}
+		if !want.Equal(g.labels) {
+			diffs = append(diffs, fmt.Sprintf("output %d labels %v, expected %v", i, g.labels, want))
+		}
+		wts := firstTs
+		if v, ok := x["timestamp"]; ok {
+			wts = toInt(v)
+		}
+		if wts != g.ts {
+			diffs = append(diffs, fmt.Sprintf("output %d timestamp %d, expected %d", i, g.ts, wts))
+		}
+		if str(x["tenant"]) != g.tenant {
+			diffs = append(diffs, fmt.Sprintf("output %d tenant %q, expected %q", i, g.tenant, str(x["tenant"])))
+		}
+		var wsm []string
+		if l, ok := x["structured_metadata"].([]interface{}); ok {
+			for _, p := range l {
+				pp := p.([]interface{})
+				wsm = append(wsm, str(pp[0])+"="+str(pp[1]))
+			}
+		}
+		if strings.Join(wsm, ",") != strings.Join(g.sm, ",") {
+			diffs = append(diffs, fmt.Sprintf("output %d structured metadata %v, expected %v", i, g.sm, wsm))
+		}
+	}
+	// Drops by reason, from Promtail's counter.
+	var drops []string
+	mfs, _ := reg.Gather()
+	for _, mf := range mfs {
+		if mf.GetName() != "logentry_dropped_lines_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			reason := ""
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "reason" {
+					reason = l.GetValue()
+				}
+			}
+			for n := 0; n < int(m.GetCounter().GetValue()); n++ {
+				drops = append(drops, reason)
+			}
+		}
+	}
+	want := append([]string(nil), c.Dropped...)
+	sort.Strings(want)
+	sort.Strings(drops)
+	if strings.Join(want, ",") != strings.Join(drops, ",") {
+		diffs = append(diffs, fmt.Sprintf("drops %v, expected %v", drops, want))
+	}
+	if len(diffs) > 0 {
+		var all []string
+		for _, g := range got {
+			all = append(all, "      "+g.String())
+		}
+		return strings.Join(diffs, "; ") + "\n    promtail:\n" + strings.Join(all, "\n"), false
+	}
+	return "", true
+}
+
+func main() {
+	dir, geoipDir := os.Args[1], os.Args[2]
+	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	sort.Strings(files)
+	total, same := 0, 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			panic(err)
+		}
+		var doc struct {
+			Cases []corpusCase `yaml:"cases"`
+		}
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			panic(f + ": " + err.Error())
+		}
+		for _, c := range doc.Cases {
+			total++
+			if len(c.Error) == 0 && timeDependent(c) {
+				fmt.Printf("%s: %s\n    SKIPPED (depends on the clock)\n", filepath.Base(f), c.Name)
+				continue
+			}
+			msg, ok := run(c, geoipDir)
+			if ok {
+				same++
+				continue
+			}
+			fmt.Printf("%s: %s\n    %s\n", filepath.Base(f), c.Name, msg)
+		}
+	}
+	fmt.Printf("%d of %d cases as Promtail\n", same, total)
+}
