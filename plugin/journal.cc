@@ -47,21 +47,29 @@ void CreatePrivateDirectory(const fs::path& dir, std::error_code& ec) {
                           "journal: cannot " + std::string(op) + " " + path.string());
 }
 
+// Segment numbers stay below this (a name or a cursor with a larger one is damaged): the next
+// number never wraps, and every segment written is found again by its name.
+constexpr uint64_t kSegmentLimit = uint64_t{1} << 62;
+
 std::string SeqName(uint64_t seq, std::string_view ext) {
   char digits[24];
   std::snprintf(digits, sizeof digits, "%010llu", static_cast<unsigned long long>(seq));
   return digits + std::string(ext);
 }
 
-// "0000000003.seg" -> 3; nullopt for any other name.
+// "0000000003.seg" -> 3, "12345678901.seg" -> 12345678901: the name SeqName gives a number
+// below kSegmentLimit; nullopt for any other name.
 std::optional<uint64_t> ParseSeqName(std::string_view name, std::string_view ext) {
-  if (name.size() != 10 + ext.size() || !name.ends_with(ext)) return std::nullopt;
+  if (!name.ends_with(ext)) return std::nullopt;
+  const std::string_view digits = name.substr(0, name.size() - ext.size());
+  if (digits.size() < 10 || digits.size() > 19) return std::nullopt;
   uint64_t seq = 0;
-  for (char c : name.substr(0, 10)) {
+  for (char c : digits) {
     if (c < '0' || c > '9') return std::nullopt;
     seq = seq * 10 + static_cast<uint64_t>(c - '0');
   }
-  if (seq == 0) return std::nullopt;
+  if (seq == 0 || seq >= kSegmentLimit) return std::nullopt;
+  if (digits.size() > 10 && digits[0] == '0') return std::nullopt;  // not a name SeqName gives
   return seq;
 }
 
@@ -361,6 +369,9 @@ uint64_t Journal::Impl::Reserve(const std::string& fifo_path) {
   uint64_t seq;
   {
     std::lock_guard lock(mu);
+    // Only damaged files (a cursor or a segment name near the limit) lead here; a segment
+    // numbered past it would not be found again.
+    if (next_seq >= kSegmentLimit) Fail(EOVERFLOW, "number another segment in", dir);
     seq = next_seq++;
     Segment& s = segments[seq];
     s.live = true;
@@ -559,7 +570,8 @@ std::optional<std::string> Journal::ReadInfo() const { return ReadSmallFile(dir(
 // file and a rename each time cost an inode allocation). Both numbers are zero-padded to 20
 // digits, so every write is one 42-byte pwrite at offset 0 over a file of that size: readers
 // see the old cursor or the new one. Files of the shorter, unpadded form (earlier versions)
-// are read and overwritten whole.
+// are read and overwritten whole; a longer (damaged) file is cut to the 42 bytes, or its
+// tail would make every cursor written unreadable.
 void Journal::WriteCursor(JournalPosition cursor) {
   char text[64];
   const int n = std::snprintf(text, sizeof text, "%020llu %020llu\n",
@@ -570,6 +582,9 @@ void Journal::WriteCursor(JournalPosition cursor) {
   if (fd < 0) Fail(errno, "create", path);
   try {
     PwriteFull(fd, text, static_cast<std::size_t>(n), 0, path);
+    struct stat st {};
+    if (fstat(fd, &st) != 0) Fail(errno, "stat", path);
+    if (st.st_size > n && ftruncate(fd, n) != 0) Fail(errno, "truncate", path);
   } catch (...) {
     close(fd);
     throw;
@@ -588,7 +603,7 @@ std::optional<JournalPosition> Journal::ReadCursor() const {
   r = std::from_chars(r.ptr + 1, end, p.offset);
   if (r.ec != std::errc() || r.ptr == end || *r.ptr != '\n' || r.ptr + 1 != end)
     return std::nullopt;
-  if (p.segment >= (uint64_t{1} << 62)) {
+  if (p.segment >= kSegmentLimit) {
     // No journal numbers that many segments: a damaged file (it would wrap the next number).
     spdlog::warn("journal {}: its cursor names segment {}; ignored", dir().string(), p.segment);
     return std::nullopt;
