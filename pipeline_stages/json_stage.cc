@@ -350,7 +350,7 @@ JsonStage::JsonStage(const YAML::Node& config, const StageContext& ctx) : ctx_(c
   }
   for (const auto& kv : exprs) {
     Expression e;
-    e.key = kv.first.as<std::string>();
+    e.key = KeyName(kv.first, ctx, "an extracted key");
     std::string expr = e.key;
     if (kv.second && !kv.second.IsNull()) {
       if (!kv.second.IsScalar()) {

@@ -12,7 +12,7 @@ std::vector<std::pair<std::string, std::string>> ReadLabelSourceMap(const YAML::
   }
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& kv : config) {
-    const std::string name = kv.first.as<std::string>();
+    const std::string name = KeyName(kv.first, ctx, "a label name");
     if (!IsValidLabelName(name)) {
       ctx.Fail("invalid label name " + Quote(name) +
                ": label names must match [a-zA-Z_][a-zA-Z0-9_]*");

@@ -136,7 +136,7 @@ LogfmtStage::LogfmtStage(const YAML::Node& config, const StageContext& ctx) {
     c.Fail("mapping", "is required: a map of extracted key to logfmt key, got " + DescribeNode(m));
   }
   for (const auto& kv : m) {
-    std::string key = kv.first.as<std::string>();
+    std::string key = KeyName(kv.first, ctx, "an extracted key");
     std::string from = key;
     if (kv.second && !kv.second.IsNull()) {
       if (!kv.second.IsScalar()) {

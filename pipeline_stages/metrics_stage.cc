@@ -49,7 +49,7 @@ MetricsStage::MetricsStage(const YAML::Node& config, const StageContext& ctx) : 
     ctx.Fail("expected a map of metric name to definition, got " + DescribeNode(config));
   }
   for (const auto& kv : config) {
-    const std::string name = kv.first.as<std::string>();
+    const std::string name = KeyName(kv.first, ctx, "a metric name");
     StageContext mctx = ctx;
     mctx.where += ": metric " + Quote(name);
     StageConfig c(kv.second, mctx,

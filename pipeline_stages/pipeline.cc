@@ -28,7 +28,7 @@ YAML::Node StageList(const YAML::Node& root, std::string_view what) {
     YAML::Node list = root["pipeline_stages"];
     if (!list) {
       std::string keys;
-      for (const auto& kv : root) keys += (keys.empty() ? "" : ", ") + kv.first.as<std::string>();
+      for (const auto& kv : root) keys += (keys.empty() ? "" : ", ") + KeyText(kv.first);
       throw ConfigError(std::string(what) + ": expected a top-level pipeline_stages: list, found " +
                         "keys " + keys);
     }

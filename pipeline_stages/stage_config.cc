@@ -67,6 +67,19 @@ std::string DescribeNode(const YAML::Node& node) {
   return e.c_str();
 }
 
+std::string KeyText(const YAML::Node& key) {
+  // yaml-cpp throws TypedBadConversion converting a list or a map to a string.
+  if (key.IsSequence() || key.IsMap()) return DescribeNode(key);
+  return key.as<std::string>();
+}
+
+std::string KeyName(const YAML::Node& key, const StageContext& ctx, std::string_view what) {
+  if (key.IsSequence() || key.IsMap()) {
+    ctx.Fail(std::string(what) + " must be a string, got " + DescribeNode(key));
+  }
+  return key.as<std::string>();
+}
+
 StageConfig::StageConfig(const YAML::Node& node, const StageContext& ctx,
                          std::vector<std::string_view> known_fields)
     // An absent field (`metrics: {m: {type: Histogram}}` has no config) is an invalid node that
@@ -80,7 +93,7 @@ StageConfig::StageConfig(const YAML::Node& node, const StageContext& ctx,
     ctx.Fail("config must be a map of fields (" + accepted + "), got " + DescribeNode(node));
   }
   for (const auto& kv : node) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = KeyText(kv.first);
     if (std::find(known_fields.begin(), known_fields.end(), key) != known_fields.end()) continue;
     std::string msg = "unknown field " + Quote(key);
     std::string guess = DidYouMean(key, known_fields);

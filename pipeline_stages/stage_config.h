@@ -86,5 +86,11 @@ std::optional<int64_t> ParseGoDuration(std::string_view s);
 std::optional<uint64_t> ParseByteSize(std::string_view s);
 // The YAML node as a compact flow string for messages.
 std::string DescribeNode(const YAML::Node& node);
+// A map key's text: its scalar ("null" for an empty key), or its flow form when the key is a
+// list or a map (for messages; no stage, field or label has such a name).
+std::string KeyText(const YAML::Node& key);
+// A map key that names something (an extracted key, a label, a metric): its scalar. Throws
+// ConfigError (`<where>: <what> must be a string, got <key>`) for a list or a map.
+std::string KeyName(const YAML::Node& key, const StageContext& ctx, std::string_view what);
 
 }  // namespace skald::stages

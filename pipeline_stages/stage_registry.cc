@@ -143,13 +143,13 @@ void BuildStageItems(const YAML::Node& stages, const BuildContext& build,
       }
       if (item.size() != 1) {
         std::string keys;
-        for (const auto& kv : item) keys += (keys.empty() ? "" : ", ") + kv.first.as<std::string>();
+        for (const auto& kv : item) keys += (keys.empty() ? "" : ", ") + KeyText(kv.first);
         throw ConfigError(at + ": has " + std::to_string(item.size()) + " keys (" + keys +
                           "); each stage is a map with exactly one key, the stage name; check the "
                           "indentation: a stage's fields go under its name");
       }
       const auto kv = *item.begin();
-      const std::string name = kv.first.as<std::string>();
+      const std::string name = KeyText(kv.first);
       for (const auto& [refused, why] : kRefused) {
         if (name == refused) {
           throw ConfigError(at + " (" + name + "): the " + name +

@@ -7,7 +7,7 @@ StaticLabelsStage::StaticLabelsStage(const YAML::Node& config, const StageContex
     ctx.Fail("expected a non-empty map of label name to value, got " + DescribeNode(config));
   }
   for (const auto& kv : config) {
-    const std::string name = kv.first.as<std::string>();
+    const std::string name = KeyName(kv.first, ctx, "a label name");
     if (!IsValidLabelName(name)) {
       ctx.Fail("invalid label name " + Quote(name) +
                ": label names must match [a-zA-Z_][a-zA-Z0-9_]*");

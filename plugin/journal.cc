@@ -76,7 +76,8 @@ std::optional<std::string> Journal::ReadInfo() const {
 // file and a rename each time cost an inode allocation). Both numbers are zero-padded to 20
 // digits, so every write is one 42-byte pwrite at offset 0 over a file of that size: readers
 // see the old cursor or the new one. Files of the shorter, unpadded form (earlier versions)
-// are read and overwritten whole.
+// are read and overwritten whole; a longer (damaged) file is cut to the 42 bytes, or its
+// tail would make every cursor written unreadable.
 void Journal::WriteCursor(JournalPosition cursor) {
   char text[64];
   const int n = std::snprintf(text, sizeof text, "%020llu %020llu\n",
@@ -87,6 +88,9 @@ void Journal::WriteCursor(JournalPosition cursor) {
   if (fd < 0) ThrowJournalError(errno, "create", path);
   try {
     PwriteFull(fd, text, static_cast<std::size_t>(n), 0, path);
+    struct stat st {};
+    if (fstat(fd, &st) != 0) ThrowJournalError(errno, "stat", path);
+    if (st.st_size > n && ftruncate(fd, n) != 0) ThrowJournalError(errno, "truncate", path);
   } catch (...) {
     close(fd);
     throw;
@@ -105,7 +109,7 @@ std::optional<JournalPosition> Journal::ReadCursor() const {
   r = std::from_chars(r.ptr + 1, end, p.offset);
   if (r.ec != std::errc() || r.ptr == end || *r.ptr != '\n' || r.ptr + 1 != end)
     return std::nullopt;
-  if (p.segment >= (uint64_t{1} << 62)) {
+  if (p.segment >= kJournalSegmentLimit) {
     // No journal numbers that many segments: a damaged file (it would wrap the next number).
     spdlog::warn("journal {}: its cursor names segment {}; ignored", dir().string(), p.segment);
     return std::nullopt;

@@ -21,14 +21,19 @@ std::string JournalFileName(uint64_t seq, std::string_view ext) {
   return digits + std::string(ext);
 }
 
+// "0000000003.seg" -> 3, "12345678901.seg" -> 12345678901: the name JournalFileName gives a
+// number below kJournalSegmentLimit; nullopt for any other name.
 std::optional<uint64_t> ParseJournalFileName(std::string_view name, std::string_view ext) {
-  if (name.size() != 10 + ext.size() || !name.ends_with(ext)) return std::nullopt;
+  if (!name.ends_with(ext)) return std::nullopt;
+  const std::string_view digits = name.substr(0, name.size() - ext.size());
+  if (digits.size() < 10 || digits.size() > 19) return std::nullopt;
   uint64_t seq = 0;
-  for (char c : name.substr(0, 10)) {
+  for (char c : digits) {
     if (c < '0' || c > '9') return std::nullopt;
     seq = seq * 10 + static_cast<uint64_t>(c - '0');
   }
-  if (seq == 0) return std::nullopt;
+  if (seq == 0 || seq >= kJournalSegmentLimit) return std::nullopt;
+  if (digits.size() > 10 && digits[0] == '0') return std::nullopt;  // not a name it gives
   return seq;
 }
 

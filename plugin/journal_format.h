@@ -26,6 +26,9 @@ inline constexpr std::string_view kJournalMarkerExt = ".live";
 inline constexpr std::string_view kJournalTempExt = ".tmp";
 inline constexpr std::string_view kJournalInfoFile = "info.json";
 inline constexpr std::string_view kJournalCursorFile = "cursor";
+// Segment numbers stay below this (a name or a cursor with a larger one is damaged): the next
+// number never wraps, and every segment written is found again by its name.
+inline constexpr uint64_t kJournalSegmentLimit = uint64_t{1} << 62;
 
 // (3, ".seg") -> "0000000003.seg".
 std::string JournalFileName(uint64_t seq, std::string_view ext);

@@ -139,6 +139,10 @@ uint64_t JournalSegments::Reserve(const std::string& fifo_path) {
   uint64_t seq;
   {
     std::lock_guard lock(mu);
+    // Only damaged files (a cursor or a segment name near the limit) lead here; a segment
+    // numbered past it would not be found again.
+    if (next_seq >= kJournalSegmentLimit)
+      ThrowJournalError(EOVERFLOW, "number another segment in", dir);
     seq = next_seq++;
     Segment& s = segments[seq];
     s.live = true;

@@ -12,7 +12,7 @@
 // (its secret references resolved), the first live session resumed and the others sealed, the
 // journal read from its cursor (frames decoded, lines assembled). Then it must still work: a
 // writer appends frames that a reader from the old end gets back exactly, the cursor written
-// reads back, eviction empties it.
+// reads back, a restart finds the same segments and end, eviction empties it.
 #include <spdlog/spdlog.h>
 
 #include <cstdint>
@@ -206,6 +206,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const std::system_error&) {
     // A segment name taken by a directory, a cursor that cannot be written: reported, not fatal.
   }
+
+  // A restart finds what this one left: the same segments, the same end.
+  const std::vector<uint64_t> segments = journal->Segments();
+  const skald::JournalPosition end = journal->End();
+  journal.reset();
+  try {
+    journal = skald::Journal::Open(dir, limits);
+  } catch (const std::system_error&) {
+    return 0;
+  }
+  FUZZ_CHECK(journal->Segments() == segments);
+  FUZZ_CHECK(journal->End() == end);
   for (int i = 0; i < 64 && journal->EvictOldest() > 0; ++i) {
   }
   journal->Remove();

@@ -182,6 +182,27 @@ TEST(Pipeline, ErrorForTwoKeys) {
   EXPECT_THAT(BuildError("- docker: {}\n  cri: {}\n"), HasSubstr("has 2 keys (docker, cri)"));
 }
 
+// Found by stage_yaml_fuzz: a key that is a list or a map (`{ !cri: {} }`, `[a]: x`) escaped
+// as yaml-cpp's TypedBadConversion ("bad conversion"), naming no stage or field.
+TEST(Pipeline, KeysThatAreListsOrMapsAreConfigErrorsNamingTheStage) {
+  EXPECT_THAT(BuildError("- cri: { {a: b}: {}}"),
+              HasSubstr("pipeline stage 1 (cri): unknown field \"{a: b}\""));
+  EXPECT_THAT(BuildError("- json: {expressions: {[a]: a}}"),
+              HasSubstr("pipeline stage 1 (json): an extracted key must be a string, got [a]"));
+  EXPECT_THAT(BuildError("- labels: {{a: 1}: }"),
+              HasSubstr("pipeline stage 1 (labels): a label name must be a string, got {a: 1}"));
+  EXPECT_THAT(BuildError("- logfmt: {mapping: {[k]: v}}"),
+              HasSubstr("pipeline stage 1 (logfmt): an extracted key must be a string"));
+  EXPECT_THAT(BuildError("- static_labels: {[x]: y}"),
+              HasSubstr("pipeline stage 1 (static_labels): a label name must be a string"));
+  EXPECT_THAT(BuildError("- metrics: {[m]: {type: Counter}}"),
+              HasSubstr("pipeline stage 1 (metrics): a metric name must be a string"));
+  EXPECT_THAT(BuildError("- {[docker]: {}}"), HasSubstr("unknown stage \"[docker]\""));
+  EXPECT_THAT(BuildError("- docker: {}\n  [x]: {}\n"), HasSubstr("has 2 keys (docker, [x])"));
+  EXPECT_THAT(BuildError("{[a]: b}"),
+              HasSubstr("expected a top-level pipeline_stages: list, found keys [a]"));
+}
+
 TEST(Pipeline, EventlogmessageIsRefused) {
   EXPECT_THAT(BuildError("- eventlogmessage: {}"),
               HasSubstr("the eventlogmessage stage is not supported by skald"));

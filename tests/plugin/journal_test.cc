@@ -413,6 +413,53 @@ TEST_F(JournalTest, TheCursorIsRewrittenInPlaceOverTheUnpaddedForm) {
   EXPECT_EQ(journal->ReadCursor(), std::nullopt);
 }
 
+// Found by journal_recovery_fuzz: a damaged cursor file longer than 42 bytes kept its tail
+// after every in-place write, so no cursor written was ever read back (each restart replayed
+// the whole journal).
+TEST_F(JournalTest, WritingTheCursorRepairsALongerDamagedFile) {
+  auto journal = Journal::Open(dir_, {});
+  WriteFile(dir_ / "cursor", std::string(100, '7'));
+  EXPECT_EQ(journal->ReadCursor(), std::nullopt);
+  journal->WriteCursor({2, 30});
+  EXPECT_EQ(fs::file_size(dir_ / "cursor"), 42u);
+  EXPECT_EQ(journal->ReadCursor(), (JournalPosition{2, 30}));
+  EXPECT_EQ(Journal::Open(dir_, {})->ReadCursor(), (JournalPosition{2, 30}));
+}
+
+// Found by journal_recovery_fuzz: a cursor naming a segment past 10 digits (a damaged file)
+// made the next segment "100000000000.seg", which a restart ignored as an unexpected file: its
+// lines were never read again, and its bytes never evicted.
+TEST_F(JournalTest, SegmentsNumberedPastTenDigitsAreFoundAgain) {
+  fs::create_directories(dir_);
+  WriteFile(dir_ / "cursor", "00000000099999999999 00000000000000000000\n");
+  {
+    auto journal = Journal::Open(dir_, {});
+    auto w = journal->StartWriter("/f");
+    w->Append(Frame("after the cursor"));
+    w->Seal();
+    EXPECT_EQ(journal->Segments(), std::vector<uint64_t>{100000000000});
+  }
+  auto journal = Journal::Open(dir_, {});
+  EXPECT_EQ(journal->Segments(), std::vector<uint64_t>{100000000000});
+  JournalFrameReader reader(journal, *journal->ReadCursor());
+  EXPECT_EQ(ReadFrames(reader).lines, std::vector<std::string>{"after the cursor"});
+  // Names SeqName never gives stay unexpected files.
+  WriteFile(dir_ / "000000000012.seg", Frame("x"));
+  WriteFile(dir_ / "99999999999999999999.seg", Frame("x"));
+  EXPECT_EQ(Journal::Open(dir_, {})->Segments(), std::vector<uint64_t>{100000000000});
+}
+
+// The largest cursor accepted leaves no number for a segment that a restart would find: the
+// writer is refused instead (a std::system_error, as when the disk is full).
+TEST_F(JournalTest, NoSegmentIsNumberedPastTheLimit) {
+  fs::create_directories(dir_);
+  WriteFile(dir_ / "cursor", "04611686018427387903 00000000000000000000\n");  // 2^62 - 1
+  auto journal = Journal::Open(dir_, {});
+  EXPECT_EQ(journal->ReadCursor(), (JournalPosition{4611686018427387903ull, 0}));
+  EXPECT_THROW(journal->StartWriter("/f"), std::system_error);
+  EXPECT_TRUE(journal->Segments().empty());
+}
+
 TEST_F(JournalTest, OpenRemovesTempLeftoversAndSkipsBadFiles) {
   fs::create_directories(dir_);
   WriteFile(SegPath(dir_, 1), Frame("kept"));
