@@ -317,6 +317,87 @@ TEST_F(PluginIntegration, SigtermFlushesAndExits) {
   EXPECT_EQ(loki_.TotalEntries(), 100u);
 }
 
+// GET /healthz on the metrics listener: 200 with each Loki client (its URL without the password,
+// how its last push ended and when, the age of its oldest undelivered line) while the API
+// serves; 503 once it stopped (after SIGTERM, while a client still has lines to flush).
+TEST_F(PluginIntegration, HealthzReportsTheApiAndEachLokiClient) {
+  daemon_.reset();
+  extra_env_ = {"SHUTDOWN_FLUSH_SECONDS=60"};
+  daemon_ = std::make_unique<FakeDaemon>(SKALD_BINARY, extra_env_);
+  auto healthz = [&](nlohmann::json* body) {
+    httplib::Client cli("127.0.0.1", daemon_->metrics_port());
+    cli.set_read_timeout(5);
+    auto res = cli.Get("/healthz");
+    if (!res) return 0;
+    *body = nlohmann::json::parse(res->body);
+    return res->status;
+  };
+  nlohmann::json body;
+  int status = 0;
+  for (auto until = std::chrono::steady_clock::now() + 10s;
+       status == 0 && std::chrono::steady_clock::now() < until;) {
+    status = healthz(&body);
+    if (status == 0) std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_EQ(status, 200) << body;
+  EXPECT_EQ(body["status"], "ok");
+  EXPECT_EQ(body["clients"], nlohmann::json::array());
+
+  FakeDaemon::Container good, away;
+  auto good_opts = Opts();
+  good_opts["loki-url"] = loki_.PushUrl("skald:s3cret");
+  ASSERT_EQ(daemon_->StartContainer(good, good_opts), "");
+  daemon_->WriteLine(good, "delivered");
+  ASSERT_TRUE(loki_.WaitForEntries(1, 10s));
+  ASSERT_EQ(daemon_->StartContainer(away, {{"loki-url", "http://127.0.0.1:1/loki/api/v1/push"},
+                                           {"loki-min-backoff", "50ms"},
+                                           {"loki-max-backoff", "200ms"}}),
+            "");
+  daemon_->WriteLine(away, "waits");
+  nlohmann::json good_client, away_client;
+  auto settled = [&] {
+    if (healthz(&body) != 200 || body["clients"].size() != 2) return false;
+    for (const auto& c : body["clients"]) {
+      if (c["url"] == loki_.PushUrl()) good_client = c;
+      if (c["url"] == "http://127.0.0.1:1/loki/api/v1/push") away_client = c;
+    }
+    return !good_client.is_null() && !away_client.is_null() &&
+           !good_client["last_push"].is_null() && !away_client["last_push"].is_null() &&
+           away_client["oldest_undelivered_seconds"] > 0.1 && good_client["pending_entries"] == 0 &&
+           good_client["oldest_undelivered_seconds"] == 0;
+  };
+  bool ok = false;
+  for (auto until = std::chrono::steady_clock::now() + 20s;
+       !ok && std::chrono::steady_clock::now() < until;) {
+    ok = settled();
+    if (!ok) std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(ok) << body;
+  EXPECT_EQ(body.dump().find("s3cret"), std::string::npos) << body;
+  EXPECT_EQ(good_client["last_push"]["status"], "204");
+  EXPECT_THAT(good_client["last_push"]["time"].get<std::string>(),
+              ::testing::MatchesRegex("[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
+                                      "\\.[0-9]{3}Z"));
+  EXPECT_EQ(good_client["oldest_undelivered_seconds"], 0);
+  EXPECT_EQ(good_client["pending_entries"], 0);
+  EXPECT_EQ(away_client["last_push"]["status"], "error");
+  EXPECT_EQ(away_client["pending_entries"], 1);
+  EXPECT_GE(daemon_->Metric("skald_oldest_undelivered_seconds"),
+            away_client["oldest_undelivered_seconds"].get<double>());
+
+  // Stopping: the API is gone at once, the flush goes on (the away client's line).
+  ASSERT_EQ(kill(daemon_->pid(), SIGTERM), 0);
+  status = 0;
+  for (auto until = std::chrono::steady_clock::now() + 20s;
+       status != 503 && std::chrono::steady_clock::now() < until;) {
+    status = healthz(&body);
+    if (status != 503) std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_EQ(status, 503) << body;
+  EXPECT_EQ(body["status"], "unavailable");
+  EXPECT_EQ(body["api"], "not serving");
+}
+
 TEST_F(PluginIntegration, PipelineStagesSetLabelsLineAndStructuredMetadata) {
   const std::string stages = R"(
 - json:
