@@ -66,6 +66,7 @@ struct Driver::Stream {
     JournalPosition cursor;
     int64_t outstanding;  // entries not settled yet (+1 while being pushed)
     std::size_t bytes;
+    int64_t first_line_ns;  // the daemon's time of its first line; 0: none
   };
   std::mutex ack_mu;
   std::deque<Chunk> chunks;
@@ -114,7 +115,14 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
           metrics.GetCounter("skald_streams_started_total", "StartLogging calls accepted.")),
       pending_gauge_(metrics.GetGauge("skald_entries_pending",
                                       "Lines read and neither delivered nor dropped yet.")),
-      live_streams_gauge_(metrics.GetGauge("skald_streams_live", "Containers being logged.")) {
+      live_streams_gauge_(metrics.GetGauge("skald_streams_live", "Containers being logged.")),
+      oldest_undelivered_gauge_(metrics.GetGauge(
+          "skald_oldest_undelivered_seconds",
+          "Age of the oldest line read and neither delivered nor dropped yet (0: none).")),
+      journal_undelivered_gauge_(
+          metrics.GetGauge("skald_journal_undelivered_bytes",
+                           "Bytes of the journals not yet acknowledged by Loki (from the "
+                           "cursors on: what a restart would send again).")) {
   // Series that Loki clients fill in: present (at 0) before the first container, so that a
   // scrape always shows read, sent, dropped and pending together.
   metrics.GetCounter("skald_entries_sent_total", "Entries delivered to Loki.");
@@ -602,7 +610,7 @@ void Driver::OnEvicted(uint64_t stream_id, uint64_t lines) {
 
 void Driver::PushChunk(Stream& stream, std::vector<LokiEntry>& entries,
                        const JournalPosition& resume, std::size_t bytes,
-                       const JournalPosition& cursor) {
+                       const JournalPosition& cursor, int64_t first_line_ns) {
   if (!stream.journal) {
     stream.client->PushAll(entries);
     return;
@@ -612,7 +620,7 @@ void Driver::PushChunk(Stream& stream, std::vector<LokiEntry>& entries,
     std::lock_guard lock(stream.ack_mu);
     seq = stream.next_chunk++;
     stream.chunks.push_back(
-        Stream::Chunk{seq, cursor, static_cast<int64_t>(entries.size()) + 1, bytes});
+        Stream::Chunk{seq, cursor, static_cast<int64_t>(entries.size()) + 1, bytes, first_line_ns});
   }
   stream.last_resume = resume;
   for (LokiEntry& e : entries) e.ticket = DeliveryTicket{this, stream.id, seq};
@@ -734,9 +742,10 @@ void Driver::Ship(Stream& stream, Batch& batch) {
   if (stream.journal && pipeline.has_stages()) {
     stream.chunk_starts.emplace(origin, stream.last_resume);
   }
+  const int64_t first_line_ns = lines.empty() ? 0 : lines.front().time_nano;
   pipeline.Process(lines, origin, entries);
   PushChunk(stream, entries, batch.resume, batch.journaled ? batch.bytes : 0,
-            CursorLimit(stream, batch.resume));
+            CursorLimit(stream, batch.resume), first_line_ns);
   AccountHeld(stream);
 }
 
@@ -1117,6 +1126,79 @@ uint64_t Driver::PendingEntries() const {
   return pending;
 }
 
-void Driver::UpdateGauges() { pending_gauge_.Set(static_cast<int64_t>(PendingEntries())); }
+void Driver::UpdateGauges() {
+  pending_gauge_.Set(static_cast<double>(PendingEntries()));
+  double oldest = 0;
+  for (const LokiClientHealth& c : ClientsHealth()) {
+    oldest = std::max(oldest, c.oldest_undelivered_seconds);
+  }
+  oldest_undelivered_gauge_.Set(oldest);
+  // From the oldest cursor of each journal (a container's next stream starts after the one
+  // still retiring) to its end.
+  std::map<Journal*, std::pair<std::shared_ptr<Journal>, JournalPosition>> from;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, s] : streams_) {
+      if (!s->journal) continue;
+      std::lock_guard ack_lock(s->ack_mu);
+      auto [it, created] = from.try_emplace(s->journal.get(), s->journal, s->acked);
+      if (!created) it->second.second = std::min(it->second.second, s->acked);
+    }
+  }
+  uint64_t undelivered = 0;
+  for (const auto& [ptr, journal_and_cursor] : from) {
+    const auto& [journal, cursor] = journal_and_cursor;
+    for (uint64_t segment : journal->Segments()) {
+      if (segment < cursor.segment) continue;
+      const uint64_t bytes = journal->ReadableBytes(segment);
+      undelivered += segment == cursor.segment ? bytes - std::min(bytes, cursor.offset) : bytes;
+    }
+  }
+  journal_undelivered_gauge_.Set(static_cast<double>(undelivered));
+}
+
+std::vector<LokiClientHealth> Driver::ClientsHealth() const {
+  std::vector<std::shared_ptr<LokiClient>> clients;
+  std::vector<std::shared_ptr<Stream>> journaled;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [key, c] : clients_) clients.push_back(c);
+    for (const auto& [id, s] : streams_) {
+      if (s->journal && s->client) journaled.push_back(s);
+    }
+  }
+  const auto steady_now = std::chrono::steady_clock::now();
+  const int64_t now_ns = stages::Clock::System().NowNs();
+  std::vector<LokiClientHealth> out;
+  std::unordered_map<const LokiClient*, std::size_t> index;
+  for (const auto& c : clients) {
+    LokiClientHealth h;
+    h.url = RedactUrl(c->config().url);
+    h.tenant_id = c->config().tenant_id;
+    const LokiClient::PushResult last = c->LastPush();
+    h.last_push_status = last.status;
+    h.last_push_at = last.at;
+    h.pending_entries = c->Pending();
+    if (auto since = c->OldestPendingSince()) {
+      h.oldest_undelivered_seconds =
+          std::max(0.0, std::chrono::duration<double>(steady_now - *since).count());
+    }
+    index[c.get()] = out.size();
+    out.push_back(std::move(h));
+  }
+  for (const auto& s : journaled) {
+    auto it = index.find(s->client.get());
+    if (it == index.end()) continue;
+    double& oldest = out[it->second].oldest_undelivered_seconds;
+    std::lock_guard ack_lock(s->ack_mu);
+    // Chunks are in the order their lines were read; the front one is not acknowledged yet.
+    for (const Stream::Chunk& chunk : s->chunks) {
+      if (chunk.first_line_ns == 0) continue;
+      oldest = std::max(oldest, static_cast<double>(now_ns - chunk.first_line_ns) / 1e9);
+      break;
+    }
+  }
+  return out;
+}
 
 }  // namespace skald

@@ -38,6 +38,7 @@
 #include "pipeline_stages/entry.h"
 #include "plugin/container_info.h"
 #include "plugin/fifo_reader.h"
+#include "plugin/health_report.h"
 #include "plugin/journal.h"
 #include "plugin/journal_store.h"
 #include "plugin/journal_writer.h"
@@ -104,8 +105,15 @@ class Driver : public LineSink, public DeliveryListener {
   std::size_t LiveClients() const;
   // Lines read and neither delivered nor dropped yet (queue + clients).
   uint64_t PendingEntries() const;
-  // Refreshes the gauges computed on demand (before a metrics scrape).
+  // Refreshes the gauges computed on demand (before a metrics scrape): entries pending, the
+  // oldest undelivered line's age, journal bytes not yet acknowledged.
   void UpdateGauges();
+  // The Loki clients in use and how they fare (GET /healthz). A client's oldest undelivered
+  // line is the older of what the client holds (since it was handed over) and, for streams
+  // with a journal, the first line of their oldest unacknowledged chunk (since the daemon read
+  // it: a replay after a restart counts from then). Lines a stream holds for unusable options
+  // count in neither.
+  std::vector<LokiClientHealth> ClientsHealth() const;
 
   // The journal of the container `docker logs` asks about (ReadLogs), or null with a message
   // for the user in *error (no-file=true, or nothing was ever logged).
@@ -162,8 +170,10 @@ class Driver : public LineSink, public DeliveryListener {
   // Hands `entries` to the stream's client as one chunk of the journal (resume: where a
   // restart would read again to produce what comes after them; cursor: how far the cursor may
   // go once they are settled, see CursorLimit).
+  // first_line_ns: the daemon's time of the first line the chunk was decoded from (0: none,
+  // entries a stage held).
   void PushChunk(Stream& stream, std::vector<LokiEntry>& entries, const JournalPosition& resume,
-                 std::size_t bytes, const JournalPosition& cursor);
+                 std::size_t bytes, const JournalPosition& cursor, int64_t first_line_ns = 0);
   // How far the cursor may go after a chunk ending at `resume` (shipping thread).
   JournalPosition CursorLimit(Stream& stream, const JournalPosition& resume);
   // A batch leaves queue_: its stream holds that much less there (caller holds mu_).
@@ -197,6 +207,8 @@ class Driver : public LineSink, public DeliveryListener {
   Counter& streams_started_;
   Gauge& pending_gauge_;
   Gauge& live_streams_gauge_;
+  Gauge& oldest_undelivered_gauge_;
+  Gauge& journal_undelivered_gauge_;
 
   mutable std::mutex mu_;
   std::condition_variable queue_cv_;

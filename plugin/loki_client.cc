@@ -39,6 +39,17 @@ constexpr std::size_t kMaxLoggedBodyBytes = 1024;
 // is closed), so that a wrong or hostile peer cannot fill the plugin's memory.
 constexpr std::size_t kMaxResponseBodyBytes = 64 * 1024;
 
+// Push request times: from a few milliseconds on a LAN to loki-timeout (10 s by default).
+const std::vector<double> kPushDurationBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                                  1,     2.5,  5,     10,   30,  60};
+
+Histogram& PushDuration(MetricsRegistry& m, const std::string& status_class) {
+  return m.GetHistogram("skald_push_duration_seconds",
+                        "Push request time, from connecting to the end of the answer, by status "
+                        "class (2xx, 3xx, 4xx, 5xx; error: no answer).",
+                        kPushDurationBuckets, {{"status", status_class}});
+}
+
 // Threads that may still start, for tests (LokiClient::SetThreadLimitForTesting); -1: no limit.
 std::atomic<int> thread_limit_for_testing{-1};
 
@@ -426,6 +437,7 @@ struct LokiClient::Impl {
     Credentials credentials;  // what `http` authenticates with (this lane's thread)
     std::condition_variable cv;
     uint64_t inflight_min_seq = UINT64_MAX;  // oldest entry of the batch being sent
+    Clock::time_point inflight_since;        // when that entry was pushed
     std::thread thread;
     std::unique_ptr<httplib::Client> http;
     std::atomic<bool> in_request{false};
@@ -488,6 +500,10 @@ struct LokiClient::Impl {
   // rotated token), uses them from the next attempt on (the lane's thread).
   void ReloadCredentials(Lane& lane);
 
+  // Counts a push attempt that took `elapsed` in skald_push_duration_seconds; LastPush().
+  void RecordAttempt(const Answer& answer, Clock::duration elapsed);
+  std::optional<Clock::time_point> OldestPendingSince() const;
+
   // Account entries that leave the client. Lock-free.
   void CountDropped(const std::string& reason, uint64_t entries, uint64_t bytes);
   void CountDropped(const std::string& reason, std::span<const Queued> batch);
@@ -512,6 +528,9 @@ struct LokiClient::Impl {
   Counter& batch_retries;
   Gauge& pending_gauge;
   std::map<std::string, DropCounters> drops;
+  std::map<std::string, Histogram*> push_durations;  // by status class
+  mutable std::mutex last_push_mu_;
+  LokiClient::PushResult last_push_;  // guarded by last_push_mu_
   LogLimiter log_limiter;
 
   mutable std::mutex mu_;
@@ -560,6 +579,9 @@ LokiClient::Impl::Impl(LokiClientConfig c, MetricsRegistry& m)
         &m.GetCounter("skald_entries_dropped_total", "Entries dropped, by reason.", labels),
         &m.GetCounter("skald_dropped_bytes_total",
                       "Line and structured-metadata bytes of dropped entries, by reason.", labels)};
+  }
+  for (const char* status : {"2xx", "3xx", "4xx", "5xx", "error"}) {
+    push_durations[status] = &PushDuration(m, status);
   }
   for (int i = 0; i < config.lanes; ++i) {
     auto lane = std::make_unique<Lane>();
@@ -642,6 +664,36 @@ void LokiClient::Impl::ReloadCredentials(Lane& lane) {
 void LokiClient::Impl::RefreshServerNameAddress(httplib::Client& http) {
   const std::string address = ResolveNumeric(url.host);
   if (!address.empty()) http.set_hostname_addr_map({{config.tls.server_name, address}});
+}
+
+void LokiClient::Impl::RecordAttempt(const Answer& answer, Clock::duration elapsed) {
+  std::string status = "error";
+  if (answer.answered) status = std::to_string(answer.status);
+  const std::string status_class = answer.answered && answer.status >= 100 && answer.status < 600
+                                       ? status.substr(0, 1) + "xx"
+                                       : "error";
+  auto it = push_durations.find(status_class);
+  Histogram& h = it != push_durations.end() ? *it->second : PushDuration(metrics, status_class);
+  h.Observe(std::chrono::duration<double>(elapsed).count());
+  std::lock_guard lock(last_push_mu_);
+  last_push_.status = std::move(status);
+  last_push_.at = std::chrono::system_clock::now();
+}
+
+std::optional<Clock::time_point> LokiClient::Impl::OldestPendingSince() const {
+  std::lock_guard lock(mu_);
+  std::optional<Clock::time_point> oldest;
+  auto consider = [&oldest](Clock::time_point t) {
+    if (!oldest || t < *oldest) oldest = t;
+  };
+  for (const auto& lane : lanes_) {
+    if (lane->inflight_min_seq != UINT64_MAX) consider(lane->inflight_since);
+    // Each queue is oldest first.
+    for (const auto& [tenant, tq] : lane->tenants) {
+      if (!tq.entries.empty()) consider(tq.entries.front().enqueued);
+    }
+  }
+  return oldest;
 }
 
 void LokiClient::Impl::Settle(uint64_t entries) {
@@ -992,6 +1044,7 @@ void LokiClient::Impl::LaneLoop(Lane& lane) {
     }
     if (ready->entries.empty()) lane.tenants.erase(ready_tenant);
     lane.inflight_min_seq = batch.front().seq;
+    lane.inflight_since = batch.front().enqueued;
 
     lock.unlock();
     Deliver(lane, batch);
@@ -1135,8 +1188,10 @@ LokiClient::Impl::Outcome LokiClient::Impl::SendWithRetries(Lane& lane, std::str
       if (aborted_) return Outcome::kShutdown;
       lane.in_request.store(true);
     }
+    const auto started = Clock::now();
     Answer answer = Attempt(lane, body, headers);
     lane.in_request.store(false);
+    RecordAttempt(answer, Clock::now() - started);
 
     if (answer.answered) {
       status = answer.status;
@@ -1318,6 +1373,15 @@ void LokiClient::SendBuffered() { impl_->SendBuffered(); }
 void LokiClient::Stop(std::chrono::milliseconds deadline) { impl_->Stop(deadline); }
 
 uint64_t LokiClient::Pending() const { return impl_->pending_.load(std::memory_order_relaxed); }
+
+std::optional<std::chrono::steady_clock::time_point> LokiClient::OldestPendingSince() const {
+  return impl_->OldestPendingSince();
+}
+
+LokiClient::PushResult LokiClient::LastPush() const {
+  std::lock_guard lock(impl_->last_push_mu_);
+  return impl_->last_push_;
+}
 
 const LokiClientConfig& LokiClient::config() const { return impl_->config; }
 

@@ -35,6 +35,10 @@
 //   skald_pushes_total{status_code}                        HTTP attempts; "error" = transport
 //                                                          error or loki-timeout reached
 //   skald_batch_retries_total                              retried attempts
+//   skald_push_duration_seconds{status} (histogram)        time of each push attempt, from
+//                                                          connecting to the end of the answer,
+//                                                          by status class: 2xx, 3xx, 4xx, 5xx,
+//                                                          error (as skald_pushes_total)
 //   skald_client_pending_entries (gauge)                   accepted, not yet delivered/dropped
 // Credentials in the URL (user:password@, see loki_url.h) are sent as basic auth and never
 // logged: logs and errors name the URL without its user info.
@@ -43,6 +47,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -165,6 +170,16 @@ class LokiClient {
 
   // Entries accepted by Push() and neither delivered nor dropped yet.
   uint64_t Pending() const;
+  // When the oldest entry the client holds (buffered or being sent) was handed to Push();
+  // nullopt when it holds none.
+  std::optional<std::chrono::steady_clock::time_point> OldestPendingSince() const;
+  // How the last push attempt ended: its HTTP status ("204") or "error" (no answer within
+  // loki-timeout, or a transport error), and when. `status` is empty before the first.
+  struct PushResult {
+    std::string status;
+    std::chrono::system_clock::time_point at;
+  };
+  PushResult LastPush() const;
 
   const LokiClientConfig& config() const;
 

@@ -170,7 +170,11 @@ int main(int argc, char** argv) {
   api.Start();
   spdlog::info("{} listening on {}", Version(), socket_path);
 
-  skald::MetricsHttpServer metrics_server(metrics, [&driver] { driver.UpdateGauges(); });
+  skald::MetricsHttpServer metrics_server(
+      metrics, [&driver] { driver.UpdateGauges(); },
+      [&driver, &api] {
+        return skald::HealthReport{api.Serving(), driver.ClientsHealth()};
+      });
   std::string metrics_addr = EnvOr("METRICS_ADDR", "127.0.0.1:9555");
   if (!metrics_addr.empty()) metrics_server.Start(metrics_addr);
 

@@ -7,7 +7,8 @@
 
 namespace skald {
 
-MetricsHttpServer::MetricsHttpServer(MetricsRegistry& registry, std::function<void()> before_scrape)
+MetricsHttpServer::MetricsHttpServer(MetricsRegistry& registry, std::function<void()> before_scrape,
+                                     std::function<HealthReport()> health)
     : server_(std::make_unique<httplib::Server>()) {
   server_->new_task_queue = [] { return new httplib::ThreadPool(2); };
   server_->set_keep_alive_timeout(1);  // an idle scraper connection holds one of two workers
@@ -16,6 +17,14 @@ MetricsHttpServer::MetricsHttpServer(MetricsRegistry& registry, std::function<vo
                  if (before_scrape) before_scrape();
                  res.set_content(registry.RenderPrometheus(), "text/plain; version=0.0.4");
                });
+  has_health_ = static_cast<bool>(health);
+  if (health) {
+    server_->Get("/healthz", [health](const httplib::Request&, httplib::Response& res) {
+      const HealthReport report = health();
+      res.status = report.HttpStatus();
+      res.set_content(report.Json(), "application/json");
+    });
+  }
 }
 
 MetricsHttpServer::~MetricsHttpServer() { Stop(); }
@@ -34,7 +43,9 @@ bool MetricsHttpServer::Start(const std::string& address) {
     spdlog::error("METRICS_ADDR '{}' has no valid port; metrics are off", address);
     return false;
   }
-  if (!server_->bind_to_port(host, port)) {
+  port_ =
+      port == 0 ? server_->bind_to_any_port(host) : (server_->bind_to_port(host, port) ? port : -1);
+  if (port_ < 0) {
     spdlog::error(
         "cannot listen for metrics on {} (METRICS_ADDR): the port is taken, perhaps by another "
         "copy of the plugin (give each copy its own METRICS_ADDR); metrics are off",
@@ -42,7 +53,8 @@ bool MetricsHttpServer::Start(const std::string& address) {
     return false;
   }
   thread_ = std::thread([this] { server_->listen_after_bind(); });
-  spdlog::info("metrics on http://{}/metrics", address);
+  spdlog::info("metrics on http://{}:{}/metrics{}", host, port_,
+               has_health_ ? ", health on /healthz" : "");
   return true;
 }
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "plugin/driver.h"
@@ -206,6 +207,12 @@ void PluginApiServer::BeginStop() {
   }
   if (server_) server_->stop();
   if (!socket_path_.empty()) unlink(socket_path_.c_str());
+}
+
+bool PluginApiServer::Serving() const {
+  std::error_code ec;
+  return !stopping_ && server_ && server_->is_running() &&
+         std::filesystem::is_socket(socket_path_, ec);
 }
 
 void PluginApiServer::Stop() {

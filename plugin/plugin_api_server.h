@@ -48,6 +48,9 @@ class PluginApiServer {
   void BeginStop();
   // BeginStop(), then waits for the serving thread.
   void Stop();
+  // True while the daemon can reach the API: the server listens, is not stopping, and its
+  // socket file is still there. Thread-safe.
+  bool Serving() const;
 
  private:
   // Registers a following answer's journal for BeginStop while it lives (null server: none).

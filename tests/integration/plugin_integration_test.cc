@@ -12,11 +12,14 @@
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
 #include <thread>
 
 #include "plugin/frame_codec.h"
 #include "tests/integration/fake_daemon.h"
 #include "tests/tools/fake_loki.h"
+#include "tests/tools/prometheus_text_parser.h"
 #include "tests/tools/scripted_http_peer.h"
 
 namespace skald::testing {
@@ -315,6 +318,197 @@ TEST_F(PluginIntegration, SigtermFlushesAndExits) {
   ASSERT_TRUE(WIFEXITED(status)) << status;
   EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_EQ(loki_.TotalEntries(), 100u);
+}
+
+// GET /healthz on the metrics listener: 200 with each Loki client (its URL without the password,
+// how its last push ended and when, the age of its oldest undelivered line) while the API
+// serves; 503 once it stopped (after SIGTERM, while a client still has lines to flush).
+TEST_F(PluginIntegration, HealthzReportsTheApiAndEachLokiClient) {
+  daemon_.reset();
+  extra_env_ = {"SHUTDOWN_FLUSH_SECONDS=60"};
+  daemon_ = std::make_unique<FakeDaemon>(SKALD_BINARY, extra_env_);
+  auto healthz = [&](nlohmann::json* body) {
+    httplib::Client cli("127.0.0.1", daemon_->metrics_port());
+    cli.set_read_timeout(5);
+    auto res = cli.Get("/healthz");
+    if (!res) return 0;
+    *body = nlohmann::json::parse(res->body);
+    return res->status;
+  };
+  nlohmann::json body;
+  int status = 0;
+  for (auto until = std::chrono::steady_clock::now() + 10s;
+       status == 0 && std::chrono::steady_clock::now() < until;) {
+    status = healthz(&body);
+    if (status == 0) std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_EQ(status, 200) << body;
+  EXPECT_EQ(body["status"], "ok");
+  EXPECT_EQ(body["clients"], nlohmann::json::array());
+
+  FakeDaemon::Container good, away;
+  auto good_opts = Opts();
+  good_opts["loki-url"] = loki_.PushUrl("skald:s3cret");
+  ASSERT_EQ(daemon_->StartContainer(good, good_opts), "");
+  daemon_->WriteLine(good, "delivered");
+  ASSERT_TRUE(loki_.WaitForEntries(1, 10s));
+  ASSERT_EQ(daemon_->StartContainer(away, {{"loki-url", "http://127.0.0.1:1/loki/api/v1/push"},
+                                           {"loki-min-backoff", "50ms"},
+                                           {"loki-max-backoff", "200ms"}}),
+            "");
+  daemon_->WriteLine(away, "waits");
+  nlohmann::json good_client, away_client;
+  auto settled = [&] {
+    if (healthz(&body) != 200 || body["clients"].size() != 2) return false;
+    for (const auto& c : body["clients"]) {
+      if (c["url"] == loki_.PushUrl()) good_client = c;
+      if (c["url"] == "http://127.0.0.1:1/loki/api/v1/push") away_client = c;
+    }
+    return !good_client.is_null() && !away_client.is_null() &&
+           !good_client["last_push"].is_null() && !away_client["last_push"].is_null() &&
+           away_client["oldest_undelivered_seconds"] > 0.1 && good_client["pending_entries"] == 0 &&
+           good_client["oldest_undelivered_seconds"] == 0;
+  };
+  bool ok = false;
+  for (auto until = std::chrono::steady_clock::now() + 20s;
+       !ok && std::chrono::steady_clock::now() < until;) {
+    ok = settled();
+    if (!ok) std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(ok) << body;
+  EXPECT_EQ(body.dump().find("s3cret"), std::string::npos) << body;
+  EXPECT_EQ(good_client["last_push"]["status"], "204");
+  EXPECT_THAT(good_client["last_push"]["time"].get<std::string>(),
+              ::testing::MatchesRegex("[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
+                                      "\\.[0-9]{3}Z"));
+  EXPECT_EQ(good_client["oldest_undelivered_seconds"], 0);
+  EXPECT_EQ(good_client["pending_entries"], 0);
+  EXPECT_EQ(away_client["last_push"]["status"], "error");
+  EXPECT_EQ(away_client["pending_entries"], 1);
+  EXPECT_GE(daemon_->Metric("skald_oldest_undelivered_seconds"),
+            away_client["oldest_undelivered_seconds"].get<double>());
+
+  // Stopping: the API is gone at once, the flush goes on (the away client's line).
+  ASSERT_EQ(kill(daemon_->pid(), SIGTERM), 0);
+  status = 0;
+  for (auto until = std::chrono::steady_clock::now() + 20s;
+       status != 503 && std::chrono::steady_clock::now() < until;) {
+    status = healthz(&body);
+    if (status != 503) std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_EQ(status, 503) << body;
+  EXPECT_EQ(body["status"], "unavailable");
+  EXPECT_EQ(body["api"], "not serving");
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The metric names a PromQL expression queries: its identifiers that are not functions,
+// keywords, label names or values, grouping labels, durations or numbers.
+std::set<std::string> QueriedMetricNames(const std::string& expr) {
+  std::string e = expr;
+  e = std::regex_replace(e, std::regex(R"("(\\.|[^"\\])*"|'(\\.|[^'\\])*'|`[^`]*`)"), " ");
+  e = std::regex_replace(e, std::regex(R"(\{[^}]*\})"), " ");
+  e = std::regex_replace(e, std::regex(R"(\[[^\]]*\])"), " ");
+  e = std::regex_replace(
+      e, std::regex(R"(\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\))"), " ");
+  static const std::set<std::string> kKeywords = {
+      "by", "without", "on",          "ignoring", "bool", "group_left", "and",
+      "or", "unless",  "group_right", "offset",   "inf",  "nan",        "atan2"};
+  std::set<std::string> names;
+  static const std::regex kIdent(R"([a-zA-Z_:][a-zA-Z0-9_:]*)");
+  for (auto it = std::sregex_iterator(e.begin(), e.end(), kIdent); it != std::sregex_iterator();
+       ++it) {
+    const auto begin = static_cast<std::size_t>(it->position());
+    std::size_t after = begin + static_cast<std::size_t>(it->length());
+    while (after < e.size() && e[after] == ' ') ++after;
+    if (after < e.size() && e[after] == '(') continue;  // a function
+    if (begin > 0 && (std::isdigit(static_cast<unsigned char>(e[begin - 1])) ||
+                      e[begin - 1] == '.' || e[begin - 1] == '$')) {
+      continue;  // 1e3, $variable
+    }
+    if (kKeywords.count(Lower(it->str()))) continue;
+    names.insert(it->str());
+  }
+  return names;
+}
+
+// Every "expr" in `node`, and the metrics of label_values(metric, label) variable queries.
+void CollectQueries(const nlohmann::json& node, std::vector<std::string>& out) {
+  if (node.is_object()) {
+    for (const auto& [key, value] : node.items()) {
+      if (key == "expr" && value.is_string()) out.push_back(value.get<std::string>());
+      if ((key == "query" || key == "definition") && value.is_string()) {
+        std::smatch m;
+        const std::string q = value.get<std::string>();
+        if (std::regex_search(q, m, std::regex(R"(label_values\(\s*([a-zA-Z_:][a-zA-Z0-9_:]*))"))) {
+          out.push_back(m[1].str());
+        }
+      }
+      CollectQueries(value, out);
+    }
+  } else if (node.is_array()) {
+    for (const auto& v : node) CollectQueries(v, out);
+  }
+}
+
+TEST(GrafanaDashboard, MetricNamesAreFoundInExpressions) {
+  EXPECT_EQ(QueriedMetricNames(
+                "histogram_quantile(0.99, sum by (le, status) (rate(x_bucket{a=\"b\", "
+                "instance=~\"$instance\"}[$__rate_interval]))) / on(instance) group_left y + 1e3"),
+            (std::set<std::string>{"x_bucket", "y"}));
+  EXPECT_EQ(QueriedMetricNames("sum without (reason) (increase(a:b_total[5m] offset 1h)) > bool 0"),
+            (std::set<std::string>{"a:b_total"}));
+}
+
+// Each metric the dashboard (plugin/grafana-dashboard.json) queries is on /metrics after a run
+// against Loki: a renamed metric or a panel for one that does not exist fails here.
+TEST_F(PluginIntegration, EveryMetricTheDashboardQueriesIsExported) {
+  std::ifstream in(std::string(SKALD_SOURCE_DIR) + "/plugin/grafana-dashboard.json");
+  ASSERT_TRUE(in) << "plugin/grafana-dashboard.json";
+  const nlohmann::json dashboard = nlohmann::json::parse(in);
+  std::vector<std::string> queries;
+  CollectQueries(dashboard, queries);
+  std::set<std::string> queried;
+  for (const std::string& q : queries) {
+    for (const std::string& name : QueriedMetricNames(q)) queried.insert(name);
+  }
+  // The panels the dashboard is for.
+  for (const char* name :
+       {"skald_entries_sent_total", "skald_sent_bytes_total", "skald_oldest_undelivered_seconds",
+        "skald_entries_dropped_total", "skald_batch_retries_total",
+        "skald_push_duration_seconds_bucket", "skald_journal_bytes",
+        "skald_journal_undelivered_bytes", "skald_streams_live"}) {
+    EXPECT_TRUE(queried.count(name)) << name << " is not on the dashboard";
+  }
+
+  FakeDaemon::Container c;
+  ASSERT_EQ(daemon_->StartContainer(c, Opts()), "");
+  daemon_->WriteLine(c, "one line");
+  ASSERT_TRUE(loki_.WaitForEntries(1, 10s));
+  // Counted once Loki's answer is in (skald_pushes_total{status_code} first).
+  for (auto until = std::chrono::steady_clock::now() + 10s;
+       daemon_->Metric("skald_entries_sent_total") < 1 &&
+       std::chrono::steady_clock::now() < until;) {
+    std::this_thread::sleep_for(20ms);
+  }
+  const auto families = ParsePrometheusText(daemon_->MetricsText());
+  std::map<std::string, std::string> exported;  // family -> type
+  for (const auto& f : families) exported[f.name] = f.type;
+  for (const std::string& name : queried) {
+    std::string family = name;
+    for (std::string_view suffix : {"_bucket", "_sum", "_count"}) {
+      const std::string stem = name.substr(0, name.size() - std::min(name.size(), suffix.size()));
+      if (name.ends_with(suffix) && exported.count(stem) && exported[stem] == "histogram") {
+        family = stem;
+      }
+    }
+    EXPECT_TRUE(exported.count(family)) << name << " (queried by the dashboard) is not on /metrics";
+  }
+  ASSERT_EQ(daemon_->StopContainer(c), "");
 }
 
 TEST_F(PluginIntegration, PipelineStagesSetLabelsLineAndStructuredMetadata) {

@@ -24,11 +24,12 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using testing::FakeLoki;
 
-std::string Frame(const std::string& line) {
+// `age`: how long before now the daemon read the line.
+std::string Frame(const std::string& line, std::chrono::nanoseconds age = {}) {
   LogEntryView e;
   e.source = "stdout";
   e.time_nano = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                    std::chrono::system_clock::now().time_since_epoch())
+                    std::chrono::system_clock::now().time_since_epoch() - age)
                     .count();
   e.line = line;
   std::string out;
@@ -82,8 +83,8 @@ class DriverTest : public ::testing::Test {
     fds_.push_back(*write_fd);
     return path;
   }
-  void Write(int fd, const std::string& line) {
-    const std::string frame = Frame(line);
+  void Write(int fd, const std::string& line, std::chrono::nanoseconds age = {}) {
+    const std::string frame = Frame(line, age);
     ASSERT_EQ(write(fd, frame.data(), frame.size()), static_cast<ssize_t>(frame.size()));
   }
   void CloseFd(int fd) {
@@ -256,6 +257,82 @@ TEST_F(DriverTest, InfoJsonHoldsNoSecretAndTheReplayStillAuthenticates) {
   ASSERT_TRUE(loki_.WaitForEntries(1, 10s));
   auto auth = loki_.Authorizations();
   EXPECT_EQ(auth.back(), "ceo:S3cr3t/Pa55==");
+}
+
+// While Loki refuses, the oldest undelivered line's age counts from when the daemon read it (an
+// hour ago here: a journal replayed after a restart), the journal's unacknowledged bytes are
+// counted, and /healthz names the client without its credentials and with its last status.
+// Once Loki takes the line, both are 0.
+TEST_F(DriverTest, TheOldestUndeliveredLineIsAgedFromItsReadTime) {
+  loki_.FailAll(503);
+  StartDriver();
+  int w;
+  const std::string f = MakeFifo("f", &w);
+  ContainerInfo info = Info(kId1, {{"loki-url", loki_.PushUrl("user:s3cret")},
+                                   {"loki-min-backoff", "10ms"},
+                                   {"loki-max-backoff", "20ms"}});
+  driver_->StartLogging(f, info);
+  Write(w, "an hour old", 3600s);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        const auto clients = driver_->ClientsHealth();
+        return clients.size() == 1 && clients[0].last_push_status == "503";
+      },
+      10s));
+  std::vector<LokiClientHealth> clients = driver_->ClientsHealth();
+  ASSERT_EQ(clients.size(), 1u);
+  EXPECT_EQ(clients[0].url, loki_.PushUrl());
+  EXPECT_EQ(clients[0].pending_entries, 1u);
+  EXPECT_GE(clients[0].oldest_undelivered_seconds, 3600);
+  EXPECT_LT(clients[0].oldest_undelivered_seconds, 3600 + 600);
+  EXPECT_LE(clients[0].last_push_at, std::chrono::system_clock::now());
+  driver_->UpdateGauges();
+  const Gauge& oldest = metrics_.GetGauge("skald_oldest_undelivered_seconds", "");
+  const Gauge& undelivered = metrics_.GetGauge("skald_journal_undelivered_bytes", "");
+  EXPECT_GE(oldest.Value(), 3600);
+  EXPECT_GE(undelivered.Value(), static_cast<double>(Frame("an hour old").size()));
+
+  loki_.ClearFailures();
+  ASSERT_TRUE(loki_.WaitForEntries(1, 10s));
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        driver_->UpdateGauges();
+        return oldest.Value() == 0 && undelivered.Value() == 0;
+      },
+      10s))
+      << oldest.Value() << " s, " << undelivered.Value() << " bytes";
+  clients = driver_->ClientsHealth();
+  ASSERT_EQ(clients.size(), 1u);
+  EXPECT_EQ(clients[0].last_push_status, "204");
+  EXPECT_EQ(clients[0].oldest_undelivered_seconds, 0);
+}
+
+// Without a journal the client's own buffer is what waits: its oldest entry ages from when it
+// was handed over.
+TEST_F(DriverTest, ANoFileStreamsUndeliveredLinesAgeInTheClient) {
+  loki_.FailAll(503);
+  StartDriver();
+  int w;
+  const std::string f = MakeFifo("f", &w);
+  driver_->StartLogging(f, Info(kId1, {{"no-file", "true"},
+                                       {"loki-retries", "1000"},
+                                       {"loki-min-backoff", "10ms"},
+                                       {"loki-max-backoff", "20ms"}}));
+  Write(w, "waits");
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        const auto clients = driver_->ClientsHealth();
+        return clients.size() == 1 && clients[0].oldest_undelivered_seconds >= 0.05;
+      },
+      10s));
+  loki_.ClearFailures();
+  ASSERT_TRUE(loki_.WaitForEntries(1, 30s));
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        const auto clients = driver_->ClientsHealth();
+        return clients.size() == 1 && clients[0].oldest_undelivered_seconds == 0;
+      },
+      10s));
 }
 
 }  // namespace

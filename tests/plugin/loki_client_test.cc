@@ -16,6 +16,7 @@
 #include "plugin/driver.h"
 #include "plugin/log_options.h"
 #include "tests/tools/fake_loki.h"
+#include "tests/tools/prometheus_text_parser.h"
 #include "tests/tools/scripted_http_peer.h"
 
 namespace skald {
@@ -60,6 +61,14 @@ std::string RandomLine(std::mt19937& rng, std::size_t n) {
   std::string s(n, ' ');
   for (char& c : s) c = kChars[rng() % 64];
   return s;
+}
+
+bool WaitForTrue(const std::function<bool()>& pred) {
+  for (const auto until = steady_clock::now() + kLong; steady_clock::now() < until;) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  return pred();
 }
 
 uint64_t Dropped(MetricsRegistry& m, const std::string& reason) {
@@ -591,6 +600,77 @@ TEST_F(LokiClientTest, RetriesZeroRetriesABatchUntilDelivered) {
   EXPECT_EQ(Dropped(metrics_, "retries_exhausted"), 1u);
   EXPECT_TRUE(loki_.EntriesOf(Labels(1)).empty());
   loki_.ClearFailures();
+}
+
+// Every attempt is timed in skald_push_duration_seconds by status class; LastPush() tells the
+// last one's status.
+TEST_F(LokiClientTest, PushTimesAreObservedByStatusClass) {
+  LokiClientConfig c = FastConfig(loki_);
+  c.lanes = 1;
+  LokiClient client(c, metrics_);
+  EXPECT_EQ(client.LastPush().status, "");
+  loki_.FailNext(500, 2);
+  loki_.SetDelay(milliseconds(300));  // every answer: the request takes at least that
+  client.Push(Entry(Labels(0), 1, "0"));
+  ASSERT_TRUE(client.Flush(kLong));
+  loki_.SetDelay(milliseconds(0));
+  EXPECT_EQ(client.LastPush().status, "204");
+  loki_.FailNext(400, 1);
+  const auto before = std::chrono::system_clock::now();
+  client.Push(Entry(Labels(0), 2, "1"));
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_EQ(client.LastPush().status, "400");
+  EXPECT_GE(client.LastPush().at, before);
+
+  FakeLoki closed;
+  ASSERT_TRUE(closed.Start());
+  LokiClientConfig away = FastConfig(loki_);
+  away.url = closed.PushUrl();
+  closed.Stop();
+  away.max_retries = 1;
+  LokiClient unreachable(away, metrics_);
+  unreachable.Push(Entry(Labels(0), 1, "x"));
+  ASSERT_TRUE(unreachable.Flush(kLong));
+  EXPECT_EQ(unreachable.LastPush().status, "error");
+
+  const auto families = testing::ParsePrometheusText(metrics_.RenderPrometheus());
+  const testing::PrometheusFamily* h = testing::FindFamily(families, "skald_push_duration_seconds");
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(h->type, "histogram");
+  std::map<std::string, double> count, sum, fast;  // fast: answered within 0.25 s
+  for (const auto& sample : h->samples) {
+    const std::string status = sample.Label("status");
+    if (sample.name.ends_with("_count")) count[status] = sample.value;
+    if (sample.name.ends_with("_sum")) sum[status] = sample.value;
+    if (sample.Label("le") == "0.25") fast[status] = sample.value;
+  }
+  EXPECT_EQ(count, (std::map<std::string, double>{
+                       {"2xx", 1}, {"3xx", 0}, {"4xx", 1}, {"5xx", 2}, {"error", 2}}));
+  EXPECT_GE(sum["5xx"], 0.6);
+  EXPECT_GE(sum["2xx"], 0.3);
+  EXPECT_EQ(fast["5xx"], 0);
+  EXPECT_EQ(fast["2xx"], 0);
+}
+
+// What the client holds ages from when it was pushed, whether buffered or in flight.
+TEST_F(LokiClientTest, TheOldestPendingEntryIsKnownUntilDelivered) {
+  loki_.FailAll(503);
+  LokiClientConfig c = FastConfig(loki_);
+  c.lanes = 1;
+  c.max_retries = -1;
+  LokiClient client(c, metrics_);
+  EXPECT_FALSE(client.OldestPendingSince());
+  const auto before = steady_clock::now();
+  client.Push(Entry(Labels(0), 1, "first"));
+  ASSERT_TRUE(client.OldestPendingSince());
+  const auto first = *client.OldestPendingSince();
+  EXPECT_GE(first, before);
+  ASSERT_TRUE(WaitForTrue([&] { return loki_.Requests() >= 1; }));  // now in flight
+  client.Push(Entry(Labels(1), 2, "second"));
+  EXPECT_EQ(client.OldestPendingSince(), first);
+  loki_.ClearFailures();
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_FALSE(client.OldestPendingSince());
 }
 
 TEST_F(LokiClientTest, FullBufferDropsTheOldestUnsentEntries) {
