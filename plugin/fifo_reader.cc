@@ -26,10 +26,10 @@ constexpr std::chrono::seconds kJournalRetry{1};  // a journal that refused byte
 // Memory mode: lines waiting for the sink's window, per session, before the oldest are dropped.
 constexpr std::size_t kMemoryModeBytes = 1024 * 1024;
 // Opens a FIFO for reading without blocking, with a large pipe buffer (best effort).
-int OpenFifo(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw std::system_error(errno, std::generic_category(), "open FIFO " + path);
-  fcntl(fd, F_SETPIPE_SZ, kPipeBytes);
+UniqueFd OpenFifo(const std::string& path) {
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (!fd) throw std::system_error(errno, std::generic_category(), "open FIFO " + path);
+  fcntl(fd.get(), F_SETPIPE_SZ, kPipeBytes);
   return fd;
 }
 
@@ -39,7 +39,7 @@ constexpr uint32_t kFifoEvents = EPOLLIN | EPOLLRDHUP;
 
 struct FifoReader::Stream {
   uint64_t id;
-  int fd;
+  UniqueFd fd;
   std::string path;
   std::string buffer;  // bytes read, not yet decoded (an incomplete frame at most)
   LineAssembler assembler;
@@ -64,7 +64,7 @@ struct FifoReader::Journaled {
 };
 
 struct FifoReader::Session {
-  int fd = -1;
+  UniqueFd fd;
   std::string path;
   uint64_t stream_id = 0;
   std::unique_ptr<Journal::Writer> writer;  // null in memory mode (the journal refused bytes)
@@ -113,27 +113,23 @@ FifoReader::FifoReader(LineSink& sink, MetricsRegistry& metrics)
       loop_errors_(metrics.GetCounter(
           "skald_reader_errors_total",
           "Unexpected errors on the FIFO reader's thread (logged; the stream is retried).")) {
-  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
-  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (epoll_fd_ < 0 || wake_fd_ < 0)
-    throw std::system_error(errno, std::generic_category(), "epoll");
-  Watch(wake_fd_, EPOLLIN, EPOLL_CTL_ADD);
+  epoll_fd_.reset(epoll_create1(EPOLL_CLOEXEC));
+  wake_fd_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!epoll_fd_ || !wake_fd_) throw std::system_error(errno, std::generic_category(), "epoll");
+  Watch(wake_fd_.get(), EPOLLIN, EPOLL_CTL_ADD);
   thread_ = std::thread([this] { Loop(); });
 }
 
 FifoReader::~FifoReader() {
   Stop();
-  for (auto& [fd, s] : streams_) close(fd);
-  for (auto& [fd, s] : sessions_) close(fd);
   for (auto& [id, j] : journaled_) j->journal->SetEvictHook(nullptr);
-  close(wake_fd_);
-  close(epoll_fd_);
+  // The members close the FIFOs, the eventfd and the epoll instance.
 }
 
 void FifoReader::Stop() {
   if (stopping_.exchange(true)) return;
   uint64_t one = 1;
-  [[maybe_unused]] auto n = write(wake_fd_, &one, sizeof one);
+  [[maybe_unused]] auto n = write(wake_fd_.get(), &one, sizeof one);
   if (thread_.joinable()) thread_.join();
 }
 
@@ -141,21 +137,21 @@ int FifoReader::Watch(int fd, uint32_t events, int op) {
   epoll_event ev{};
   ev.events = events;
   ev.data.fd = fd;
-  return epoll_ctl(epoll_fd_, op, fd, &ev) == 0 ? 0 : errno;
+  return epoll_ctl(epoll_fd_.get(), op, fd, &ev) == 0 ? 0 : errno;
 }
 
 void FifoReader::Add(uint64_t stream_id, const std::string& path, std::size_t max_line_bytes) {
-  const int fd = OpenFifo(path);
+  UniqueFd fifo = OpenFifo(path);
+  const int fd = fifo.get();
   auto s = std::unique_ptr<Stream>(
-      new Stream{stream_id, fd, path, {}, LineAssembler(max_line_bytes), {}, {}});
+      new Stream{stream_id, std::move(fifo), path, {}, LineAssembler(max_line_bytes), {}, {}});
   {
     std::lock_guard lock(mu_);
     streams_[fd] = std::move(s);
   }
   if (const int err = Watch(fd, kFifoEvents, EPOLL_CTL_ADD); err != 0) {
     std::lock_guard lock(mu_);
-    streams_.erase(fd);
-    close(fd);
+    streams_.erase(fd);  // closes it
     throw std::system_error(err, std::generic_category(), "epoll_ctl " + path);
   }
 }
@@ -187,17 +183,15 @@ void FifoReader::AddJournalStream(uint64_t stream_id, std::shared_ptr<Journal> j
 
 bool FifoReader::AddSession(uint64_t stream_id, const std::string& fifo_path,
                             std::unique_ptr<Journal::Writer>& writer) {
-  const int fd = OpenFifo(fifo_path);
+  UniqueFd fifo = OpenFifo(fifo_path);
+  const int fd = fifo.get();
   {
     std::lock_guard lock(mu_);
     auto it = journaled_.find(stream_id);
-    if (it == journaled_.end() || it->second->ended) {
-      close(fd);
-      return false;
-    }
+    if (it == journaled_.end() || it->second->ended) return false;
     ++it->second->sessions;
     auto session = std::make_unique<Session>();
-    session->fd = fd;
+    session->fd = std::move(fifo);
     session->path = fifo_path;
     session->stream_id = stream_id;
     session->writer = std::move(writer);
@@ -206,9 +200,8 @@ bool FifoReader::AddSession(uint64_t stream_id, const std::string& fifo_path,
   if (const int err = Watch(fd, kFifoEvents, EPOLL_CTL_ADD); err != 0) {
     std::lock_guard lock(mu_);
     writer = std::move(sessions_[fd]->writer);
-    sessions_.erase(fd);
+    sessions_.erase(fd);  // closes it
     --journaled_[stream_id]->sessions;
-    close(fd);
     throw std::system_error(err, std::generic_category(), "epoll_ctl " + fifo_path);
   }
   return true;
@@ -222,16 +215,16 @@ void FifoReader::SetTick(std::function<void()> tick, std::chrono::milliseconds i
 
 void FifoReader::Wake() {
   uint64_t one = 1;
-  [[maybe_unused]] auto n = write(wake_fd_, &one, sizeof one);
+  [[maybe_unused]] auto n = write(wake_fd_.get(), &one, sizeof one);
 }
 
-// The fd leaves the maps before it is closed, under mu_: once closed, its number may be given
-// to a FIFO that StartLogging opens on another thread, whose entry must not be erased here.
+// The fd leaves the maps as it is closed (its entry owns it), under mu_: once closed, its
+// number may be given to a FIFO that StartLogging opens on another thread, whose entry must
+// not be erased here.
 void FifoReader::Close(int fd) {
   std::lock_guard lock(mu_);
+  epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr);
   streams_.erase(fd);
-  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
-  close(fd);
 }
 
 bool FifoReader::Feed(Session& session, Journaled& j) {
@@ -242,7 +235,7 @@ bool FifoReader::Feed(Session& session, Journaled& j) {
   while (moved < kRoundBytes) {
     Journal::Writer::Result r;
     try {
-      r = session.writer->SpliceFrom(session.fd, kReadChunk * 4);
+      r = session.writer->SpliceFrom(session.fd.get(), kReadChunk * 4);
     } catch (const std::system_error& e) {
       return OnWriteError(session, j, e);
     }
@@ -253,7 +246,7 @@ bool FifoReader::Feed(Session& session, Journaled& j) {
         bytes_read_.Add(r.bytes);
         if (session.blocked) {
           session.blocked = false;
-          Watch(session.fd, kFifoEvents, EPOLL_CTL_MOD);
+          Watch(session.fd.get(), kFifoEvents, EPOLL_CTL_MOD);
         }
         continue;
       case Journal::Writer::Status::kWouldBlock:
@@ -264,7 +257,7 @@ bool FifoReader::Feed(Session& session, Journaled& j) {
       case Journal::Writer::Status::kFull:
         if (!session.blocked) {
           session.blocked = true;
-          Watch(session.fd, 0, EPOLL_CTL_MOD);  // not polled until there is room
+          Watch(session.fd.get(), 0, EPOLL_CTL_MOD);  // not polled until there is room
         }
         return true;
     }
@@ -288,7 +281,7 @@ bool FifoReader::OnWriteError(Session& session, Journaled& j, const std::system_
     }
     if (!session.blocked) {
       session.blocked = true;
-      Watch(session.fd, 0, EPOLL_CTL_MOD);
+      Watch(session.fd.get(), 0, EPOLL_CTL_MOD);
     }
     return true;
   }
@@ -313,7 +306,7 @@ bool FifoReader::OnWriteError(Session& session, Journaled& j, const std::system_
   session.reported = {};
   if (session.blocked) {
     session.blocked = false;
-    Watch(session.fd, kFifoEvents, EPOLL_CTL_MOD);
+    Watch(session.fd.get(), kFifoEvents, EPOLL_CTL_MOD);
   }
   return FeedMemory(session, j);
 }
@@ -359,7 +352,7 @@ bool FifoReader::FeedMemory(Session& session, Journaled& j) {
   bool eof = false;
   std::vector<LogLine> lines;
   while (moved < kRoundBytes) {
-    const ssize_t n = read(session.fd, chunk_.get(), kReadChunk);
+    const ssize_t n = read(session.fd.get(), chunk_.get(), kReadChunk);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno != EAGAIN) {
@@ -478,19 +471,18 @@ void FifoReader::FeedAndMaybeEnd(Session& session, Journaled& j) {
     session.retry_at = std::chrono::steady_clock::now() + kJournalRetry;
     if (!session.blocked) {
       session.blocked = true;
-      Watch(session.fd, 0, EPOLL_CTL_MOD);
+      Watch(session.fd.get(), 0, EPOLL_CTL_MOD);
     }
     alive = true;
   }
   if (!alive) {
     spdlog::debug("{}: end of file", session.path);
     HandOverMemory(session, j, /*all=*/true);  // lines queued while the journal refused bytes
-    const int fd = session.fd;
+    const int fd = session.fd.get();
     std::lock_guard lock(mu_);
     --j.sessions;
-    sessions_.erase(fd);  // `session` is gone from here on; see Close()
-    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
-    close(fd);
+    epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr);
+    sessions_.erase(fd);  // closes it; `session` is gone from here on; see Close()
   }
   j.more = true;  // decoded once per loop round
 }
@@ -595,7 +587,7 @@ bool FifoReader::Decode(Journaled& j) {
 bool FifoReader::Drain(Stream& s) {
   bool eof = false, corrupt = false;
   for (;;) {
-    ssize_t n = read(s.fd, chunk_.get(), kReadChunk);
+    ssize_t n = read(s.fd.get(), chunk_.get(), kReadChunk);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN) break;
@@ -698,7 +690,7 @@ void FifoReader::Loop() {
       int t = static_cast<int>(std::max<int64_t>(0, until_tick));
       timeout_ms = timeout_ms < 0 ? t : std::min(timeout_ms, t);
     }
-    int n = epoll_wait(epoll_fd_, events, 64, timeout_ms);
+    int n = epoll_wait(epoll_fd_.get(), events, 64, timeout_ms);
     if (n < 0) {
       if (errno == EINTR) continue;
       spdlog::critical("epoll_wait: {}", std::strerror(errno));
@@ -709,9 +701,9 @@ void FifoReader::Loop() {
     bool woken = false;
     for (int i = 0; i < n; ++i) {
       int fd = events[i].data.fd;
-      if (fd == wake_fd_) {
+      if (fd == wake_fd_.get()) {
         uint64_t count;
-        [[maybe_unused]] auto r = read(wake_fd_, &count, sizeof count);
+        [[maybe_unused]] auto r = read(wake_fd_.get(), &count, sizeof count);
         woken = true;
         continue;
       }

@@ -41,6 +41,7 @@
 #include "plugin/line_assembler.h"
 #include "plugin/log_limiter.h"
 #include "plugin/metrics.h"
+#include "plugin/posix_file.h"
 
 namespace skald {
 
@@ -139,8 +140,8 @@ class FifoReader {
   Counter& disk_full_lines_;
   Counter& loop_errors_;
   LogLimiter log_limiter_;
-  int epoll_fd_ = -1;
-  int wake_fd_ = -1;
+  UniqueFd epoll_fd_;
+  UniqueFd wake_fd_;
   std::atomic<bool> stopping_{false};
   std::mutex mu_;
   std::unordered_map<int, std::unique_ptr<Stream>> streams_;            // by fd

@@ -16,6 +16,7 @@
 #include "plugin/journal_format.h"
 #include "plugin/journal_segments.h"
 #include "plugin/journal_writer.h"
+#include "plugin/posix_file.h"
 
 namespace skald {
 
@@ -65,7 +66,7 @@ JournalLimits Journal::limits() const {
 }
 
 void Journal::WriteInfo(std::string_view json) {
-  WriteFileAtomically(dir() / kJournalInfoFile, json);
+  ReplaceJournalFile(dir() / kJournalInfoFile, json);
 }
 
 std::optional<std::string> Journal::ReadInfo() const {
@@ -84,18 +85,12 @@ void Journal::WriteCursor(JournalPosition cursor) {
                               static_cast<unsigned long long>(cursor.segment),
                               static_cast<unsigned long long>(cursor.offset));
   const fs::path path = dir() / kJournalCursorFile;
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, kJournalFileMode);
-  if (fd < 0) ThrowJournalError(errno, "create", path);
-  try {
-    PwriteFull(fd, text, static_cast<std::size_t>(n), 0, path);
-    struct stat st {};
-    if (fstat(fd, &st) != 0) ThrowJournalError(errno, "stat", path);
-    if (st.st_size > n && ftruncate(fd, n) != 0) ThrowJournalError(errno, "truncate", path);
-  } catch (...) {
-    close(fd);
-    throw;
-  }
-  close(fd);
+  UniqueFd fd(open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, kJournalFileMode));
+  if (!fd) ThrowJournalError(errno, "create", path);
+  PwriteOrThrow(fd.get(), text, static_cast<std::size_t>(n), 0, path);
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) ThrowJournalError(errno, "stat", path);
+  if (st.st_size > n && ftruncate(fd.get(), n) != 0) ThrowJournalError(errno, "truncate", path);
 }
 
 std::optional<JournalPosition> Journal::ReadCursor() const {
@@ -188,7 +183,7 @@ std::vector<Journal::LiveSession> Journal::LiveSessions() const {
 
 std::unique_ptr<Journal::Writer> Journal::StartWriter(const std::string& fifo_path) {
   uint64_t seq = segments_->Reserve(fifo_path);
-  return std::unique_ptr<Writer>(new Writer(self_.lock(), seq, fifo_path, -1, 0));
+  return std::unique_ptr<Writer>(new Writer(self_.lock(), seq, fifo_path, UniqueFd(), 0));
 }
 
 std::unique_ptr<Journal::Writer> Journal::ResumeWriter(const LiveSession& session) {
@@ -205,14 +200,14 @@ std::unique_ptr<Journal::Writer> Journal::ResumeWriter(const LiveSession& sessio
     fifo_path = it->second.fifo_path;
   }
   const fs::path path = segments_->SegmentPath(session.segment);
-  int fd = -1;
+  UniqueFd fd;
   uint64_t size = 0;
   if (has_file) {
-    fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    fd.reset(open(path.c_str(), O_RDWR | O_CLOEXEC));
     struct stat st {};
-    if (fd < 0 || fstat(fd, &st) != 0) {
+    if (!fd || fstat(fd.get(), &st) != 0) {
       int err = errno;
-      if (fd >= 0) close(fd);
+      fd.reset();
       std::lock_guard lock(segments_->mu);
       segments_->segments[session.segment].writer = false;
       ThrowJournalError(err, "open", path);
@@ -220,7 +215,7 @@ std::unique_ptr<Journal::Writer> Journal::ResumeWriter(const LiveSession& sessio
     size = static_cast<uint64_t>(st.st_size);
   }
   return std::unique_ptr<Writer>(
-      new Writer(self_.lock(), session.segment, std::move(fifo_path), fd, size));
+      new Writer(self_.lock(), session.segment, std::move(fifo_path), std::move(fd), size));
 }
 
 void Journal::SealSession(const LiveSession& session) {
@@ -236,10 +231,9 @@ void Journal::SealSession(const LiveSession& session) {
   }
   uint64_t readable = 0;
   if (size > 0) {
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) ThrowJournalError(errno, "open", path);
-    FileCloser closer(fd);
-    readable = ScanFrames(fd, 0, size, path).boundary;
+    UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) ThrowJournalError(errno, "open", path);
+    readable = ScanFrames(fd.get(), 0, size, path).boundary;
   }
   if (unlink(segments_->MarkerPath(session.segment).c_str()) != 0 && errno != ENOENT)
     ThrowJournalError(errno, "remove", segments_->MarkerPath(session.segment));

@@ -48,7 +48,7 @@ FrameScan ScanFrames(int fd, uint64_t from, uint64_t size, const std::filesystem
   while (size - pos >= kPrefix) {
     if (pos < block_off || pos + kPrefix > block_off + block_len) {
       std::size_t want = static_cast<std::size_t>(std::min<uint64_t>(cap, size - pos));
-      block_len = PreadFull(fd, block.get(), want, pos, path);
+      block_len = PreadOrThrow(fd, block.get(), want, pos, path);
       block_off = pos;
       if (block_len < kPrefix) break;  // the file is shorter than we were told
     }

@@ -19,11 +19,13 @@
 #include <string>
 #include <string_view>
 
+#include "plugin/posix_file.h"
+
 namespace skald {
 
 inline constexpr std::string_view kJournalSegmentExt = ".seg";
 inline constexpr std::string_view kJournalMarkerExt = ".live";
-inline constexpr std::string_view kJournalTempExt = ".tmp";
+inline constexpr std::string_view kJournalTempExt = kAtomicWriteTempSuffix;
 inline constexpr std::string_view kJournalInfoFile = "info.json";
 inline constexpr std::string_view kJournalCursorFile = "cursor";
 // Segment numbers stay below this (a name or a cursor with a larger one is damaged): the next

@@ -14,6 +14,7 @@
 #include "plugin/frame_format.h"
 #include "plugin/journal_files.h"
 #include "plugin/journal_segments.h"
+#include "plugin/posix_file.h"
 
 namespace skald {
 
@@ -29,8 +30,8 @@ struct JournalFrameReader::State {
   std::shared_ptr<Journal> journal;
   uint64_t want;         // no segment open: the next one to read is the first >= want
   uint64_t want_offset;  // where to start in `want` itself
-  uint64_t seq = 0;      // the segment open (fd >= 0)
-  int fd = -1;
+  uint64_t seq = 0;      // the segment open (when fd is)
+  UniqueFd fd;
   uint64_t pos = 0;
   uint64_t limit = 0;      // bytes readable in `seq`, as last looked up
   bool sealed = false;     // `limit` is final
@@ -52,16 +53,14 @@ struct JournalFrameReader::State {
     lost += left;
     spdlog::error("journal: cannot {} {}: {}; {} unread bytes of it are lost", what,
                   segs.SegmentPath(seq).string(), strerror(err), left);
-    if (fd >= 0) close(fd);
-    fd = -1;
+    fd.reset();
     want = seq + 1;
     want_offset = 0;
     buf_len = 0;
   }
 
   void CloseSegment() {
-    if (fd >= 0) close(fd);
-    fd = -1;
+    fd.reset();
     want = seq + 1;
     want_offset = 0;
     buf_len = 0;
@@ -75,12 +74,10 @@ JournalFrameReader::JournalFrameReader(std::shared_ptr<Journal> journal, Journal
   state_->want_offset = from.offset;
 }
 
-JournalFrameReader::~JournalFrameReader() {
-  if (state_->fd >= 0) close(state_->fd);
-}
+JournalFrameReader::~JournalFrameReader() = default;
 
 JournalPosition JournalFrameReader::position() const {
-  if (state_->fd >= 0) return {state_->seq, state_->pos};
+  if (state_->fd) return {state_->seq, state_->pos};
   return {state_->want, state_->want_offset};
 }
 
@@ -93,7 +90,7 @@ JournalFrameReader::Status JournalFrameReader::Next(std::string_view* body,
   State& s = *state_;
   JournalSegments& segs = *s.journal->segments_;
   for (;;) {
-    if (s.fd < 0) {
+    if (!s.fd) {
       // Find the segment to read: the first one >= want (evicted ones in between are counted
       // as skipped; sequence numbers never used are not).
       uint64_t found;
@@ -122,8 +119,8 @@ JournalFrameReader::Status JournalFrameReader::Next(std::string_view* body,
       }
       if (!has_file) return Status::kWait;  // a live session without a byte yet
       fs::path path = segs.SegmentPath(found);
-      s.fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-      if (s.fd < 0) {
+      s.fd.reset(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+      if (!s.fd) {
         const int err = errno;
         if (err == ENOENT) {
           std::lock_guard lock(segs.mu);
@@ -176,7 +173,7 @@ JournalFrameReader::Status JournalFrameReader::Next(std::string_view* body,
       }
       s.buf_off = s.pos;
       try {
-        s.buf_len = PreadFull(s.fd, s.buf.get(), want, s.pos, segs.SegmentPath(s.seq));
+        s.buf_len = PreadOrThrow(s.fd.get(), s.buf.get(), want, s.pos, segs.SegmentPath(s.seq));
       } catch (const std::system_error& e) {
         s.GiveUp(segs, s.seq, s.pos, "read", e.code().value());
         continue;
@@ -199,7 +196,7 @@ JournalFrameReader::Status JournalFrameReader::Next(std::string_view* body,
       if (!exists) {
         // Evicted while open: read what the file holds.
         struct stat st {};
-        if (fstat(s.fd, &st) != 0) {
+        if (fstat(s.fd.get(), &st) != 0) {
           s.GiveUp(segs, s.seq, s.pos, "stat", errno);
           continue;
         }

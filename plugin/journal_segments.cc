@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "plugin/journal_files.h"
+#include "plugin/posix_file.h"
 
 namespace skald {
 
@@ -102,14 +103,13 @@ void JournalSegments::RepairInterruptedRotation(uint64_t older, uint64_t newer) 
   uint64_t boundary = old_seg.size;
   try {
     if (old_seg.has_file) {
-      int fd = open(old_path.c_str(), O_RDWR | O_CLOEXEC);
-      if (fd < 0) ThrowJournalError(errno, "open", old_path);
-      FileCloser closer(fd);
-      FrameScan scan = ScanFrames(fd, 0, old_seg.size, old_path);
+      UniqueFd fd(open(old_path.c_str(), O_RDWR | O_CLOEXEC));
+      if (!fd) ThrowJournalError(errno, "open", old_path);
+      FrameScan scan = ScanFrames(fd.get(), 0, old_seg.size, old_path);
       boundary = scan.boundary;
       uint64_t tail = scan.corrupt ? 0 : old_seg.size - boundary;
       finish = new_seg.size >= tail;
-      if (finish && !scan.corrupt && ftruncate(fd, static_cast<off_t>(boundary)) != 0)
+      if (finish && !scan.corrupt && ftruncate(fd.get(), static_cast<off_t>(boundary)) != 0)
         ThrowJournalError(errno, "truncate", old_path);
     }
   } catch (const std::system_error& e) {
@@ -151,7 +151,7 @@ uint64_t JournalSegments::Reserve(const std::string& fifo_path) {
     ++version;
   }
   try {
-    WriteFileAtomically(MarkerPath(seq), fifo_path);
+    ReplaceJournalFile(MarkerPath(seq), fifo_path);
   } catch (...) {
     std::lock_guard lock(mu);
     segments.erase(seq);
@@ -307,16 +307,15 @@ uint64_t JournalSegments::SealedReadable(uint64_t seq) {
     size = it->second.size;
   }
   fs::path path = SegmentPath(seq);
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
     if (errno != ENOENT)
       spdlog::warn("journal: cannot open {}: {}", path.string(), strerror(errno));
     return 0;
   }
-  FileCloser closer(fd);
   FrameScan scan;
   try {
-    scan = ScanFrames(fd, 0, size, path);
+    scan = ScanFrames(fd.get(), 0, size, path);
   } catch (const std::system_error& e) {
     spdlog::warn("{}", e.what());
     return 0;

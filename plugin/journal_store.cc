@@ -25,12 +25,11 @@ JournalStore::JournalStore(fs::path root, uint64_t max_total_bytes)
   if (access(containers.c_str(), W_OK | X_OK) != 0)
     ThrowJournalError(errno, "write to", containers);
   const fs::path lock = root_ / "lock";
-  lock_fd_ = open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock_fd_ < 0) ThrowJournalError(errno, "create", lock);
-  if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+  lock_fd_.reset(open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (!lock_fd_) ThrowJournalError(errno, "create", lock);
+  if (flock(lock_fd_.get(), LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
-    close(lock_fd_);
-    lock_fd_ = -1;
+    lock_fd_.reset();
     if (err == EWOULDBLOCK) {
       throw InUse("another process holds " + lock.string() +
                   ": a second copy of the plugin uses the same state directory");
@@ -39,9 +38,7 @@ JournalStore::JournalStore(fs::path root, uint64_t max_total_bytes)
   }
 }
 
-JournalStore::~JournalStore() {
-  if (lock_fd_ >= 0) close(lock_fd_);  // releases the lock
-}
+JournalStore::~JournalStore() = default;  // closing lock_fd_ releases the lock
 
 const fs::path& JournalStore::root() const { return root_; }
 

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "plugin/posix_file.h"
+
 namespace skald {
 
 class JournalStore {
@@ -36,7 +38,7 @@ class JournalStore {
  private:
   std::filesystem::path root_;
   uint64_t max_total_bytes_;
-  int lock_fd_ = -1;
+  UniqueFd lock_fd_;  // holds the flock
 };
 
 }  // namespace skald

@@ -35,9 +35,9 @@ std::size_t Budget(const JournalLimits& limits, uint64_t size, uint64_t next_end
   return max_bytes;
 }
 
-int CreateSegmentFile(const fs::path& path) {
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, kJournalFileMode);
-  if (fd < 0) ThrowJournalError(errno, "create", path);
+UniqueFd CreateSegmentFile(const fs::path& path) {
+  UniqueFd fd(open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, kJournalFileMode));
+  if (!fd) ThrowJournalError(errno, "create", path);
   return fd;
 }
 
@@ -47,7 +47,7 @@ struct Journal::Writer::State {
   uint64_t seq = 0;
   fs::path path;  // the segment file
   std::string fifo_path;
-  int fd = -1;            // the segment file, O_RDWR; -1 until its first byte
+  UniqueFd fd;            // the segment file, O_RDWR; empty until its first byte
   uint64_t size = 0;      // bytes in the segment file
   uint64_t boundary = 0;  // a complete-frame boundary in the segment (the last one scanned)
   uint64_t next_end = 0;  // no boundary after `boundary` can exist while size < next_end
@@ -71,16 +71,16 @@ struct Journal::Writer::State {
 };
 
 Journal::Writer::Writer(std::shared_ptr<Journal> journal, uint64_t seq, std::string fifo_path,
-                        int fd, uint64_t size)
+                        UniqueFd fd, uint64_t size)
     : journal_(std::move(journal)), state_(std::make_unique<State>()) {
   state_->fifo_path = std::move(fifo_path);
   state_->Switch(seq, journal_->segments_->SegmentPath(seq));
-  state_->fd = fd;
+  state_->fd = std::move(fd);
   state_->size = size;
 }
 
 Journal::Writer::~Writer() {
-  if (state_->fd >= 0) close(state_->fd);
+  state_->fd.reset();
   if (state_->sealed) return;
   std::lock_guard lock(journal_->segments_->mu);
   auto it = journal_->segments_->segments.find(state_->seq);
@@ -95,14 +95,14 @@ Journal::Writer::Result Journal::Writer::SpliceFrom(int fd, std::size_t max_byte
   if (s.sealed) throw std::logic_error("journal: SpliceFrom on a sealed writer");
   JournalLimits limits = journal_->limits();
   // Room first: with block_when_full nothing leaves the FIFO unless it fits.
-  if (s.fd < 0 && limits.block_when_full && !segs.RoomFor(0, 0)) return {Status::kFull, 0};
+  if (!s.fd && limits.block_when_full && !segs.RoomFor(0, 0)) return {Status::kFull, 0};
   if (!s.MaybeRotate(segs, limits, true)) return {Status::kFull, 0};
   std::size_t n = Budget(limits, s.size, s.next_end, max_bytes);
   if (n == 0) return {Status::kWouldBlock, 0};
 
   // A session may end without a byte (no segment then): the file made for this call goes
   // again if nothing came.
-  bool created = s.fd < 0;
+  bool created = !s.fd;
   if (created) s.fd = CreateSegmentFile(s.path);
 
   std::size_t moved = 0;
@@ -113,7 +113,7 @@ Journal::Writer::Result Journal::Writer::SpliceFrom(int fd, std::size_t max_byte
     uint64_t off = s.size + moved;
     if (s.splice_works) {
       loff_t out_off = static_cast<loff_t>(off);
-      r = splice(fd, nullptr, s.fd, &out_off, n - moved, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+      r = splice(fd, nullptr, s.fd.get(), &out_off, n - moved, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
       if (r < 0 && errno == EINVAL) {
         spdlog::debug("journal: splice refused into {}; reading and writing instead",
                       s.path.string());
@@ -125,7 +125,7 @@ Journal::Writer::Result Journal::Writer::SpliceFrom(int fd, std::size_t max_byte
       r = read(fd, s.copy_buffer.get(), std::min(kCopyBlock, n - moved));
       if (r > 0) {
         try {
-          PwriteFull(s.fd, s.copy_buffer.get(), static_cast<std::size_t>(r), off, s.path);
+          PwriteOrThrow(s.fd.get(), s.copy_buffer.get(), static_cast<std::size_t>(r), off, s.path);
         } catch (const std::system_error& e) {
           spdlog::error("{}: {} bytes read from the FIFO are lost", e.what(), r);
           if (moved > 0) {
@@ -149,8 +149,7 @@ Journal::Writer::Result Journal::Writer::SpliceFrom(int fd, std::size_t max_byte
 
   if (moved == 0) {
     if (created) {
-      close(s.fd);
-      s.fd = -1;
+      s.fd.reset();
       unlink(s.path.c_str());
     }
     if (err) ThrowJournalError(err, "splice into", s.path);
@@ -181,9 +180,9 @@ void Journal::Writer::Append(std::string_view bytes) {
     JournalLimits limits = journal_->limits();
     s.MaybeRotate(segs, limits, false);
     std::size_t n = Budget(limits, s.size, s.next_end, bytes.size());
-    bool created = s.fd < 0;
+    bool created = !s.fd;
     if (created) s.fd = CreateSegmentFile(s.path);
-    PwriteFull(s.fd, bytes.data(), n, s.size, s.path);
+    PwriteOrThrow(s.fd.get(), bytes.data(), n, s.size, s.path);
     s.size += n;
     if (segs.Publish(s.seq, s.size)) s.rotate_now = true;
     if (created) segs.EvictWhileOver();
@@ -197,15 +196,14 @@ void Journal::Writer::Seal() {
   if (s.sealed) return;
   JournalSegments& segs = *journal_->segments_;
   uint64_t readable = 0;
-  if (s.fd >= 0) {
+  if (s.fd) {
     try {
-      readable = ScanFrames(s.fd, s.boundary, s.size, s.path).boundary;
+      readable = ScanFrames(s.fd.get(), s.boundary, s.size, s.path).boundary;
     } catch (const std::system_error& e) {
       spdlog::error("{}; the segment is read up to byte {}", e.what(), s.boundary);
       readable = s.boundary;
     }
-    close(s.fd);
-    s.fd = -1;
+    s.fd.reset();
   }
   // A marker left behind names a FIFO that is gone: the next start seals the session again.
   if (unlink(segs.MarkerPath(s.seq).c_str()) != 0 && errno != ENOENT) {
@@ -218,12 +216,12 @@ void Journal::Writer::Seal() {
 
 std::string Journal::Writer::CutAtFrameBoundary() {
   State& s = *state_;
-  if (s.sealed || s.fd < 0) return {};
-  FrameScan scan = ScanFrames(s.fd, s.boundary, s.size, s.path);
+  if (s.sealed || !s.fd) return {};
+  FrameScan scan = ScanFrames(s.fd.get(), s.boundary, s.size, s.path);
   if (scan.corrupt || scan.boundary >= s.size) return {};
   std::string tail(static_cast<std::size_t>(s.size - scan.boundary), '\0');
-  tail.resize(PreadFull(s.fd, tail.data(), tail.size(), scan.boundary, s.path));
-  if (ftruncate(s.fd, static_cast<off_t>(scan.boundary)) != 0)
+  tail.resize(PreadOrThrow(s.fd.get(), tail.data(), tail.size(), scan.boundary, s.path));
+  if (ftruncate(s.fd.get(), static_cast<off_t>(scan.boundary)) != 0)
     ThrowJournalError(errno, "truncate", s.path);
   s.size = s.boundary = scan.boundary;
   s.next_end = 0;
@@ -234,13 +232,13 @@ std::string Journal::Writer::CutAtFrameBoundary() {
 bool Journal::Writer::State::MaybeRotate(JournalSegments& segs, const JournalLimits& limits,
                                          bool may_refuse) {
   State& s = *this;
-  if (s.fd < 0) return true;
+  if (!s.fd) return true;
   if (!s.rotate_now) {
     if (limits.max_segment_bytes < 0) return true;
     if (s.size < static_cast<uint64_t>(limits.max_segment_bytes)) return true;
   }
   if (s.size < s.next_end) return true;  // the frame after `boundary` is not complete yet
-  FrameScan scan = ScanFrames(s.fd, s.boundary, s.size, s.path);
+  FrameScan scan = ScanFrames(s.fd.get(), s.boundary, s.size, s.path);
   s.boundary = scan.boundary;
   s.next_end = scan.next_end;
   if (!scan.corrupt && s.boundary == 0) return true;  // one frame bigger than the limit
@@ -261,24 +259,24 @@ bool Journal::Writer::State::MaybeRotate(JournalSegments& segs, const JournalLim
   uint64_t new_seq = segs.Reserve(s.fifo_path);
   fs::path new_path = segs.SegmentPath(new_seq);
   uint64_t tail = scan.corrupt ? 0 : s.size - s.boundary;
-  int new_fd = -1;
+  UniqueFd new_fd;
   try {
     if (tail > 0) {
       new_fd = CreateSegmentFile(new_path);
       std::unique_ptr<char[]> buf(new char[tail]);
-      std::size_t got = PreadFull(s.fd, buf.get(), tail, s.boundary, s.path);
-      PwriteFull(new_fd, buf.get(), got, 0, new_path);
+      std::size_t got = PreadOrThrow(s.fd.get(), buf.get(), tail, s.boundary, s.path);
+      PwriteOrThrow(new_fd.get(), buf.get(), got, 0, new_path);
       tail = got;
     }
-    if (!scan.corrupt && ftruncate(s.fd, static_cast<off_t>(s.boundary)) != 0)
+    if (!scan.corrupt && ftruncate(s.fd.get(), static_cast<off_t>(s.boundary)) != 0)
       ThrowJournalError(errno, "truncate", s.path);
   } catch (...) {
     // Nothing of the old segment changed yet: forget the new one, stay where we were.
-    if (new_fd >= 0) close(new_fd);
+    new_fd.reset();
     segs.Unreserve(new_seq);
     throw;
   }
-  close(s.fd);
+  s.fd.reset();
   if (unlink(segs.MarkerPath(s.seq).c_str()) != 0 && errno != ENOENT)
     spdlog::warn("journal: cannot remove {}: {}", segs.MarkerPath(s.seq).string(), strerror(errno));
   {
@@ -295,7 +293,7 @@ bool Journal::Writer::State::MaybeRotate(JournalSegments& segs, const JournalLim
   }
   segs.Notify();
   s.Switch(new_seq, new_path);
-  s.fd = new_fd;
+  s.fd = std::move(new_fd);
   s.size = tail;
   s.rotate_now = false;
   segs.EvictWhileOver();

@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "plugin/journal.h"
+#include "plugin/posix_file.h"
 
 namespace skald {
 
@@ -62,8 +63,8 @@ class Journal::Writer {
   friend class Journal;
   struct State;
   // The segment `seq` of `fifo_path`'s session; `fd` is its file (O_RDWR) holding `size`
-  // bytes, or -1 while it has no file yet. The writer owns `fd`.
-  Writer(std::shared_ptr<Journal> journal, uint64_t seq, std::string fifo_path, int fd,
+  // bytes, or empty while it has no file yet.
+  Writer(std::shared_ptr<Journal> journal, uint64_t seq, std::string fifo_path, UniqueFd fd,
          uint64_t size);
   std::shared_ptr<Journal> journal_;
   std::unique_ptr<State> state_;

@@ -1,15 +1,14 @@
 #include "plugin/secret_store.h"
 
-#include <fcntl.h>
 #include <openssl/evp.h>
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <system_error>
+
+#include "plugin/posix_file.h"
 
 namespace skald {
 namespace {
@@ -97,30 +96,9 @@ void SecretStore::Retain(const std::set<std::string>& references) {
 void SecretStore::WriteLocked() {
   nlohmann::json json = nlohmann::json::object();
   for (const auto& [reference, value] : values_) json[reference] = value;
-  const std::string text = json.dump();
-  std::filesystem::path tmp = path_;
-  tmp += ".tmp";
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0)
-    throw std::system_error(errno, std::generic_category(), "cannot create " + tmp.string());
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      close(fd);
-      unlink(tmp.c_str());
-      throw std::system_error(err, std::generic_category(), "cannot write " + tmp.string());
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  close(fd);
-  if (rename(tmp.c_str(), path_.c_str()) != 0) {
-    const int err = errno;
-    unlink(tmp.c_str());
-    throw std::system_error(err, std::generic_category(), "cannot replace " + path_.string());
-  }
+  // Synced: journals written before a power loss may still need these values to replay.
+  if (std::error_code ec = WriteFileAtomically(path_, json.dump(), 0600, FileSync::kFsync))
+    throw std::system_error(ec, "cannot replace " + path_.string());
 }
 
 }  // namespace skald

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "plugin/posix_file.h"
+
 namespace skald {
 namespace {
 
@@ -52,26 +54,22 @@ bool ReadUserFile(std::string_view option, const std::string& path, std::size_t 
              HostLocationOf(path) + "): " + why;
     return false;
   };
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return fail(std::strerror(errno));
+  const UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return fail(std::strerror(errno));
   out->clear();
   char buf[4096];
   for (;;) {
-    const ssize_t n = read(fd, buf, sizeof buf);
+    const ssize_t n = read(fd.get(), buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
-      const int err = errno;
-      close(fd);
-      return fail(std::strerror(err));
+      return fail(std::strerror(errno));
     }
     if (n == 0) break;
     if (out->size() + static_cast<std::size_t>(n) > max_bytes) {
-      close(fd);
       return fail("longer than " + std::to_string(max_bytes) + " bytes");
     }
     out->append(buf, static_cast<std::size_t>(n));
   }
-  close(fd);
   return true;
 }
 

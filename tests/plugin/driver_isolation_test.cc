@@ -144,7 +144,7 @@ class DriverIsolationTest : public ::testing::Test {
 const std::string kIdA = std::string(64, 'a');
 const std::string kIdB = std::string(64, 'b');
 
-// journal_files.cc WriteFileAtomically (0644), Journal::Open (directories with the default mode):
+// WriteFileAtomically (0644), Journal::Open (directories with the default mode):
 // info.json holds the StartLogging Info - the container's whole environment (ContainerEnv:
 // database passwords, API keys) and its log-opts (loki-url with user:password@, the tenant) -
 // and any local user of the host can read it (and every container's log lines in the .seg
