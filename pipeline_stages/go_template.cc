@@ -933,6 +933,15 @@ class Executor {
     return nullptr;
   }
 
+  // `$x = v`. The parser lets a variable declared in one branch be assigned in the next; Go fails
+  // that when it runs, and so does this.
+  bool SetVar(std::string_view name, const Value& v) {
+    Value* var = FindVar(name);
+    if (var == nullptr) return Fail("undefined variable: " + std::string(name));
+    *var = v;
+    return true;
+  }
+
   Flow Walk(const NodeList& nodes, const Value& dot) {
     if (++depth_ > GoTemplate::kMaxDepth) {
       --depth_;
@@ -1023,8 +1032,8 @@ class Executor {
       if (!Step()) return Flow::kFail;
       if (!decl.empty()) {
         if (n.pipeline.is_assign) {
-          *FindVar(decl[0]) = decl.size() > 1 ? index : elem;
-          if (decl.size() > 1) *FindVar(decl[1]) = elem;
+          if (!SetVar(decl[0], decl.size() > 1 ? index : elem)) return Flow::kFail;
+          if (decl.size() > 1 && !SetVar(decl[1], elem)) return Flow::kFail;
         } else {
           vars_[mark - 1].second = elem;
           if (decl.size() > 1) vars_[mark - 2].second = index;
@@ -1085,7 +1094,7 @@ class Executor {
     }
     for (const std::string& name : p.decl) {
       if (p.is_assign) {
-        *FindVar(name) = *v;
+        if (!SetVar(name, *v)) return false;
       } else {
         vars_.emplace_back(name, *v);
       }

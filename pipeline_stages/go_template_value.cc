@@ -85,17 +85,23 @@ struct Digits {
   int dp = 0;
 };
 
+// A double's exact decimal expansion has at most 767 significant digits and 1074 after the
+// point: digits asked for beyond those are zeros.
+constexpr int kMaxSignificant = 800;
+constexpr int kMaxFraction = 1100;
+
 Digits DecimalDigits(double x, int significant) {
   Digits out;
   if (x == 0) return out;
-  char buf[64];
+  char buf[kMaxSignificant + 32];
   std::to_chars_result r;
   if (significant < 0) {
     r = std::to_chars(buf, buf + sizeof(buf), std::fabs(x), std::chars_format::scientific);
   } else {
     r = std::to_chars(buf, buf + sizeof(buf), std::fabs(x), std::chars_format::scientific,
-                      significant - 1);
+                      std::min(significant, kMaxSignificant) - 1);
   }
+  if (r.ec != std::errc()) return out;
   const std::string_view text(buf, r.ptr - buf);
   const size_t e = text.find('e');
   for (char c : text.substr(0, e)) {
@@ -496,12 +502,13 @@ void AppendGoFloat(double x, char fmt, int prec, std::string* out) {
   }
   const bool negative = std::signbit(x);
   if (fmt == 'f') {
-    char buf[400];
+    char buf[320 + kMaxFraction + 16];
     const auto r = prec < 0 ? std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::fixed)
                             : std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::fixed,
-                                            std::min(prec, 330));
+                                            std::min(prec, kMaxFraction));
+    if (r.ec != std::errc()) return;
     out->append(buf, r.ptr);
-    for (int k = 330; k < prec; ++k) out->push_back('0');
+    for (int k = kMaxFraction; k < prec; ++k) out->push_back('0');
     return;
   }
   const bool shortest = prec < 0;

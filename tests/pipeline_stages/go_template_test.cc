@@ -635,6 +635,16 @@ TEST(GoTemplate, RefusedFunctionsNameTheReason) {
   EXPECT_THAT(ErrorOf("{{ call .f }}"), HasSubstr("no functions"));
 }
 
+TEST(GoTemplate, AssigningAVariableOfAnotherBranchFailsExecution) {
+  // Go's parser accepts this too, and its execution fails the same way.
+  EXPECT_EQ(Render("{{ if false }}{{ $z := 1 }}{{ else }}{{ $z = 2 }}{{ end }}"),
+            "ERROR: undefined variable: $z");
+  EXPECT_EQ(Render("{{ if true }}{{ $z := 1 }}{{ $z = 2 }}{{ $z }}{{ end }}"), "2");
+  EXPECT_EQ(
+      Render("{{ if false }}{{ $i := 1 }}{{ else }}{{ range $i = list 1 }}{{ end }}{{ end }}"),
+      "ERROR: undefined variable: $i");
+}
+
 TEST(GoTemplate, StructureMistakesAreConfigErrors) {
   EXPECT_THAT(ErrorOf("{{ $x }}"), HasSubstr("undefined variable \"$x\""));
   EXPECT_THAT(ErrorOf("{{ $x = 1 }}"), HasSubstr("undefined variable \"$x\""));
