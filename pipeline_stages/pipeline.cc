@@ -60,7 +60,7 @@ YAML::Node Pipeline::StagesFromYaml(std::string_view stages_yaml) {
   return StageList(root, "pipeline stages");
 }
 
-YAML::Node Pipeline::StagesFromFile(const std::string& path) {
+YAML::Node Pipeline::StagesFromFile(const std::string& path, const PipelineOptions& options) {
   std::ifstream in(path);
   if (!in) {
     const std::string where = options.describe_path ? options.describe_path(path) : "";
@@ -83,7 +83,7 @@ std::unique_ptr<Pipeline> Pipeline::FromYaml(std::string_view stages_yaml,
 
 std::unique_ptr<Pipeline> Pipeline::FromFile(const std::string& path,
                                              const PipelineOptions& options) {
-  return FromNode(StagesFromFile(path), options);
+  return FromNode(StagesFromFile(path, options), options);
 }
 
 std::unique_ptr<Pipeline> Pipeline::FromYaml(std::string_view stages_yaml,

@@ -50,7 +50,7 @@ class Pipeline {
   // The list of stages FromYaml and FromFile build from (for tools that read it, such as the
   // lint); throw ConfigError as they do.
   static YAML::Node StagesFromYaml(std::string_view stages_yaml);
-  static YAML::Node StagesFromFile(const std::string& path);
+  static YAML::Node StagesFromFile(const std::string& path, const PipelineOptions& options = {});
   // The YAML list of stages, already parsed.
   static std::unique_ptr<Pipeline> FromNode(const YAML::Node& stages,
                                             const PipelineOptions& options);
