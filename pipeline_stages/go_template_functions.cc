@@ -7,7 +7,6 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
-#include <numeric>
 
 #include "pipeline_stages/go_regexp.h"
 #include "pipeline_stages/go_string.h"
@@ -300,7 +299,6 @@ std::string DurationString(int64_t d) {
 
 // time.ParseDuration.
 bool ParseDuration(std::string_view s, int64_t* out) {
-  const std::string_view orig = s;
   bool negative = false;
   if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
     negative = s[0] == '-';
@@ -311,7 +309,6 @@ bool ParseDuration(std::string_view s, int64_t* out) {
     return true;
   }
   if (s.empty()) return false;
-  (void)orig;
   uint64_t total = 0;
   while (!s.empty()) {
     uint64_t v = 0, f = 0;
