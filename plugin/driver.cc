@@ -15,6 +15,7 @@
 #include "pipeline_stages/relabel.h"
 #include "plugin/container_labels.h"
 #include "plugin/container_pipeline.h"
+#include "plugin/shipment_ledger.h"
 
 namespace skald {
 
@@ -41,14 +42,11 @@ struct Driver::Stream {
   // options); its lines are drained into the journal and held there, never sent.
   std::string held_reason;
   int64_t held_accounted = 0;  // (shipping thread) pipeline-held bytes counted in the windows
-  // (shipping thread) Where the lines of each chunk began, from the oldest chunk whose lines
-  // the pipeline may still hold (see CursorLimit).
-  std::map<uint64_t, JournalPosition> chunk_starts;
   // Labels and stages (shipping thread only); null for a held stream.
   std::unique_ptr<ContainerPipeline> pipeline;
   // With a journal:
   std::shared_ptr<Journal> journal;
-  JournalPosition last_resume;  // of the newest chunk (shipping thread)
+  JournalPosition last_resume;  // of the newest shipment (shipping thread)
   std::atomic<int64_t> window_bytes{0};
   // What all streams of this stream's Loki client hold (Driver::client_windows_).
   std::shared_ptr<std::atomic<int64_t>> client_window;
@@ -58,24 +56,8 @@ struct Driver::Stream {
   // after it (at its end): this stream's cursor is persisted only once that one retired.
   std::shared_ptr<Stream> predecessor;
   std::atomic<bool> retired{false};
-  struct Chunk {
-    uint64_t seq;
-    // Where the cursor may go once this chunk and those before it are settled: where a
-    // restart reads again to produce what comes after them, or, while stages hold entries,
-    // the start of the oldest chunk they came from.
-    JournalPosition cursor;
-    int64_t outstanding;  // entries not settled yet (+1 while being pushed)
-    std::size_t bytes;
-    int64_t first_line_ns;  // the daemon's time of its first line; 0: none
-  };
-  std::mutex ack_mu;
-  std::deque<Chunk> chunks;
-  uint64_t next_chunk = 0;
-  JournalPosition acked;  // everything before it is delivered or dropped for good
-  bool acked_dirty = false;
-  JournalPosition persisted;
-  std::mutex cursor_mu;            // held while the cursor file is written
-  JournalPosition cursor_written;  // (cursor_mu) the newest cursor written
+  // The shipments handed to the client and not settled yet, the acknowledged cursor.
+  ShipmentLedger ledger;
 };
 
 namespace {
@@ -309,7 +291,8 @@ void Driver::RecoverContainer(const std::string& id) {
     journal->SetLimits(
         {stream->options.max_size, stream->options.max_file, stream->options.block_when_full});
     stream->journal = journal;
-    stream->acked = stream->persisted = stream->last_resume = cursor;
+    stream->ledger.StartAt(cursor);
+    stream->last_resume = cursor;
     stream->id = next_id_++;
     streams_[stream->id] = stream;
     stream_by_container_[id] = stream->id;
@@ -412,7 +395,8 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
             stream->predecessor = prev->second;
             cursor = std::max(cursor, prev->second->end);
           }
-          stream->acked = stream->persisted = stream->last_resume = cursor;
+          stream->ledger.StartAt(cursor);
+          stream->last_resume = cursor;
           stream->id = next_id_++;
           streams_[stream->id] = stream;
           stream_by_container_[info.container_id] = stream->id;
@@ -430,9 +414,9 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
         }
         if (journal_error.empty()) {
           if (!joined) {
-            journal->SetAcknowledged(stream->acked);
-            reader_->AddJournalStream(stream->id, journal, stream->acked,
-                                      stream->options.max_line_size);
+            const JournalPosition cursor = stream->ledger.Acked();
+            journal->SetAcknowledged(cursor);
+            reader_->AddJournalStream(stream->id, journal, cursor, stream->options.max_line_size);
             with_reader = true;
           }
           if (reader_->AddSession(joined ? joined->id : stream->id, file, writer)) break;
@@ -589,7 +573,7 @@ bool Driver::WantsLines(uint64_t stream_id) {
   }
   // The window frees only as entries are acknowledged: the client must not sit on them until
   // loki-batch-wait (a stream's stderr lines, say, filling a batch slowly would hold back
-  // every chunk they belong to). SendBuffered returns at once when nothing came since.
+  // every shipment they belong to). SendBuffered returns at once when nothing came since.
   if (client) client->SendBuffered();
   return false;
 }
@@ -608,50 +592,27 @@ void Driver::OnEvicted(uint64_t stream_id, uint64_t lines) {
       name, lines);
 }
 
-void Driver::PushChunk(Stream& stream, std::vector<LokiEntry>& entries,
-                       const JournalPosition& resume, std::size_t bytes,
-                       const JournalPosition& cursor, int64_t first_line_ns) {
+void Driver::PushShipment(Stream& stream, std::vector<LokiEntry>& entries,
+                          const JournalPosition& resume, std::size_t bytes,
+                          const JournalPosition& cursor, int64_t first_line_ns) {
   if (!stream.journal) {
     stream.client->PushAll(entries);
     return;
   }
-  uint64_t seq;
-  {
-    std::lock_guard lock(stream.ack_mu);
-    seq = stream.next_chunk++;
-    stream.chunks.push_back(
-        Stream::Chunk{seq, cursor, static_cast<int64_t>(entries.size()) + 1, bytes, first_line_ns});
-  }
+  const uint64_t shipment = stream.ledger.Open(entries.size(), cursor, bytes, first_line_ns);
   stream.last_resume = resume;
-  for (LokiEntry& e : entries) e.ticket = DeliveryTicket{this, stream.id, seq};
+  for (LokiEntry& e : entries) e.ticket = DeliveryTicket{this, stream.id, shipment};
   stream.client->PushAll(entries);
-  std::size_t freed;
-  {
-    std::lock_guard lock(stream.ack_mu);
-    auto& chunk = stream.chunks[seq - stream.chunks.front().seq];
-    --chunk.outstanding;
-    freed = AdvanceLocked(stream);
-  }
+  const std::size_t freed = stream.ledger.Close(shipment);
+  FreeWindow(stream, freed);
   if (freed > 0) reader_->Wake();
   if (WindowFull(stream)) stream.client->SendBuffered();  // see WantsLines
 }
 
-std::size_t Driver::AdvanceLocked(Stream& stream) {
-  std::size_t freed = 0;
-  while (!stream.chunks.empty() && stream.chunks.front().outstanding == 0) {
-    const Stream::Chunk& c = stream.chunks.front();
-    freed += c.bytes;
-    if (stream.acked < c.cursor) {
-      stream.acked = c.cursor;
-      stream.acked_dirty = true;
-    }
-    stream.chunks.pop_front();
-  }
-  if (freed > 0) {
-    stream.window_bytes -= static_cast<int64_t>(freed);
-    *stream.client_window -= static_cast<int64_t>(freed);
-  }
-  return freed;
+void Driver::FreeWindow(Stream& stream, std::size_t bytes) {
+  if (bytes == 0) return;
+  stream.window_bytes -= static_cast<int64_t>(bytes);
+  *stream.client_window -= static_cast<int64_t>(bytes);
 }
 
 void Driver::OnSettled(const std::vector<DeliveryTicket>& tickets, bool final) {
@@ -660,12 +621,12 @@ void Driver::OnSettled(const std::vector<DeliveryTicket>& tickets, bool final) {
   std::shared_ptr<Stream> stream;
   std::vector<std::shared_ptr<Stream>> retire;
   for (std::size_t i = 0; i < tickets.size();) {
-    // Tickets come in runs of one chunk (a batch holds whole chunks, mostly): settle a run at
-    // once.
+    // Tickets come in runs of one shipment (a batch holds whole shipments, mostly): settle a
+    // run at once.
     const DeliveryTicket& t = tickets[i];
     std::size_t run = 1;
     while (i + run < tickets.size() && tickets[i + run].stream == t.stream &&
-           tickets[i + run].chunk == t.chunk) {
+           tickets[i + run].shipment == t.shipment) {
       ++run;
     }
     i += run;
@@ -678,13 +639,11 @@ void Driver::OnSettled(const std::vector<DeliveryTicket>& tickets, bool final) {
       }
       stream = it->second;
     }
-    std::lock_guard lock(stream->ack_mu);
-    if (stream->chunks.empty() || t.chunk < stream->chunks.front().seq) continue;
-    stream->chunks[t.chunk - stream->chunks.front().seq].outstanding -= static_cast<int64_t>(run);
-    freed += AdvanceLocked(*stream);
-    if (stream->chunks.empty() && (retire.empty() || retire.back() != stream)) {
-      retire.push_back(stream);
-    }
+    const ShipmentLedger::Settlement settled = stream->ledger.Settle(t.shipment, run);
+    if (!settled.known) continue;
+    FreeWindow(*stream, settled.freed);
+    freed += settled.freed;
+    if (settled.empty && (retire.empty() || retire.back() != stream)) retire.push_back(stream);
   }
   for (const auto& s : retire) MaybeRetire(s);
   if (freed > 0) reader_->Wake();
@@ -694,8 +653,7 @@ void Driver::MaybeRetire(const std::shared_ptr<Stream>& stream) {
   {
     std::lock_guard lock(mu_);
     if (!stream->finished) return;
-    std::lock_guard ack_lock(stream->ack_mu);
-    if (!stream->chunks.empty()) return;
+    if (!stream->ledger.Empty()) return;
     if (streams_.erase(stream->id) == 0) return;
     live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
     if (auto it = retiring_by_container_.find(stream->info.container_id);
@@ -703,14 +661,7 @@ void Driver::MaybeRetire(const std::shared_ptr<Stream>& stream) {
       retiring_by_container_.erase(it);
     }
   }
-  if (stream->journal) {
-    JournalPosition acked;
-    {
-      std::lock_guard ack_lock(stream->ack_mu);
-      acked = stream->acked;
-    }
-    PersistCursor(*stream, acked);
-  }
+  if (stream->journal) PersistCursor(*stream, stream->ledger.Acked());
   stream->retired = true;
   idle_cv_.notify_all();
 }
@@ -736,33 +687,23 @@ void Driver::Ship(Stream& stream, Batch& batch) {
   }
   ContainerPipeline& pipeline = *stream.pipeline;
   if (pipeline.dropped_by_relabel()) dropped_relabel_.Add(lines.size());
-  // The lines of this batch go in the chunk PushChunk numbers next; it begins where the
+  // The lines of this batch go in the shipment PushShipment opens next; it begins where the
   // previous one ended.
-  const uint64_t origin = stream.next_chunk;
-  if (stream.journal && pipeline.has_stages()) {
-    stream.chunk_starts.emplace(origin, stream.last_resume);
-  }
+  const uint64_t origin = stream.ledger.NextShipment();
+  if (stream.journal && pipeline.has_stages()) stream.ledger.NoteStart(origin, stream.last_resume);
   const int64_t first_line_ns = lines.empty() ? 0 : lines.front().time_nano;
   pipeline.Process(lines, origin, entries);
-  PushChunk(stream, entries, batch.resume, batch.journaled ? batch.bytes : 0,
-            CursorLimit(stream, batch.resume), first_line_ns);
+  PushShipment(stream, entries, batch.resume, batch.journaled ? batch.bytes : 0,
+               CursorLimit(stream, batch.resume), first_line_ns);
   AccountHeld(stream);
 }
 
 JournalPosition Driver::CursorLimit(Stream& stream, const JournalPosition& resume) {
   // Entries a stage still holds (a multiline block, lines a limit delays) were read from the
-  // oldest chunk they came from on: the cursor may not pass its start, or a restart would
-  // lose them. Lines before it are all out of the stages.
-  const std::optional<uint64_t> oldest =
-      stream.pipeline ? stream.pipeline->OldestHeldOrigin() : std::nullopt;
-  if (!oldest) {
-    stream.chunk_starts.clear();
-    return resume;
-  }
-  stream.chunk_starts.erase(stream.chunk_starts.begin(), stream.chunk_starts.lower_bound(*oldest));
-  auto it = stream.chunk_starts.find(*oldest);
-  if (it == stream.chunk_starts.end()) return JournalPosition{};  // unknown: do not move
-  return std::min(resume, it->second);
+  // oldest shipment they came from on: the cursor may not pass its start, or a restart would
+  // lose them.
+  return stream.ledger.CursorLimit(
+      stream.pipeline ? stream.pipeline->OldestHeldOrigin() : std::nullopt, resume);
 }
 
 void Driver::AccountHeld(Stream& stream) {
@@ -792,7 +733,7 @@ void Driver::FlushPipelines(bool final_for_all) {
     converted_.clear();
     s->pipeline->Flush(now, final_for_all, converted_);
     if (converted_.empty()) continue;
-    PushChunk(*s, converted_, s->last_resume, 0, CursorLimit(*s, s->last_resume));
+    PushShipment(*s, converted_, s->last_resume, 0, CursorLimit(*s, s->last_resume));
     AccountHeld(*s);
   }
 }
@@ -809,8 +750,8 @@ void Driver::FinishStream(uint64_t stream_id) {
       stream->pipeline->has_stages()) {  // the end of the stream releases what stages hold
     converted_.clear();
     stream->pipeline->Flush(stages::Clock::System().NowNs(), true, converted_);
-    // Nothing is held any more: this last chunk carries the cursor to the end.
-    PushChunk(*stream, converted_, stream->last_resume, 0, stream->last_resume);
+    // Nothing is held any more: this last shipment carries the cursor to the end.
+    PushShipment(*stream, converted_, stream->last_resume, 0, stream->last_resume);
     AccountHeld(*stream);
   }
   // The container's last lines go now, not after loki-batch-wait.
@@ -913,26 +854,16 @@ void Driver::PersistCursors() {
       if (!s->predecessor->retired) continue;  // its cursor still rules the journal
       s->predecessor.reset();
     }
-    JournalPosition acked;
-    {
-      std::lock_guard lock(s->ack_mu);
-      if (!s->acked_dirty) continue;
-      s->acked_dirty = false;
-      acked = s->acked;
-    }
-    PersistCursor(*s, acked);
+    if (auto acked = s->ledger.TakeUnpersisted()) PersistCursor(*s, *acked);
   }
 }
 
 void Driver::PersistCursor(Stream& stream, JournalPosition acked) {
-  // The reader's tick and the thread that retires a stream both persist: never backwards.
-  std::lock_guard lock(stream.cursor_mu);
-  if (acked < stream.cursor_written) return;
   try {
-    stream.journal->WriteCursor(acked);
-    stream.journal->SetAcknowledged(acked);
-    stream.cursor_written = acked;
-    stream.persisted = acked;
+    stream.ledger.Persist(acked, [&](JournalPosition cursor) {
+      stream.journal->WriteCursor(cursor);
+      stream.journal->SetAcknowledged(cursor);
+    });
   } catch (const std::exception& e) {
     spdlog::error("journal {}: cannot write its cursor: {}", stream.journal->dir().string(),
                   e.what());
@@ -1105,8 +1036,7 @@ void Driver::Shutdown(std::chrono::milliseconds deadline) {
   {
     std::lock_guard lock(mu_);
     for (const auto& [id, s] : streams_) {
-      std::lock_guard ack_lock(s->ack_mu);
-      s->acked_dirty = s->journal && !(s->acked == s->persisted);
+      if (s->journal) s->ledger.RecheckPersisted();
     }
   }
   PersistCursors();
@@ -1140,9 +1070,9 @@ void Driver::UpdateGauges() {
     std::lock_guard lock(mu_);
     for (const auto& [id, s] : streams_) {
       if (!s->journal) continue;
-      std::lock_guard ack_lock(s->ack_mu);
-      auto [it, created] = from.try_emplace(s->journal.get(), s->journal, s->acked);
-      if (!created) it->second.second = std::min(it->second.second, s->acked);
+      const JournalPosition acked = s->ledger.Acked();
+      auto [it, created] = from.try_emplace(s->journal.get(), s->journal, acked);
+      if (!created) it->second.second = std::min(it->second.second, acked);
     }
   }
   uint64_t undelivered = 0;
@@ -1190,12 +1120,8 @@ std::vector<LokiClientHealth> Driver::ClientsHealth() const {
     auto it = index.find(s->client.get());
     if (it == index.end()) continue;
     double& oldest = out[it->second].oldest_undelivered_seconds;
-    std::lock_guard ack_lock(s->ack_mu);
-    // Chunks are in the order their lines were read; the front one is not acknowledged yet.
-    for (const Stream::Chunk& chunk : s->chunks) {
-      if (chunk.first_line_ns == 0) continue;
-      oldest = std::max(oldest, static_cast<double>(now_ns - chunk.first_line_ns) / 1e9);
-      break;
+    if (auto first_line_ns = s->ledger.OldestFirstLineNs()) {
+      oldest = std::max(oldest, static_cast<double>(now_ns - *first_line_ns) / 1e9);
     }
   }
   return out;

@@ -8,14 +8,15 @@
 // on the reader's.
 //
 // With a state directory (the default), every container has a Journal: the FIFO is drained
-// into it and the stream is decoded from it. Each batch of decoded lines is a "chunk"; its
-// entries carry a DeliveryTicket, and when every entry of a chunk (and of those before it) is
-// delivered or dropped for good, the journal's cursor moves past it (persisted about once a
-// second, and at the end). Decoding pauses while a stream holds more than its in-memory window
-// of unacknowledged lines (Loki slow or away): the journal holds the rest, bounded by max-size
-// x max-file per container and a plugin-wide budget; what a budget evicts unread is counted as
-// dropped (`journal_full`). At start, Recover() re-opens the FIFOs of streams that were live
-// when the plugin died and replays every journal from its cursor.
+// into it and the stream is decoded from it. Each batch of decoded lines goes to the Loki
+// client as a "shipment"; its entries carry a DeliveryTicket, and when every entry of a
+// shipment (and of those before it) is delivered or dropped for good, the journal's cursor
+// moves past it (plugin/shipment_ledger.h; persisted about once a second, and at the end).
+// Decoding pauses while a stream holds more than its in-memory window of unacknowledged lines
+// (Loki slow or away): the journal holds the rest, bounded by max-size x max-file per
+// container and a plugin-wide budget; what a budget evicts unread is counted as dropped
+// (`journal_full`). At start, Recover() re-opens the FIFOs of streams that were live when the
+// plugin died and replays every journal from its cursor.
 // Without a journal (no-file=true) a bounded in-memory queue sits between the reader and the
 // shipping thread; when it is full the oldest lines are dropped and counted (`queue_full`).
 #pragma once
@@ -110,9 +111,9 @@ class Driver : public LineSink, public DeliveryListener {
   void UpdateGauges();
   // The Loki clients in use and how they fare (GET /healthz). A client's oldest undelivered
   // line is the older of what the client holds (since it was handed over) and, for streams
-  // with a journal, the first line of their oldest unacknowledged chunk (since the daemon read
-  // it: a replay after a restart counts from then). Lines a stream holds for unusable options
-  // count in neither.
+  // with a journal, the first line of their oldest unacknowledged shipment (since the daemon
+  // read it: a replay after a restart counts from then). Lines a stream holds for unusable
+  // options count in neither.
   std::vector<LokiClientHealth> ClientsHealth() const;
 
   // The journal of the container `docker logs` asks about (ReadLogs), or null with a message
@@ -167,22 +168,22 @@ class Driver : public LineSink, public DeliveryListener {
   void Ship(Stream& stream, Batch& batch);
   // Counts what the stream's pipeline holds in its window (shipping thread).
   void AccountHeld(Stream& stream);
-  // Hands `entries` to the stream's client as one chunk of the journal (resume: where a
-  // restart would read again to produce what comes after them; cursor: how far the cursor may
-  // go once they are settled, see CursorLimit).
-  // first_line_ns: the daemon's time of the first line the chunk was decoded from (0: none,
+  // Hands `entries` to the stream's client as one shipment (resume: where a restart would read
+  // again to produce what comes after them; cursor: how far the cursor may go once they are
+  // settled, see CursorLimit).
+  // first_line_ns: the daemon's time of the first line the shipment was decoded from (0: none,
   // entries a stage held).
-  void PushChunk(Stream& stream, std::vector<LokiEntry>& entries, const JournalPosition& resume,
-                 std::size_t bytes, const JournalPosition& cursor, int64_t first_line_ns = 0);
-  // How far the cursor may go after a chunk ending at `resume` (shipping thread).
+  void PushShipment(Stream& stream, std::vector<LokiEntry>& entries, const JournalPosition& resume,
+                    std::size_t bytes, const JournalPosition& cursor, int64_t first_line_ns = 0);
+  // Gives `bytes` of settled shipments back to the stream's and its client's windows.
+  void FreeWindow(Stream& stream, std::size_t bytes);
+  // How far the cursor may go after a shipment ending at `resume` (shipping thread).
   JournalPosition CursorLimit(Stream& stream, const JournalPosition& resume);
   // A batch leaves queue_: its stream holds that much less there (caller holds mu_).
   void UnqueueMemoryLocked(const Batch& batch);
   // Releases entries held by pipelines (multiline, limit) whose time has come.
   void FlushPipelines(bool final_for_all);
   void FinishStream(uint64_t stream_id);
-  // Pops acknowledged chunks; caller holds stream.ack_mu. Returns bytes freed.
-  std::size_t AdvanceLocked(Stream& stream);
   // Forgets a finished stream once nothing of it is unacknowledged (persists its cursor).
   void MaybeRetire(const std::shared_ptr<Stream>& stream);
   // Reader thread, every maintenance_interval: cursors, journal budget, age limit, idle clients.
@@ -240,7 +241,7 @@ class Driver : public LineSink, public DeliveryListener {
   bool stopping_ = false;
 
   // Shipping thread's scratch, shared by every stream (a vector per stream would keep the
-  // capacity of its largest chunk for the stream's life).
+  // capacity of its largest batch for the stream's life).
   std::vector<LokiEntry> converted_;
 
   std::unique_ptr<FifoReader> reader_;
