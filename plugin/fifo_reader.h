@@ -127,8 +127,8 @@ class FifoReader {
   int Watch(int fd, uint32_t events, int op);
 
   LineSink& sink_;
-  std::unique_ptr<char[]> chunk_;  // read buffer, used by the loop thread only
-  std::size_t round_bytes_ = 0;    // bytes taken from FIFOs in this loop round (loop thread)
+  std::unique_ptr<char[]> read_buffer_;  // used by the loop thread only
+  std::size_t round_bytes_ = 0;          // bytes taken from FIFOs in this loop round (loop thread)
   Counter& lines_read_;
   Counter& bytes_read_;
   Counter& blank_lines_;
