@@ -36,7 +36,7 @@ struct Driver::Stream {
   std::string file;  // the first session's FIFO
   ContainerInfo info;
   LogOptions options;
-  std::shared_ptr<LokiClient> client;
+  std::shared_ptr<PushClient> client;
   std::atomic<bool> stop_requested{false};
   // Not empty: the stream's options cannot be used (recovered without usable info.json or
   // options); its lines are drained into the journal and held there, never sent.
@@ -119,7 +119,7 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
 
 Driver::~Driver() { Shutdown(std::chrono::milliseconds(0)); }
 
-std::shared_ptr<LokiClient> Driver::ClientFor(const LokiClientConfig& client_config,
+std::shared_ptr<PushClient> Driver::ClientFor(const LokiClientConfig& client_config,
                                               std::shared_ptr<std::atomic<int64_t>>* window) {
   // A new client is made outside the lock: it may resolve names (a slow resolver must not
   // hold up every other container's lines, which take the same lock).
@@ -134,7 +134,8 @@ std::shared_ptr<LokiClient> Driver::ClientFor(const LokiClientConfig& client_con
       return it->second;
     }
   }
-  auto made = std::make_shared<LokiClient>(client_config, metrics_);  // may throw
+  auto made = config_.client_factory ? config_.client_factory(client_config)
+                                     : MakeLokiPushClient(client_config, metrics_);  // may throw
   std::lock_guard lock(mu_);
   auto it = clients_.try_emplace(key, made).first;  // another start may have made one meanwhile
   auto& w = client_windows_[key];
@@ -564,7 +565,7 @@ bool Driver::WindowFull(const Stream& stream) const {
 }
 
 bool Driver::WantsLines(uint64_t stream_id) {
-  std::shared_ptr<LokiClient> client;
+  std::shared_ptr<PushClient> client;
   {
     std::lock_guard lock(mu_);
     auto it = streams_.find(stream_id);
@@ -872,7 +873,7 @@ void Driver::PersistCursor(Stream& stream, JournalPosition acked) {
 
 void Driver::RetireIdleClients() {
   const auto now = std::chrono::steady_clock::now();
-  std::vector<std::shared_ptr<LokiClient>> retired;
+  std::vector<std::shared_ptr<PushClient>> retired;
   {
     std::lock_guard lock(mu_);
     for (auto it = clients_.begin(); it != clients_.end();) {
@@ -1022,7 +1023,7 @@ void Driver::Shutdown(std::chrono::milliseconds deadline) {
   // connection (a TLS handshake nobody answers) must not cost the cursors when the process
   // exits at its deadline.
   PersistCursors();
-  std::map<std::string, std::shared_ptr<LokiClient>> clients;
+  std::map<std::string, std::shared_ptr<PushClient>> clients;
   {
     std::lock_guard lock(mu_);
     clients.swap(clients_);
@@ -1088,7 +1089,7 @@ void Driver::UpdateGauges() {
 }
 
 std::vector<LokiClientHealth> Driver::ClientsHealth() const {
-  std::vector<std::shared_ptr<LokiClient>> clients;
+  std::vector<std::shared_ptr<PushClient>> clients;
   std::vector<std::shared_ptr<Stream>> journaled;
   {
     std::lock_guard lock(mu_);
@@ -1100,12 +1101,12 @@ std::vector<LokiClientHealth> Driver::ClientsHealth() const {
   const auto steady_now = std::chrono::steady_clock::now();
   const int64_t now_ns = stages::Clock::System().NowNs();
   std::vector<LokiClientHealth> out;
-  std::unordered_map<const LokiClient*, std::size_t> index;
+  std::unordered_map<const PushClient*, std::size_t> index;
   for (const auto& c : clients) {
     LokiClientHealth h;
     h.url = RedactUrl(c->config().url);
     h.tenant_id = c->config().tenant_id;
-    const LokiClient::PushResult last = c->LastPush();
+    const PushClient::PushResult last = c->LastPush();
     h.last_push_status = last.status;
     h.last_push_at = last.at;
     h.pending_entries = c->Pending();

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -47,6 +48,7 @@
 #include "plugin/loki_client.h"
 #include "plugin/metrics.h"
 #include "plugin/pipeline_metrics_observer.h"
+#include "plugin/push_client.h"
 #include "plugin/secret_store.h"
 #include "plugin/stream_labels.h"
 #include "plugin/stream_selector.h"
@@ -77,6 +79,9 @@ struct DriverConfig {
   // Not empty: every StartLogging is refused with this message (the state directory is held
   // by another copy of the plugin).
   std::string refuse_reason;
+  // Makes the client shared by the streams whose client options are `config` (may throw);
+  // empty: a LokiClient (MakeLokiPushClient). Tests pass a fake.
+  std::function<std::shared_ptr<PushClient>(const LokiClientConfig& config)> client_factory;
 };
 
 class Driver : public LineSink, public DeliveryListener {
@@ -142,7 +147,7 @@ class Driver : public LineSink, public DeliveryListener {
   };
 
   // The shared client for `config`, and the window its streams share.
-  std::shared_ptr<LokiClient> ClientFor(const LokiClientConfig& config,
+  std::shared_ptr<PushClient> ClientFor(const LokiClientConfig& config,
                                         std::shared_ptr<std::atomic<int64_t>>* window);
   // Parses options and builds labels, relabel result and pipeline (throws OptionError).
   // `journaled` false: the stream will have no journal (its client bounds memory itself).
@@ -227,7 +232,7 @@ class Driver : public LineSink, public DeliveryListener {
   std::chrono::steady_clock::time_point last_age_check_;     // reader thread
   // Decoded, not acknowledged: what the journaled streams of each client hold (by Key()).
   std::map<std::string, std::shared_ptr<std::atomic<int64_t>>> client_windows_;
-  std::map<std::string, std::shared_ptr<LokiClient>> clients_;  // by LokiClientConfig::Key()
+  std::map<std::string, std::shared_ptr<PushClient>> clients_;  // by LokiClientConfig::Key()
   // Clients no stream uses, and since when (by Key()).
   std::map<std::string, std::chrono::steady_clock::time_point> client_unused_since_;
   std::chrono::steady_clock::time_point last_client_check_;  // reader thread
