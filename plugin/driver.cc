@@ -125,7 +125,7 @@ std::shared_ptr<PushClient> Driver::ClientFor(const LokiClientConfig& client_con
   // hold up every other container's lines, which take the same lock).
   const std::string key = client_config.Key();
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = clients_.find(key);
     if (it != clients_.end()) {
       auto& w = client_windows_[key];
@@ -136,7 +136,7 @@ std::shared_ptr<PushClient> Driver::ClientFor(const LokiClientConfig& client_con
   }
   auto made = config_.client_factory ? config_.client_factory(client_config)
                                      : MakeLokiPushClient(client_config, metrics_);  // may throw
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = clients_.try_emplace(key, made).first;  // another start may have made one meanwhile
   auto& w = client_windows_[key];
   if (!w) w = std::make_shared<std::atomic<int64_t>>(0);
@@ -220,7 +220,7 @@ std::string Driver::ResolveSecrets(ContainerInfo& info) {
 void Driver::RecoverContainer(const std::string& id) {
   std::shared_ptr<Journal> journal;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     journal = OpenJournalLocked(id, LogOptions{});
   }
   ContainerInfo info;
@@ -288,7 +288,7 @@ void Driver::RecoverContainer(const std::string& id) {
     stream->client_window = std::make_shared<std::atomic<int64_t>>(0);
   }
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     journal->SetLimits(
         {stream->options.max_size, stream->options.max_file, stream->options.block_when_full});
     stream->journal = journal;
@@ -318,7 +318,7 @@ void Driver::RecoverContainer(const std::string& id) {
 
 void Driver::StartInMemory(const std::string& file, std::shared_ptr<Stream> stream) {
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stopping_) throw OptionError("skald: the plugin is shutting down");
     if (stream_by_file_.count(file)) throw OptionError("skald: already logging " + file);
     stream->id = next_id_++;
@@ -329,7 +329,7 @@ void Driver::StartInMemory(const std::string& file, std::shared_ptr<Stream> stre
   try {
     reader_->Add(stream->id, file, stream->options.max_line_size);
   } catch (...) {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     streams_.erase(stream->id);
     stream_by_file_.erase(file);
     live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
@@ -338,7 +338,7 @@ void Driver::StartInMemory(const std::string& file, std::shared_ptr<Stream> stre
 }
 
 void Driver::Unregister(const std::string& file, const Stream* fresh, bool with_reader) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   stream_by_file_.erase(file);
   // A new stream the reader has: with no session it reads what the journal holds and ends.
   // One it never got would stay registered for ever, and every later start of the container
@@ -371,7 +371,7 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
       std::shared_ptr<Stream> joined;
       std::shared_ptr<Journal> journal;
       {
-        std::lock_guard lock(mu_);
+        absl::MutexLock lock(&mu_);
         if (stopping_) throw OptionError("skald: the plugin is shutting down");
         if (stream_by_file_.count(file)) throw OptionError("skald: already logging " + file);
         try {
@@ -435,7 +435,7 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
       }
       // The joined stream ended just now: start a new one for this session.
       ended = joined;
-      std::lock_guard lock(mu_);
+      absl::MutexLock lock(&mu_);
       stream_by_file_.erase(file);
       if (attempt > 3) {
         if (writer) writer->Seal();
@@ -463,7 +463,7 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
 }
 
 void Driver::StopLogging(const std::string& file) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = stream_by_file_.find(file);
   if (it == stream_by_file_.end()) return;
   if (auto s = streams_.find(it->second); s != streams_.end()) s->second->stop_requested = true;
@@ -489,7 +489,7 @@ std::shared_ptr<Journal> Driver::JournalFor(const ContainerInfo& info, std::stri
     *error = "skald: invalid container id '" + info.container_id + "'";
     return nullptr;
   }
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (auto it = journals_.find(info.container_id); it != journals_.end()) return it->second;
   std::error_code ec;
   if (!std::filesystem::is_directory(store_->ContainerDir(info.container_id), ec)) {
@@ -510,7 +510,7 @@ void Driver::OnLines(uint64_t stream_id, std::vector<LogLine>& lines,
   batch.bytes = LinesBytes(batch.lines);
   lines = {};
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = streams_.find(stream_id);
     if (it != streams_.end() && it->second->journal) {
       batch.journaled = true;
@@ -540,7 +540,7 @@ void Driver::OnLines(uint64_t stream_id, std::vector<LogLine>& lines,
       queue_.erase(victim);
     }
   }
-  queue_cv_.notify_one();
+  queue_cv_.Signal();
 }
 
 void Driver::UnqueueMemoryLocked(const Batch& batch) {
@@ -553,10 +553,10 @@ void Driver::UnqueueMemoryLocked(const Batch& batch) {
 
 void Driver::OnEnd(uint64_t stream_id, bool /*corrupt*/) {
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     queue_.push_back(Batch{stream_id, {}, 0, true, false, {}});
   }
-  queue_cv_.notify_one();
+  queue_cv_.Signal();
 }
 
 bool Driver::WindowFull(const Stream& stream) const {
@@ -567,7 +567,7 @@ bool Driver::WindowFull(const Stream& stream) const {
 bool Driver::WantsLines(uint64_t stream_id) {
   std::shared_ptr<PushClient> client;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = streams_.find(stream_id);
     if (it == streams_.end() || !WindowFull(*it->second)) return true;
     client = it->second->client;
@@ -583,7 +583,7 @@ void Driver::OnEvicted(uint64_t stream_id, uint64_t lines) {
   dropped_journal_full_.Add(lines);
   std::string name;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (auto it = streams_.find(stream_id); it != streams_.end()) name = it->second->info.Name();
   }
   spdlog::warn(
@@ -632,7 +632,7 @@ void Driver::OnSettled(const std::vector<DeliveryTicket>& tickets, bool final) {
     }
     i += run;
     if (!stream || stream->id != t.stream) {
-      std::lock_guard lock(mu_);
+      absl::MutexLock lock(&mu_);
       auto it = streams_.find(t.stream);
       if (it == streams_.end()) {
         stream.reset();
@@ -652,7 +652,7 @@ void Driver::OnSettled(const std::vector<DeliveryTicket>& tickets, bool final) {
 
 void Driver::MaybeRetire(const std::shared_ptr<Stream>& stream) {
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (!stream->finished) return;
     if (!stream->ledger.Empty()) return;
     if (streams_.erase(stream->id) == 0) return;
@@ -664,7 +664,7 @@ void Driver::MaybeRetire(const std::shared_ptr<Stream>& stream) {
   }
   if (stream->journal) PersistCursor(*stream, stream->ledger.Acked());
   stream->retired = true;
-  idle_cv_.notify_all();
+  idle_cv_.SignalAll();
 }
 
 void Driver::Ship(Stream& stream, Batch& batch) {
@@ -724,7 +724,7 @@ void Driver::AccountHeld(Stream& stream) {
 void Driver::FlushPipelines(bool final_for_all) {
   std::vector<std::shared_ptr<Stream>> with_pipeline;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [id, s] : streams_) {
       if (s->pipeline && s->pipeline->has_stages() && !s->finished) with_pipeline.push_back(s);
     }
@@ -742,7 +742,7 @@ void Driver::FlushPipelines(bool final_for_all) {
 void Driver::FinishStream(uint64_t stream_id) {
   std::shared_ptr<Stream> stream;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = streams_.find(stream_id);
     if (it == streams_.end()) return;
     stream = it->second;
@@ -758,7 +758,7 @@ void Driver::FinishStream(uint64_t stream_id) {
   // The container's last lines go now, not after loki-batch-wait.
   if (stream->client) stream->client->SendBuffered();
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     stream->finished = true;
     for (auto it = stream_by_file_.begin(); it != stream_by_file_.end();) {
       it = it->second == stream_id ? stream_by_file_.erase(it) : std::next(it);
@@ -779,7 +779,7 @@ void Driver::FinishStream(uint64_t stream_id) {
   spdlog::info("container {} ({}): log stream ended{}", stream->info.ID(), stream->info.Name(),
                stream->stop_requested ? "" : " before StopLogging");
   if (stream->journal) MaybeRetire(stream);
-  idle_cv_.notify_all();
+  idle_cv_.SignalAll();
 }
 
 void Driver::ShipLoop() {
@@ -788,18 +788,17 @@ void Driver::ShipLoop() {
     Batch batch;
     std::shared_ptr<Stream> stream;
     {
-      std::unique_lock lock(mu_);
-      bool ready = queue_cv_.wait_for(lock, kPipelineFlushInterval,
-                                      [&] { return !queue_.empty() || stopping_; });
+      absl::ReleasableMutexLock lock(&mu_);
+      const bool ready = WaitForBatchLocked(kPipelineFlushInterval);
       if (!ready || std::chrono::steady_clock::now() - last_flush >= kPipelineFlushInterval) {
         // Release what stages hold past their wait (multiline max_wait_time, limit).
-        lock.unlock();
+        lock.Release();
         FlushPipelines(false);
         last_flush = std::chrono::steady_clock::now();
         continue;
       }
       if (queue_.empty()) {  // stopping and drained
-        lock.unlock();
+        lock.Release();
         FlushPipelines(true);
         return;
       }
@@ -829,23 +828,42 @@ void Driver::ShipLoop() {
                        e.what(), count);
     }
     {
-      std::lock_guard lock(mu_);
+      absl::MutexLock lock(&mu_);
       in_flight_lines_ -= count;
     }
-    idle_cv_.notify_all();
+    idle_cv_.SignalAll();
   }
 }
 
+bool Driver::WaitForBatchLocked(std::chrono::milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  while (queue_.empty() && !stopping_) {
+    const auto left = until - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) return false;
+    queue_cv_.WaitWithTimeout(&mu_, absl::FromChrono(left));
+  }
+  return true;
+}
+
+bool Driver::IdleLocked() const {
+  return streams_.empty() && queue_.empty() && in_flight_lines_ == 0;
+}
+
 bool Driver::WaitIdle(std::chrono::milliseconds deadline) {
-  std::unique_lock lock(mu_);
-  return idle_cv_.wait_for(
-      lock, deadline, [&] { return streams_.empty() && queue_.empty() && in_flight_lines_ == 0; });
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  absl::MutexLock lock(&mu_);
+  while (!IdleLocked()) {
+    const auto left = until - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) return false;
+    idle_cv_.WaitWithTimeout(&mu_, absl::FromChrono(left));
+  }
+  return true;
 }
 
 void Driver::PersistCursors() {
   std::vector<std::shared_ptr<Stream>> streams;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [id, s] : streams_) {
       if (s->journal) streams.push_back(s);
     }
@@ -875,7 +893,7 @@ void Driver::RetireIdleClients() {
   const auto now = std::chrono::steady_clock::now();
   std::vector<std::shared_ptr<PushClient>> retired;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (auto it = clients_.begin(); it != clients_.end();) {
       // Streams hold their client: only the map holds one that none uses.
       if (it->second.use_count() > 1 || it->second->Pending() > 0) {
@@ -899,7 +917,7 @@ void Driver::RetireIdleClients() {
 }
 
 std::size_t Driver::LiveClients() const {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   return clients_.size();
 }
 
@@ -923,7 +941,7 @@ void Driver::Maintain() {
   // Journals of containers with no stream (stopped, delivered) are candidates for removal.
   std::vector<std::pair<std::string, std::shared_ptr<Journal>>> idle, live;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [id, j] : journals_) {
       (stream_by_container_.count(id) ? live : idle).emplace_back(id, j);
     }
@@ -993,7 +1011,7 @@ void Driver::Maintain() {
   for (const std::string& id : removed) {
     // Under the lock: a StartLogging of the container must not open the directory while it is
     // being removed.
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stream_by_container_.count(id)) continue;  // a container started meanwhile
     auto it = journals_.find(id);
     if (it == journals_.end()) continue;
@@ -1013,11 +1031,11 @@ void Driver::Shutdown(std::chrono::milliseconds deadline) {
   auto until = std::chrono::steady_clock::now() + deadline;
   if (reader_) reader_->Stop();
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stopping_ && !shipper_.joinable()) return;
     stopping_ = true;
   }
-  queue_cv_.notify_all();
+  queue_cv_.SignalAll();
   if (shipper_.joinable()) shipper_.join();  // hands every queued line to its client
   // What is acknowledged so far is persisted before the clients stop: a client stuck in a
   // connection (a TLS handshake nobody answers) must not cost the cursors when the process
@@ -1025,7 +1043,7 @@ void Driver::Shutdown(std::chrono::milliseconds deadline) {
   PersistCursors();
   std::map<std::string, std::shared_ptr<PushClient>> clients;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     clients.swap(clients_);
   }
   for (auto& [key, client] : clients) {
@@ -1035,7 +1053,7 @@ void Driver::Shutdown(std::chrono::milliseconds deadline) {
   }
   // Whatever was acknowledged is not sent again at the next start.
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [id, s] : streams_) {
       if (s->journal) s->ledger.RecheckPersisted();
     }
@@ -1044,14 +1062,14 @@ void Driver::Shutdown(std::chrono::milliseconds deadline) {
 }
 
 std::size_t Driver::LiveStreams() const {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::size_t n = 0;
   for (const auto& [id, s] : streams_) n += s->finished ? 0 : 1;
   return n;
 }
 
 uint64_t Driver::PendingEntries() const {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   uint64_t pending = queued_lines_ + in_flight_lines_;
   for (const auto& [key, client] : clients_) pending += client->Pending();
   return pending;
@@ -1068,7 +1086,7 @@ void Driver::UpdateGauges() {
   // still retiring) to its end.
   std::map<Journal*, std::pair<std::shared_ptr<Journal>, JournalPosition>> from;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [id, s] : streams_) {
       if (!s->journal) continue;
       const JournalPosition acked = s->ledger.Acked();
@@ -1092,7 +1110,7 @@ std::vector<LokiClientHealth> Driver::ClientsHealth() const {
   std::vector<std::shared_ptr<PushClient>> clients;
   std::vector<std::shared_ptr<Stream>> journaled;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [key, c] : clients_) clients.push_back(c);
     for (const auto& [id, s] : streams_) {
       if (s->journal && s->client) journaled.push_back(s);

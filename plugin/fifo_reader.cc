@@ -146,11 +146,11 @@ void FifoReader::Add(uint64_t stream_id, const std::string& path, std::size_t ma
   auto s = std::unique_ptr<Stream>(
       new Stream{stream_id, std::move(fifo), path, {}, LineAssembler(max_line_bytes), {}, {}});
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     streams_[fd] = std::move(s);
   }
   if (const int err = Watch(fd, kFifoEvents, EPOLL_CTL_ADD); err != 0) {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     streams_.erase(fd);  // closes it
     throw std::system_error(err, std::generic_category(), "epoll_ctl " + path);
   }
@@ -175,7 +175,7 @@ void FifoReader::AddJournalStream(uint64_t stream_id, std::shared_ptr<Journal> j
   Journaled* raw = j.get();
   journal->SetEvictHook([this, raw](uint64_t segment) { OnEvict(*raw, segment); });
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     journaled_[stream_id] = std::move(j);
   }
   Wake();  // `more` is set: the loop reads what the journal already holds
@@ -186,7 +186,7 @@ bool FifoReader::AddSession(uint64_t stream_id, const std::string& fifo_path,
   UniqueFd fifo = OpenFifo(fifo_path);
   const int fd = fifo.get();
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = journaled_.find(stream_id);
     if (it == journaled_.end() || it->second->ended) return false;
     ++it->second->sessions;
@@ -198,7 +198,7 @@ bool FifoReader::AddSession(uint64_t stream_id, const std::string& fifo_path,
     sessions_[fd] = std::move(session);
   }
   if (const int err = Watch(fd, kFifoEvents, EPOLL_CTL_ADD); err != 0) {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     writer = std::move(sessions_[fd]->writer);
     sessions_.erase(fd);  // closes it
     --journaled_[stream_id]->sessions;
@@ -208,7 +208,7 @@ bool FifoReader::AddSession(uint64_t stream_id, const std::string& fifo_path,
 }
 
 void FifoReader::SetTick(std::function<void()> tick, std::chrono::milliseconds interval) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   tick_ = std::move(tick);
   tick_interval_ = interval;
 }
@@ -222,7 +222,7 @@ void FifoReader::Wake() {
 // number may be given to a FIFO that StartLogging opens on another thread, whose entry must
 // not be erased here.
 void FifoReader::Close(int fd) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr);
   streams_.erase(fd);
 }
@@ -479,7 +479,7 @@ void FifoReader::FeedAndMaybeEnd(Session& session, Journaled& j) {
     spdlog::debug("{}: end of file", session.path);
     HandOverMemory(session, j, /*all=*/true);  // lines queued while the journal refused bytes
     const int fd = session.fd.get();
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     --j.sessions;
     epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr);
     sessions_.erase(fd);  // closes it; `session` is gone from here on; see Close()
@@ -551,7 +551,7 @@ bool FifoReader::Decode(Journaled& j) {
       break;
     }
     if (st == JournalFrameReader::Status::kEnd) {
-      std::lock_guard lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (j.sessions == 0) {
         j.ended = true;
         end = true;
@@ -662,7 +662,7 @@ void FifoReader::Loop() {
     std::function<void()> tick;
     std::chrono::milliseconds tick_interval;
     {
-      std::lock_guard lock(mu_);
+      absl::MutexLock lock(&mu_);
       tick = tick_;
       tick_interval = tick_interval_;
       bool any_more = false, any_paused = false, any_blocked = false;
@@ -712,7 +712,7 @@ void FifoReader::Loop() {
       Session* session = nullptr;
       Journaled* j = nullptr;
       {
-        std::lock_guard lock(mu_);
+        absl::MutexLock lock(&mu_);
         if (auto it = streams_.find(fd); it != streams_.end()) {
           s = it->second.get();
         } else if (auto it2 = sessions_.find(fd); it2 != sessions_.end()) {
@@ -746,7 +746,7 @@ void FifoReader::Loop() {
     to_decode.clear();
     waiting.clear();
     {
-      std::lock_guard lock(mu_);
+      absl::MutexLock lock(&mu_);
       for (auto& [fd, s] : sessions_) {
         if (s->blocked) blocked.push_back(s.get());
         if (!s->queued.empty() && retry_paused) waiting.push_back(s.get());
@@ -759,7 +759,7 @@ void FifoReader::Loop() {
     for (Session* session : waiting) {
       Journaled* j;
       {
-        std::lock_guard lock(mu_);
+        absl::MutexLock lock(&mu_);
         j = journaled_.at(session->stream_id).get();
       }
       HandOverMemory(*session, *j);
@@ -767,7 +767,7 @@ void FifoReader::Loop() {
     for (Session* session : blocked) {
       Journaled* j;
       {
-        std::lock_guard lock(mu_);
+        absl::MutexLock lock(&mu_);
         j = journaled_.at(session->stream_id).get();
       }
       FeedAndMaybeEnd(*session, *j);
@@ -788,7 +788,7 @@ void FifoReader::Loop() {
         j->paused = true;
       }
       if (!alive) {
-        std::lock_guard lock(mu_);
+        absl::MutexLock lock(&mu_);
         journaled_.erase(j->id);
       }
     }
