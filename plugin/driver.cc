@@ -15,6 +15,7 @@
 #include "pipeline_stages/relabel.h"
 #include "plugin/container_labels.h"
 #include "plugin/container_pipeline.h"
+#include "plugin/shipment_ledger.h"
 
 namespace skald {
 
@@ -35,20 +36,17 @@ struct Driver::Stream {
   std::string file;  // the first session's FIFO
   ContainerInfo info;
   LogOptions options;
-  std::shared_ptr<LokiClient> client;
+  std::shared_ptr<PushClient> client;
   std::atomic<bool> stop_requested{false};
   // Not empty: the stream's options cannot be used (recovered without usable info.json or
   // options); its lines are drained into the journal and held there, never sent.
   std::string held_reason;
   int64_t held_accounted = 0;  // (shipping thread) pipeline-held bytes counted in the windows
-  // (shipping thread) Where the lines of each chunk began, from the oldest chunk whose lines
-  // the pipeline may still hold (see CursorLimit).
-  std::map<uint64_t, JournalPosition> chunk_starts;
   // Labels and stages (shipping thread only); null for a held stream.
   std::unique_ptr<ContainerPipeline> pipeline;
   // With a journal:
   std::shared_ptr<Journal> journal;
-  JournalPosition last_resume;  // of the newest chunk (shipping thread)
+  JournalPosition last_resume;  // of the newest shipment (shipping thread)
   std::atomic<int64_t> window_bytes{0};
   // What all streams of this stream's Loki client hold (Driver::client_windows_).
   std::shared_ptr<std::atomic<int64_t>> client_window;
@@ -58,24 +56,8 @@ struct Driver::Stream {
   // after it (at its end): this stream's cursor is persisted only once that one retired.
   std::shared_ptr<Stream> predecessor;
   std::atomic<bool> retired{false};
-  struct Chunk {
-    uint64_t seq;
-    // Where the cursor may go once this chunk and those before it are settled: where a
-    // restart reads again to produce what comes after them, or, while stages hold entries,
-    // the start of the oldest chunk they came from.
-    JournalPosition cursor;
-    int64_t outstanding;  // entries not settled yet (+1 while being pushed)
-    std::size_t bytes;
-    int64_t first_line_ns;  // the daemon's time of its first line; 0: none
-  };
-  std::mutex ack_mu;
-  std::deque<Chunk> chunks;
-  uint64_t next_chunk = 0;
-  JournalPosition acked;  // everything before it is delivered or dropped for good
-  bool acked_dirty = false;
-  JournalPosition persisted;
-  std::mutex cursor_mu;            // held while the cursor file is written
-  JournalPosition cursor_written;  // (cursor_mu) the newest cursor written
+  // The shipments handed to the client and not settled yet, the acknowledged cursor.
+  ShipmentLedger ledger;
 };
 
 namespace {
@@ -137,13 +119,13 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
 
 Driver::~Driver() { Shutdown(std::chrono::milliseconds(0)); }
 
-std::shared_ptr<LokiClient> Driver::ClientFor(const LokiClientConfig& client_config,
+std::shared_ptr<PushClient> Driver::ClientFor(const LokiClientConfig& client_config,
                                               std::shared_ptr<std::atomic<int64_t>>* window) {
   // A new client is made outside the lock: it may resolve names (a slow resolver must not
   // hold up every other container's lines, which take the same lock).
   const std::string key = client_config.Key();
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = clients_.find(key);
     if (it != clients_.end()) {
       auto& w = client_windows_[key];
@@ -152,8 +134,9 @@ std::shared_ptr<LokiClient> Driver::ClientFor(const LokiClientConfig& client_con
       return it->second;
     }
   }
-  auto made = std::make_shared<LokiClient>(client_config, metrics_);  // may throw
-  std::lock_guard lock(mu_);
+  auto made = config_.client_factory ? config_.client_factory(client_config)
+                                     : MakeLokiPushClient(client_config, metrics_);  // may throw
+  absl::MutexLock lock(&mu_);
   auto it = clients_.try_emplace(key, made).first;  // another start may have made one meanwhile
   auto& w = client_windows_[key];
   if (!w) w = std::make_shared<std::atomic<int64_t>>(0);
@@ -237,7 +220,7 @@ std::string Driver::ResolveSecrets(ContainerInfo& info) {
 void Driver::RecoverContainer(const std::string& id) {
   std::shared_ptr<Journal> journal;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     journal = OpenJournalLocked(id, LogOptions{});
   }
   ContainerInfo info;
@@ -305,11 +288,12 @@ void Driver::RecoverContainer(const std::string& id) {
     stream->client_window = std::make_shared<std::atomic<int64_t>>(0);
   }
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     journal->SetLimits(
         {stream->options.max_size, stream->options.max_file, stream->options.block_when_full});
     stream->journal = journal;
-    stream->acked = stream->persisted = stream->last_resume = cursor;
+    stream->ledger.StartAt(cursor);
+    stream->last_resume = cursor;
     stream->id = next_id_++;
     streams_[stream->id] = stream;
     stream_by_container_[id] = stream->id;
@@ -334,7 +318,7 @@ void Driver::RecoverContainer(const std::string& id) {
 
 void Driver::StartInMemory(const std::string& file, std::shared_ptr<Stream> stream) {
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stopping_) throw OptionError("skald: the plugin is shutting down");
     if (stream_by_file_.count(file)) throw OptionError("skald: already logging " + file);
     stream->id = next_id_++;
@@ -345,7 +329,7 @@ void Driver::StartInMemory(const std::string& file, std::shared_ptr<Stream> stre
   try {
     reader_->Add(stream->id, file, stream->options.max_line_size);
   } catch (...) {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     streams_.erase(stream->id);
     stream_by_file_.erase(file);
     live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
@@ -354,7 +338,7 @@ void Driver::StartInMemory(const std::string& file, std::shared_ptr<Stream> stre
 }
 
 void Driver::Unregister(const std::string& file, const Stream* fresh, bool with_reader) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   stream_by_file_.erase(file);
   // A new stream the reader has: with no session it reads what the journal holds and ends.
   // One it never got would stay registered for ever, and every later start of the container
@@ -387,7 +371,7 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
       std::shared_ptr<Stream> joined;
       std::shared_ptr<Journal> journal;
       {
-        std::lock_guard lock(mu_);
+        absl::MutexLock lock(&mu_);
         if (stopping_) throw OptionError("skald: the plugin is shutting down");
         if (stream_by_file_.count(file)) throw OptionError("skald: already logging " + file);
         try {
@@ -412,7 +396,8 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
             stream->predecessor = prev->second;
             cursor = std::max(cursor, prev->second->end);
           }
-          stream->acked = stream->persisted = stream->last_resume = cursor;
+          stream->ledger.StartAt(cursor);
+          stream->last_resume = cursor;
           stream->id = next_id_++;
           streams_[stream->id] = stream;
           stream_by_container_[info.container_id] = stream->id;
@@ -430,9 +415,9 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
         }
         if (journal_error.empty()) {
           if (!joined) {
-            journal->SetAcknowledged(stream->acked);
-            reader_->AddJournalStream(stream->id, journal, stream->acked,
-                                      stream->options.max_line_size);
+            const JournalPosition cursor = stream->ledger.Acked();
+            journal->SetAcknowledged(cursor);
+            reader_->AddJournalStream(stream->id, journal, cursor, stream->options.max_line_size);
             with_reader = true;
           }
           if (reader_->AddSession(joined ? joined->id : stream->id, file, writer)) break;
@@ -450,7 +435,7 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
       }
       // The joined stream ended just now: start a new one for this session.
       ended = joined;
-      std::lock_guard lock(mu_);
+      absl::MutexLock lock(&mu_);
       stream_by_file_.erase(file);
       if (attempt > 3) {
         if (writer) writer->Seal();
@@ -478,7 +463,7 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
 }
 
 void Driver::StopLogging(const std::string& file) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = stream_by_file_.find(file);
   if (it == stream_by_file_.end()) return;
   if (auto s = streams_.find(it->second); s != streams_.end()) s->second->stop_requested = true;
@@ -504,7 +489,7 @@ std::shared_ptr<Journal> Driver::JournalFor(const ContainerInfo& info, std::stri
     *error = "skald: invalid container id '" + info.container_id + "'";
     return nullptr;
   }
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (auto it = journals_.find(info.container_id); it != journals_.end()) return it->second;
   std::error_code ec;
   if (!std::filesystem::is_directory(store_->ContainerDir(info.container_id), ec)) {
@@ -525,7 +510,7 @@ void Driver::OnLines(uint64_t stream_id, std::vector<LogLine>& lines,
   batch.bytes = LinesBytes(batch.lines);
   lines = {};
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = streams_.find(stream_id);
     if (it != streams_.end() && it->second->journal) {
       batch.journaled = true;
@@ -555,7 +540,7 @@ void Driver::OnLines(uint64_t stream_id, std::vector<LogLine>& lines,
       queue_.erase(victim);
     }
   }
-  queue_cv_.notify_one();
+  queue_cv_.Signal();
 }
 
 void Driver::UnqueueMemoryLocked(const Batch& batch) {
@@ -568,10 +553,10 @@ void Driver::UnqueueMemoryLocked(const Batch& batch) {
 
 void Driver::OnEnd(uint64_t stream_id, bool /*corrupt*/) {
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     queue_.push_back(Batch{stream_id, {}, 0, true, false, {}});
   }
-  queue_cv_.notify_one();
+  queue_cv_.Signal();
 }
 
 bool Driver::WindowFull(const Stream& stream) const {
@@ -580,16 +565,16 @@ bool Driver::WindowFull(const Stream& stream) const {
 }
 
 bool Driver::WantsLines(uint64_t stream_id) {
-  std::shared_ptr<LokiClient> client;
+  std::shared_ptr<PushClient> client;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = streams_.find(stream_id);
     if (it == streams_.end() || !WindowFull(*it->second)) return true;
     client = it->second->client;
   }
   // The window frees only as entries are acknowledged: the client must not sit on them until
   // loki-batch-wait (a stream's stderr lines, say, filling a batch slowly would hold back
-  // every chunk they belong to). SendBuffered returns at once when nothing came since.
+  // every shipment they belong to). SendBuffered returns at once when nothing came since.
   if (client) client->SendBuffered();
   return false;
 }
@@ -598,7 +583,7 @@ void Driver::OnEvicted(uint64_t stream_id, uint64_t lines) {
   dropped_journal_full_.Add(lines);
   std::string name;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (auto it = streams_.find(stream_id); it != streams_.end()) name = it->second->info.Name();
   }
   spdlog::warn(
@@ -608,50 +593,27 @@ void Driver::OnEvicted(uint64_t stream_id, uint64_t lines) {
       name, lines);
 }
 
-void Driver::PushChunk(Stream& stream, std::vector<LokiEntry>& entries,
-                       const JournalPosition& resume, std::size_t bytes,
-                       const JournalPosition& cursor, int64_t first_line_ns) {
+void Driver::PushShipment(Stream& stream, std::vector<LokiEntry>& entries,
+                          const JournalPosition& resume, std::size_t bytes,
+                          const JournalPosition& cursor, int64_t first_line_ns) {
   if (!stream.journal) {
     stream.client->PushAll(entries);
     return;
   }
-  uint64_t seq;
-  {
-    std::lock_guard lock(stream.ack_mu);
-    seq = stream.next_chunk++;
-    stream.chunks.push_back(
-        Stream::Chunk{seq, cursor, static_cast<int64_t>(entries.size()) + 1, bytes, first_line_ns});
-  }
+  const uint64_t shipment = stream.ledger.Open(entries.size(), cursor, bytes, first_line_ns);
   stream.last_resume = resume;
-  for (LokiEntry& e : entries) e.ticket = DeliveryTicket{this, stream.id, seq};
+  for (LokiEntry& e : entries) e.ticket = DeliveryTicket{this, stream.id, shipment};
   stream.client->PushAll(entries);
-  std::size_t freed;
-  {
-    std::lock_guard lock(stream.ack_mu);
-    auto& chunk = stream.chunks[seq - stream.chunks.front().seq];
-    --chunk.outstanding;
-    freed = AdvanceLocked(stream);
-  }
+  const std::size_t freed = stream.ledger.Close(shipment);
+  FreeWindow(stream, freed);
   if (freed > 0) reader_->Wake();
   if (WindowFull(stream)) stream.client->SendBuffered();  // see WantsLines
 }
 
-std::size_t Driver::AdvanceLocked(Stream& stream) {
-  std::size_t freed = 0;
-  while (!stream.chunks.empty() && stream.chunks.front().outstanding == 0) {
-    const Stream::Chunk& c = stream.chunks.front();
-    freed += c.bytes;
-    if (stream.acked < c.cursor) {
-      stream.acked = c.cursor;
-      stream.acked_dirty = true;
-    }
-    stream.chunks.pop_front();
-  }
-  if (freed > 0) {
-    stream.window_bytes -= static_cast<int64_t>(freed);
-    *stream.client_window -= static_cast<int64_t>(freed);
-  }
-  return freed;
+void Driver::FreeWindow(Stream& stream, std::size_t bytes) {
+  if (bytes == 0) return;
+  stream.window_bytes -= static_cast<int64_t>(bytes);
+  *stream.client_window -= static_cast<int64_t>(bytes);
 }
 
 void Driver::OnSettled(const std::vector<DeliveryTicket>& tickets, bool final) {
@@ -660,17 +622,17 @@ void Driver::OnSettled(const std::vector<DeliveryTicket>& tickets, bool final) {
   std::shared_ptr<Stream> stream;
   std::vector<std::shared_ptr<Stream>> retire;
   for (std::size_t i = 0; i < tickets.size();) {
-    // Tickets come in runs of one chunk (a batch holds whole chunks, mostly): settle a run at
-    // once.
+    // Tickets come in runs of one shipment (a batch holds whole shipments, mostly): settle a
+    // run at once.
     const DeliveryTicket& t = tickets[i];
     std::size_t run = 1;
     while (i + run < tickets.size() && tickets[i + run].stream == t.stream &&
-           tickets[i + run].chunk == t.chunk) {
+           tickets[i + run].shipment == t.shipment) {
       ++run;
     }
     i += run;
     if (!stream || stream->id != t.stream) {
-      std::lock_guard lock(mu_);
+      absl::MutexLock lock(&mu_);
       auto it = streams_.find(t.stream);
       if (it == streams_.end()) {
         stream.reset();
@@ -678,13 +640,11 @@ void Driver::OnSettled(const std::vector<DeliveryTicket>& tickets, bool final) {
       }
       stream = it->second;
     }
-    std::lock_guard lock(stream->ack_mu);
-    if (stream->chunks.empty() || t.chunk < stream->chunks.front().seq) continue;
-    stream->chunks[t.chunk - stream->chunks.front().seq].outstanding -= static_cast<int64_t>(run);
-    freed += AdvanceLocked(*stream);
-    if (stream->chunks.empty() && (retire.empty() || retire.back() != stream)) {
-      retire.push_back(stream);
-    }
+    const ShipmentLedger::Settlement settled = stream->ledger.Settle(t.shipment, run);
+    if (!settled.known) continue;
+    FreeWindow(*stream, settled.freed);
+    freed += settled.freed;
+    if (settled.empty && (retire.empty() || retire.back() != stream)) retire.push_back(stream);
   }
   for (const auto& s : retire) MaybeRetire(s);
   if (freed > 0) reader_->Wake();
@@ -692,10 +652,9 @@ void Driver::OnSettled(const std::vector<DeliveryTicket>& tickets, bool final) {
 
 void Driver::MaybeRetire(const std::shared_ptr<Stream>& stream) {
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (!stream->finished) return;
-    std::lock_guard ack_lock(stream->ack_mu);
-    if (!stream->chunks.empty()) return;
+    if (!stream->ledger.Empty()) return;
     if (streams_.erase(stream->id) == 0) return;
     live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
     if (auto it = retiring_by_container_.find(stream->info.container_id);
@@ -703,16 +662,9 @@ void Driver::MaybeRetire(const std::shared_ptr<Stream>& stream) {
       retiring_by_container_.erase(it);
     }
   }
-  if (stream->journal) {
-    JournalPosition acked;
-    {
-      std::lock_guard ack_lock(stream->ack_mu);
-      acked = stream->acked;
-    }
-    PersistCursor(*stream, acked);
-  }
+  if (stream->journal) PersistCursor(*stream, stream->ledger.Acked());
   stream->retired = true;
-  idle_cv_.notify_all();
+  idle_cv_.SignalAll();
 }
 
 void Driver::Ship(Stream& stream, Batch& batch) {
@@ -736,33 +688,23 @@ void Driver::Ship(Stream& stream, Batch& batch) {
   }
   ContainerPipeline& pipeline = *stream.pipeline;
   if (pipeline.dropped_by_relabel()) dropped_relabel_.Add(lines.size());
-  // The lines of this batch go in the chunk PushChunk numbers next; it begins where the
+  // The lines of this batch go in the shipment PushShipment opens next; it begins where the
   // previous one ended.
-  const uint64_t origin = stream.next_chunk;
-  if (stream.journal && pipeline.has_stages()) {
-    stream.chunk_starts.emplace(origin, stream.last_resume);
-  }
+  const uint64_t origin = stream.ledger.NextShipment();
+  if (stream.journal && pipeline.has_stages()) stream.ledger.NoteStart(origin, stream.last_resume);
   const int64_t first_line_ns = lines.empty() ? 0 : lines.front().time_nano;
   pipeline.Process(lines, origin, entries);
-  PushChunk(stream, entries, batch.resume, batch.journaled ? batch.bytes : 0,
-            CursorLimit(stream, batch.resume), first_line_ns);
+  PushShipment(stream, entries, batch.resume, batch.journaled ? batch.bytes : 0,
+               CursorLimit(stream, batch.resume), first_line_ns);
   AccountHeld(stream);
 }
 
 JournalPosition Driver::CursorLimit(Stream& stream, const JournalPosition& resume) {
   // Entries a stage still holds (a multiline block, lines a limit delays) were read from the
-  // oldest chunk they came from on: the cursor may not pass its start, or a restart would
-  // lose them. Lines before it are all out of the stages.
-  const std::optional<uint64_t> oldest =
-      stream.pipeline ? stream.pipeline->OldestHeldOrigin() : std::nullopt;
-  if (!oldest) {
-    stream.chunk_starts.clear();
-    return resume;
-  }
-  stream.chunk_starts.erase(stream.chunk_starts.begin(), stream.chunk_starts.lower_bound(*oldest));
-  auto it = stream.chunk_starts.find(*oldest);
-  if (it == stream.chunk_starts.end()) return JournalPosition{};  // unknown: do not move
-  return std::min(resume, it->second);
+  // oldest shipment they came from on: the cursor may not pass its start, or a restart would
+  // lose them.
+  return stream.ledger.CursorLimit(
+      stream.pipeline ? stream.pipeline->OldestHeldOrigin() : std::nullopt, resume);
 }
 
 void Driver::AccountHeld(Stream& stream) {
@@ -782,7 +724,7 @@ void Driver::AccountHeld(Stream& stream) {
 void Driver::FlushPipelines(bool final_for_all) {
   std::vector<std::shared_ptr<Stream>> with_pipeline;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [id, s] : streams_) {
       if (s->pipeline && s->pipeline->has_stages() && !s->finished) with_pipeline.push_back(s);
     }
@@ -792,7 +734,7 @@ void Driver::FlushPipelines(bool final_for_all) {
     converted_.clear();
     s->pipeline->Flush(now, final_for_all, converted_);
     if (converted_.empty()) continue;
-    PushChunk(*s, converted_, s->last_resume, 0, CursorLimit(*s, s->last_resume));
+    PushShipment(*s, converted_, s->last_resume, 0, CursorLimit(*s, s->last_resume));
     AccountHeld(*s);
   }
 }
@@ -800,7 +742,7 @@ void Driver::FlushPipelines(bool final_for_all) {
 void Driver::FinishStream(uint64_t stream_id) {
   std::shared_ptr<Stream> stream;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = streams_.find(stream_id);
     if (it == streams_.end()) return;
     stream = it->second;
@@ -809,14 +751,14 @@ void Driver::FinishStream(uint64_t stream_id) {
       stream->pipeline->has_stages()) {  // the end of the stream releases what stages hold
     converted_.clear();
     stream->pipeline->Flush(stages::Clock::System().NowNs(), true, converted_);
-    // Nothing is held any more: this last chunk carries the cursor to the end.
-    PushChunk(*stream, converted_, stream->last_resume, 0, stream->last_resume);
+    // Nothing is held any more: this last shipment carries the cursor to the end.
+    PushShipment(*stream, converted_, stream->last_resume, 0, stream->last_resume);
     AccountHeld(*stream);
   }
   // The container's last lines go now, not after loki-batch-wait.
   if (stream->client) stream->client->SendBuffered();
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     stream->finished = true;
     for (auto it = stream_by_file_.begin(); it != stream_by_file_.end();) {
       it = it->second == stream_id ? stream_by_file_.erase(it) : std::next(it);
@@ -837,7 +779,7 @@ void Driver::FinishStream(uint64_t stream_id) {
   spdlog::info("container {} ({}): log stream ended{}", stream->info.ID(), stream->info.Name(),
                stream->stop_requested ? "" : " before StopLogging");
   if (stream->journal) MaybeRetire(stream);
-  idle_cv_.notify_all();
+  idle_cv_.SignalAll();
 }
 
 void Driver::ShipLoop() {
@@ -846,18 +788,17 @@ void Driver::ShipLoop() {
     Batch batch;
     std::shared_ptr<Stream> stream;
     {
-      std::unique_lock lock(mu_);
-      bool ready = queue_cv_.wait_for(lock, kPipelineFlushInterval,
-                                      [&] { return !queue_.empty() || stopping_; });
+      absl::ReleasableMutexLock lock(&mu_);
+      const bool ready = WaitForBatchLocked(kPipelineFlushInterval);
       if (!ready || std::chrono::steady_clock::now() - last_flush >= kPipelineFlushInterval) {
         // Release what stages hold past their wait (multiline max_wait_time, limit).
-        lock.unlock();
+        lock.Release();
         FlushPipelines(false);
         last_flush = std::chrono::steady_clock::now();
         continue;
       }
       if (queue_.empty()) {  // stopping and drained
-        lock.unlock();
+        lock.Release();
         FlushPipelines(true);
         return;
       }
@@ -887,23 +828,42 @@ void Driver::ShipLoop() {
                        e.what(), count);
     }
     {
-      std::lock_guard lock(mu_);
+      absl::MutexLock lock(&mu_);
       in_flight_lines_ -= count;
     }
-    idle_cv_.notify_all();
+    idle_cv_.SignalAll();
   }
 }
 
+bool Driver::WaitForBatchLocked(std::chrono::milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  while (queue_.empty() && !stopping_) {
+    const auto left = until - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) return false;
+    queue_cv_.WaitWithTimeout(&mu_, absl::FromChrono(left));
+  }
+  return true;
+}
+
+bool Driver::IdleLocked() const {
+  return streams_.empty() && queue_.empty() && in_flight_lines_ == 0;
+}
+
 bool Driver::WaitIdle(std::chrono::milliseconds deadline) {
-  std::unique_lock lock(mu_);
-  return idle_cv_.wait_for(
-      lock, deadline, [&] { return streams_.empty() && queue_.empty() && in_flight_lines_ == 0; });
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  absl::MutexLock lock(&mu_);
+  while (!IdleLocked()) {
+    const auto left = until - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) return false;
+    idle_cv_.WaitWithTimeout(&mu_, absl::FromChrono(left));
+  }
+  return true;
 }
 
 void Driver::PersistCursors() {
   std::vector<std::shared_ptr<Stream>> streams;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [id, s] : streams_) {
       if (s->journal) streams.push_back(s);
     }
@@ -913,26 +873,16 @@ void Driver::PersistCursors() {
       if (!s->predecessor->retired) continue;  // its cursor still rules the journal
       s->predecessor.reset();
     }
-    JournalPosition acked;
-    {
-      std::lock_guard lock(s->ack_mu);
-      if (!s->acked_dirty) continue;
-      s->acked_dirty = false;
-      acked = s->acked;
-    }
-    PersistCursor(*s, acked);
+    if (auto acked = s->ledger.TakeUnpersisted()) PersistCursor(*s, *acked);
   }
 }
 
 void Driver::PersistCursor(Stream& stream, JournalPosition acked) {
-  // The reader's tick and the thread that retires a stream both persist: never backwards.
-  std::lock_guard lock(stream.cursor_mu);
-  if (acked < stream.cursor_written) return;
   try {
-    stream.journal->WriteCursor(acked);
-    stream.journal->SetAcknowledged(acked);
-    stream.cursor_written = acked;
-    stream.persisted = acked;
+    stream.ledger.Persist(acked, [&](JournalPosition cursor) {
+      stream.journal->WriteCursor(cursor);
+      stream.journal->SetAcknowledged(cursor);
+    });
   } catch (const std::exception& e) {
     spdlog::error("journal {}: cannot write its cursor: {}", stream.journal->dir().string(),
                   e.what());
@@ -941,9 +891,9 @@ void Driver::PersistCursor(Stream& stream, JournalPosition acked) {
 
 void Driver::RetireIdleClients() {
   const auto now = std::chrono::steady_clock::now();
-  std::vector<std::shared_ptr<LokiClient>> retired;
+  std::vector<std::shared_ptr<PushClient>> retired;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (auto it = clients_.begin(); it != clients_.end();) {
       // Streams hold their client: only the map holds one that none uses.
       if (it->second.use_count() > 1 || it->second->Pending() > 0) {
@@ -967,7 +917,7 @@ void Driver::RetireIdleClients() {
 }
 
 std::size_t Driver::LiveClients() const {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   return clients_.size();
 }
 
@@ -991,7 +941,7 @@ void Driver::Maintain() {
   // Journals of containers with no stream (stopped, delivered) are candidates for removal.
   std::vector<std::pair<std::string, std::shared_ptr<Journal>>> idle, live;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [id, j] : journals_) {
       (stream_by_container_.count(id) ? live : idle).emplace_back(id, j);
     }
@@ -1061,7 +1011,7 @@ void Driver::Maintain() {
   for (const std::string& id : removed) {
     // Under the lock: a StartLogging of the container must not open the directory while it is
     // being removed.
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stream_by_container_.count(id)) continue;  // a container started meanwhile
     auto it = journals_.find(id);
     if (it == journals_.end()) continue;
@@ -1081,19 +1031,19 @@ void Driver::Shutdown(std::chrono::milliseconds deadline) {
   auto until = std::chrono::steady_clock::now() + deadline;
   if (reader_) reader_->Stop();
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stopping_ && !shipper_.joinable()) return;
     stopping_ = true;
   }
-  queue_cv_.notify_all();
+  queue_cv_.SignalAll();
   if (shipper_.joinable()) shipper_.join();  // hands every queued line to its client
   // What is acknowledged so far is persisted before the clients stop: a client stuck in a
   // connection (a TLS handshake nobody answers) must not cost the cursors when the process
   // exits at its deadline.
   PersistCursors();
-  std::map<std::string, std::shared_ptr<LokiClient>> clients;
+  std::map<std::string, std::shared_ptr<PushClient>> clients;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     clients.swap(clients_);
   }
   for (auto& [key, client] : clients) {
@@ -1103,24 +1053,23 @@ void Driver::Shutdown(std::chrono::milliseconds deadline) {
   }
   // Whatever was acknowledged is not sent again at the next start.
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [id, s] : streams_) {
-      std::lock_guard ack_lock(s->ack_mu);
-      s->acked_dirty = s->journal && !(s->acked == s->persisted);
+      if (s->journal) s->ledger.RecheckPersisted();
     }
   }
   PersistCursors();
 }
 
 std::size_t Driver::LiveStreams() const {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::size_t n = 0;
   for (const auto& [id, s] : streams_) n += s->finished ? 0 : 1;
   return n;
 }
 
 uint64_t Driver::PendingEntries() const {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   uint64_t pending = queued_lines_ + in_flight_lines_;
   for (const auto& [key, client] : clients_) pending += client->Pending();
   return pending;
@@ -1137,12 +1086,12 @@ void Driver::UpdateGauges() {
   // still retiring) to its end.
   std::map<Journal*, std::pair<std::shared_ptr<Journal>, JournalPosition>> from;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [id, s] : streams_) {
       if (!s->journal) continue;
-      std::lock_guard ack_lock(s->ack_mu);
-      auto [it, created] = from.try_emplace(s->journal.get(), s->journal, s->acked);
-      if (!created) it->second.second = std::min(it->second.second, s->acked);
+      const JournalPosition acked = s->ledger.Acked();
+      auto [it, created] = from.try_emplace(s->journal.get(), s->journal, acked);
+      if (!created) it->second.second = std::min(it->second.second, acked);
     }
   }
   uint64_t undelivered = 0;
@@ -1158,10 +1107,10 @@ void Driver::UpdateGauges() {
 }
 
 std::vector<LokiClientHealth> Driver::ClientsHealth() const {
-  std::vector<std::shared_ptr<LokiClient>> clients;
+  std::vector<std::shared_ptr<PushClient>> clients;
   std::vector<std::shared_ptr<Stream>> journaled;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [key, c] : clients_) clients.push_back(c);
     for (const auto& [id, s] : streams_) {
       if (s->journal && s->client) journaled.push_back(s);
@@ -1170,12 +1119,12 @@ std::vector<LokiClientHealth> Driver::ClientsHealth() const {
   const auto steady_now = std::chrono::steady_clock::now();
   const int64_t now_ns = stages::Clock::System().NowNs();
   std::vector<LokiClientHealth> out;
-  std::unordered_map<const LokiClient*, std::size_t> index;
+  std::unordered_map<const PushClient*, std::size_t> index;
   for (const auto& c : clients) {
     LokiClientHealth h;
     h.url = RedactUrl(c->config().url);
     h.tenant_id = c->config().tenant_id;
-    const LokiClient::PushResult last = c->LastPush();
+    const PushClient::PushResult last = c->LastPush();
     h.last_push_status = last.status;
     h.last_push_at = last.at;
     h.pending_entries = c->Pending();
@@ -1190,12 +1139,8 @@ std::vector<LokiClientHealth> Driver::ClientsHealth() const {
     auto it = index.find(s->client.get());
     if (it == index.end()) continue;
     double& oldest = out[it->second].oldest_undelivered_seconds;
-    std::lock_guard ack_lock(s->ack_mu);
-    // Chunks are in the order their lines were read; the front one is not acknowledged yet.
-    for (const Stream::Chunk& chunk : s->chunks) {
-      if (chunk.first_line_ns == 0) continue;
-      oldest = std::max(oldest, static_cast<double>(now_ns - chunk.first_line_ns) / 1e9);
-      break;
+    if (auto first_line_ns = s->ledger.OldestFirstLineNs()) {
+      oldest = std::max(oldest, static_cast<double>(now_ns - *first_line_ns) / 1e9);
     }
   }
   return out;
