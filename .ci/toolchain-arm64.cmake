@@ -33,3 +33,8 @@ set(ENV{PKG_CONFIG_PATH} "")
 # bundle copies. (The cross toolchain's own libc in /usr/aarch64-linux-gnu, which
 # QEMU_LD_PREFIX=/usr/aarch64-linux-gnu would select, can be an older build than that.)
 set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64-static)
+
+# No RUNPATH into SKALD_ARM64_DEV: every library the programs load is installed at the
+# multiarch path (the :arm64 runtime packages), where the loader looks anyway, in this machine
+# and in the plugin's rootfs alike (the project's own libraries are static).
+set(CMAKE_SKIP_BUILD_RPATH ON)

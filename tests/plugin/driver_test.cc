@@ -104,6 +104,19 @@ class DriverTest : public ::testing::Test {
 const std::string kId1 = std::string(64, 'a');
 const std::string kId2 = std::string(64, 'b');
 
+// A container id names a directory: only letters, digits and '_'. Bytes from 0x80 up are none
+// of these whether `char` is signed (x86-64) or unsigned (arm64).
+TEST_F(DriverTest, AContainerIdWithBytesOutsideAsciiIsRefused) {
+  StartDriver();
+  int fd = -1;
+  const std::string fifo = MakeFifo("f-id", &fd);
+  for (const std::string id : {std::string(63, 'a') + "\xE9", std::string(62, 'a') + "\xC3\xA9",
+                               std::string(63, 'a') + "\xFF", std::string(63, 'a') + "/"}) {
+    EXPECT_THROW(driver_->StartLogging(fifo, Info(id)), OptionError) << id;
+  }
+  EXPECT_NO_THROW(driver_->StartLogging(fifo, Info(kId1)));
+}
+
 // StartLogging registered the stream before writing the journal: when that failed, the stream
 // stayed registered, and every later start of the container joined it and failed.
 TEST_F(DriverTest, AStartWhoseJournalCannotBeWrittenLeavesNothingBehind) {
