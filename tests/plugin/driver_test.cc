@@ -110,8 +110,8 @@ TEST_F(DriverTest, AContainerIdWithBytesOutsideAsciiIsRefused) {
   StartDriver();
   int fd = -1;
   const std::string fifo = MakeFifo("f-id", &fd);
-  for (const std::string id : {std::string(63, 'a') + "\xE9", std::string(62, 'a') + "\xC3\xA9",
-                               std::string(63, 'a') + "\xFF", std::string(63, 'a') + "/"}) {
+  for (const std::string& id : {std::string(63, 'a') + "\xE9", std::string(62, 'a') + "\xC3\xA9",
+                                std::string(63, 'a') + "\xFF", std::string(63, 'a') + "/"}) {
     EXPECT_THROW(driver_->StartLogging(fifo, Info(id)), OptionError) << id;
   }
   EXPECT_NO_THROW(driver_->StartLogging(fifo, Info(kId1)));
