@@ -78,8 +78,10 @@ TEST(GoDuration, GoesTableOfErrors) {
                          "+.s",
                          "1d",
                          "\x85\x85",
-                         "\xffff",
-                         "hello \xffff world",
+                         "\xff"
+                         "ff",
+                         "hello \xff"
+                         "ff world",
                          "\xef\xbf\xbd",
                          "\xef\xbf\xbd hello \xef\xbf\xbd world",
                          "9223372036854775810ns",
