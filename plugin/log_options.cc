@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "pipeline_stages/go_duration.h"
 #include "plugin/docker_template.h"
 #include "plugin/loki_url.h"
 
@@ -180,59 +181,9 @@ std::string OptionEnvName(std::string_view option) {
 }
 
 std::optional<std::chrono::nanoseconds> ParseGoDuration(std::string_view s) {
-  // Go's time.ParseDuration: [-+]?([0-9]*(\.[0-9]*)?[a-z]+)+, or "0".
-  if (s.empty()) return std::nullopt;
-  bool negative = false;
-  if (s[0] == '-' || s[0] == '+') {
-    negative = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  if (s == "0") return std::chrono::nanoseconds(0);
-  if (s.empty()) return std::nullopt;
-  long double total = 0;
-  while (!s.empty()) {
-    std::size_t i = 0;
-    long double value = 0;
-    bool digits = false;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
-      value = value * 10 + (s[i++] - '0');
-      digits = true;
-    }
-    if (i < s.size() && s[i] == '.') {
-      ++i;
-      long double scale = 0.1L;
-      while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
-        value += (s[i++] - '0') * scale;
-        scale /= 10;
-        digits = true;
-      }
-    }
-    if (!digits) return std::nullopt;
-    std::size_t u = i;
-    while (u < s.size() && !std::isdigit(static_cast<unsigned char>(s[u])) && s[u] != '.') ++u;
-    std::string_view unit = s.substr(i, u - i);
-    long double mult;
-    if (unit == "ns") {
-      mult = 1;
-    } else if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs") {
-      mult = 1e3L;
-    } else if (unit == "ms") {
-      mult = 1e6L;
-    } else if (unit == "s") {
-      mult = 1e9L;
-    } else if (unit == "m") {
-      mult = 60e9L;
-    } else if (unit == "h") {
-      mult = 3600e9L;
-    } else {
-      return std::nullopt;  // a missing or unknown unit
-    }
-    total += value * mult;
-    s.remove_prefix(u);
-  }
-  if (total > 9.2e18L) return std::nullopt;
-  auto ns = static_cast<int64_t>(std::llround(total));
-  return std::chrono::nanoseconds(negative ? -ns : ns);
+  auto ns = stages::ParseGoDuration(s);
+  if (!ns) return std::nullopt;
+  return std::chrono::nanoseconds(*ns);
 }
 
 std::optional<bool> ParseGoBool(std::string_view s) {
@@ -248,13 +199,14 @@ std::optional<int64_t> ParseDockerSize(std::string_view s) {
   static const RE2 kSize(R"(^(\d+(?:\.\d+)?) ?([kKmMgGtTpP])?[iI]?[bB]?$)");
   std::string number, unit;
   if (!RE2::FullMatch(s, kSize, &number, &unit)) return std::nullopt;
-  long double v = std::strtold(number.c_str(), nullptr);
+  // As go-units: a float64 (strtod rounds as Go's ParseFloat does), scaled, truncated.
+  double v = std::strtod(number.c_str(), nullptr);
   const std::string_view units = "kmgtp";
   if (!unit.empty()) {
     auto power = units.find(static_cast<char>(std::tolower(static_cast<unsigned char>(unit[0]))));
     for (std::size_t i = 0; i <= power; ++i) v *= 1024;
   }
-  if (v > 9.2e18L) return std::nullopt;
+  if (v > 9.2e18) return std::nullopt;
   return static_cast<int64_t>(v);
 }
 

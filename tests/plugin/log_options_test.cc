@@ -215,6 +215,10 @@ TEST(LogOptions, GoDurations) {
   EXPECT_EQ(ParseGoDuration("300ms"), std::chrono::milliseconds(300));
   EXPECT_EQ(ParseGoDuration("0"), std::chrono::nanoseconds(0));
   EXPECT_EQ(ParseGoDuration("2us"), std::chrono::microseconds(2));
+  // Exactly as Go, whatever the machine's long double (tests/pipeline_stages/go_duration_test.cc).
+  EXPECT_EQ(ParseGoDuration("0.063ms"), std::chrono::microseconds(63));
+  EXPECT_EQ(ParseGoDuration("0.251ms"), std::chrono::microseconds(251));
+  EXPECT_EQ(ParseGoDuration("2562047h47m16.854775807s"), std::chrono::nanoseconds::max());
   EXPECT_FALSE(ParseGoDuration("5"));
   EXPECT_FALSE(ParseGoDuration("1d"));
   EXPECT_FALSE(ParseGoDuration(""));
@@ -228,6 +232,10 @@ TEST(LogOptions, DockerSizes) {
   EXPECT_EQ(ParseDockerSize("100"), 100);
   EXPECT_EQ(ParseDockerSize("10MiB"), 10 * 1024 * 1024);
   EXPECT_FALSE(ParseDockerSize("ten"));
+  // go-units parses a float64: these decimals round to 1024 there (an 80-bit or 128-bit long
+  // double kept them below, giving 1048575).
+  EXPECT_EQ(ParseDockerSize("1023.9999999999999999k"), 1024 * 1024);
+  EXPECT_EQ(ParseDockerSize("0.1k"), 102);
 }
 
 TEST(LogOptions, CredentialsNeverAppearInErrors) {
