@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "pipeline_stages/go_duration.h"
 #include "plugin/docker_template.h"
 #include "plugin/loki_url.h"
 
@@ -179,62 +180,6 @@ std::string OptionEnvName(std::string_view option) {
   return out;
 }
 
-std::optional<std::chrono::nanoseconds> ParseGoDuration(std::string_view s) {
-  // Go's time.ParseDuration: [-+]?([0-9]*(\.[0-9]*)?[a-z]+)+, or "0".
-  if (s.empty()) return std::nullopt;
-  bool negative = false;
-  if (s[0] == '-' || s[0] == '+') {
-    negative = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  if (s == "0") return std::chrono::nanoseconds(0);
-  if (s.empty()) return std::nullopt;
-  long double total = 0;
-  while (!s.empty()) {
-    std::size_t i = 0;
-    long double value = 0;
-    bool digits = false;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
-      value = value * 10 + (s[i++] - '0');
-      digits = true;
-    }
-    if (i < s.size() && s[i] == '.') {
-      ++i;
-      long double scale = 0.1L;
-      while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
-        value += (s[i++] - '0') * scale;
-        scale /= 10;
-        digits = true;
-      }
-    }
-    if (!digits) return std::nullopt;
-    std::size_t u = i;
-    while (u < s.size() && !std::isdigit(static_cast<unsigned char>(s[u])) && s[u] != '.') ++u;
-    std::string_view unit = s.substr(i, u - i);
-    long double mult;
-    if (unit == "ns") {
-      mult = 1;
-    } else if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs") {
-      mult = 1e3L;
-    } else if (unit == "ms") {
-      mult = 1e6L;
-    } else if (unit == "s") {
-      mult = 1e9L;
-    } else if (unit == "m") {
-      mult = 60e9L;
-    } else if (unit == "h") {
-      mult = 3600e9L;
-    } else {
-      return std::nullopt;  // a missing or unknown unit
-    }
-    total += value * mult;
-    s.remove_prefix(u);
-  }
-  if (total > 9.2e18L) return std::nullopt;
-  auto ns = static_cast<int64_t>(std::llround(total));
-  return std::chrono::nanoseconds(negative ? -ns : ns);
-}
-
 std::optional<bool> ParseGoBool(std::string_view s) {
   if (s == "1" || s == "t" || s == "T" || s == "true" || s == "TRUE" || s == "True") return true;
   if (s == "0" || s == "f" || s == "F" || s == "false" || s == "FALSE" || s == "False") {
@@ -285,8 +230,8 @@ void CheckValue(const OptionSpec& spec, const std::string& v) {
       CheckUrl(spec.name, v);
       break;
     case OptionKind::kDuration: {
-      auto d = ParseGoDuration(v);
-      if (!d || d->count() < 0) Bad(spec.name, v, kDurationHint);
+      auto d = stages::ParseGoDuration(v);
+      if (!d || *d < 0) Bad(spec.name, v, kDurationHint);
       break;
     }
     case OptionKind::kInt: {
@@ -388,7 +333,9 @@ LogOptions ParseLogOptions(const std::map<std::string, std::string>& config,
     auto it = eff.find(std::string(name));
     return it == eff.end() ? nullptr : &it->second;
   };
-  auto duration = [&](std::string_view name) { return ToMs(*ParseGoDuration(*get(name))); };
+  auto duration = [&](std::string_view name) {
+    return ToMs(std::chrono::nanoseconds(*stages::ParseGoDuration(*get(name))));
+  };
   auto integer = [&](std::string_view name) { return std::stoi(*get(name)); };
   auto boolean = [&](std::string_view name) { return get(name) && *ParseGoBool(*get(name)); };
 

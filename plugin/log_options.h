@@ -93,7 +93,6 @@ std::map<std::string, std::string> EnvDefaultsFrom(const std::map<std::string, s
 std::string OptionsMarkdownTable();
 
 // Parsers shared with tests.
-std::optional<std::chrono::nanoseconds> ParseGoDuration(std::string_view text);
 std::optional<bool> ParseGoBool(std::string_view text);
 std::optional<int64_t> ParseDockerSize(std::string_view text);
 

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "pipeline_stages/go_duration.h"
+
 namespace skald {
 namespace {
 
@@ -209,16 +211,21 @@ TEST(LogOptions, MinBackoffAboveMaxIsRefused) {
   EXPECT_THAT(err, HasSubstr("loki-min-backoff (10s) must not exceed loki-max-backoff (1s)"));
 }
 
-TEST(LogOptions, GoDurations) {
-  EXPECT_EQ(ParseGoDuration("1m30s"), std::chrono::seconds(90));
-  EXPECT_EQ(ParseGoDuration("1.5h"), std::chrono::minutes(90));
-  EXPECT_EQ(ParseGoDuration("300ms"), std::chrono::milliseconds(300));
-  EXPECT_EQ(ParseGoDuration("0"), std::chrono::nanoseconds(0));
-  EXPECT_EQ(ParseGoDuration("2us"), std::chrono::microseconds(2));
-  EXPECT_FALSE(ParseGoDuration("5"));
-  EXPECT_FALSE(ParseGoDuration("1d"));
-  EXPECT_FALSE(ParseGoDuration(""));
-  EXPECT_FALSE(ParseGoDuration("ms"));
+// Durations are Go's (pipeline_stages/go_duration.h): a fraction of a nanosecond is truncated,
+// as time.ParseDuration does, where this parser used to round.
+TEST(LogOptions, DurationsAreGos) {
+  EXPECT_EQ(
+      ParseLogOptions({{"loki-url", kUrl}, {"loki-batch-wait", "1m30s"}}, {}).client.batch_wait,
+      std::chrono::seconds(90));
+  // 1999999.9999ns: Go reads 1999999ns (1ms once in milliseconds); rounding made it 2ms.
+  EXPECT_EQ(ParseLogOptions({{"loki-url", kUrl}, {"loki-batch-wait", "1.9999999999ms"}}, {})
+                .client.batch_wait,
+            std::chrono::milliseconds(1));
+  EXPECT_EQ(ParseLogOptions({{"loki-url", kUrl}, {"loki-timeout", "1.5h"}}, {}).client.timeout,
+            std::chrono::minutes(90));
+  EXPECT_EQ(stages::ParseGoDuration("1.5ns"), 1);  // rounded to 2 before
+  EXPECT_THAT(ErrorOf({{"loki-url", kUrl}, {"loki-batch-wait", "5"}}), HasSubstr("a duration"));
+  EXPECT_THAT(ErrorOf({{"loki-url", kUrl}, {"loki-batch-wait", "1d"}}), HasSubstr("a duration"));
 }
 
 TEST(LogOptions, DockerSizes) {
