@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "pipeline_stages/did_you_mean.h"
+#include "pipeline_stages/entry.h"
 #include "pipeline_stages/go_duration.h"
 #include "plugin/docker_template.h"
 #include "plugin/loki_url.h"
@@ -108,19 +110,6 @@ const std::vector<OptionSpec> kSpecs = {
      ""},
 };
 
-std::size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
 [[noreturn]] void Bad(std::string_view option, std::string_view value, std::string_view expected) {
   // Credentials never appear in a message (dockerd logs StartLogging's errors).
   std::string shown = option == "loki-url" || option == "loki-proxy-url" ? RedactUrl(value)
@@ -131,19 +120,21 @@ std::size_t EditDistance(std::string_view a, std::string_view b) {
                     ": expected " + std::string(expected));
 }
 
-bool IsLabelName(std::string_view s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
-}
-
 // The Loki client's own parser, so that the option check and the client agree on every URL.
 void CheckUrl(std::string_view option, std::string_view value) {
   ParsedUrl parsed;
   if (std::string why = ParseUrl(value, parsed); !why.empty()) {
     Bad(option, value, "an http:// or https:// URL with a host (" + why + ")");
   }
+}
+
+// Option names are long and alike (loki-...): a suggestion may be three edits away.
+constexpr stages::DidYouMeanRule kOptionNameRule{.max_distance = 3, .prefixes = false};
+
+std::vector<std::string_view> OptionNames() {
+  std::vector<std::string_view> names;
+  for (const OptionSpec& s : kSpecs) names.push_back(s.name);
+  return names;
 }
 
 std::chrono::milliseconds ToMs(std::chrono::nanoseconds ns) {
@@ -291,16 +282,8 @@ LogOptions ParseLogOptions(const std::map<std::string, std::string>& config,
                               [&name = name](const OptionSpec& s) { return s.name == name; });
     if (known != kSpecs.end()) continue;
     std::string msg = "skald: unknown log-opt '" + name + "'";
-    const OptionSpec* best = nullptr;
-    std::size_t best_distance = 4;
-    for (const OptionSpec& s : kSpecs) {
-      std::size_t d = EditDistance(name, s.name);
-      if (d < best_distance) {
-        best_distance = d;
-        best = &s;
-      }
-    }
-    if (best != nullptr) msg += " (did you mean '" + std::string(best->name) + "'?)";
+    const std::string best = stages::DidYouMean(name, OptionNames(), kOptionNameRule);
+    if (!best.empty()) msg += " (did you mean '" + best + "'?)";
     problems.push_back(msg + "; `skald options` lists the accepted options");
   }
 
@@ -372,10 +355,6 @@ LogOptions ParseLogOptions(const std::map<std::string, std::string>& config,
   if (const auto* v = get("loki-tls-key-file")) o.client.tls.key_file = *v;
   if (const auto* v = get("loki-tls-server-name")) o.client.tls.server_name = *v;
   o.client.tls.insecure_skip_verify = boolean("loki-tls-insecure-skip-verify");
-  if (o.client.tls.cert_file.empty() != o.client.tls.key_file.empty()) {
-    throw OptionError(
-        "skald: log-opts loki-tls-cert-file and loki-tls-key-file must be given together");
-  }
   if (const auto* v = get("loki-proxy-url")) o.client.proxy_url = *v;
   if (const auto* v = get("loki-bearer-token")) o.client.auth.bearer_token = *v;
   if (const auto* v = get("loki-bearer-token-file")) o.client.auth.bearer_token_file = *v;
@@ -412,7 +391,7 @@ LogOptions ParseLogOptions(const std::map<std::string, std::string>& config,
         Bad("loki-external-labels", *v, "name=value pairs separated by commas");
       }
       std::string name = pair.substr(0, eq);
-      if (!IsLabelName(name)) {
+      if (!stages::IsValidLabelName(name)) {
         Bad("loki-external-labels", *v,
             "label names of letters, digits and _ not starting with a digit ('" + name +
                 "' is not one)");

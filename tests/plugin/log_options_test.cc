@@ -205,6 +205,17 @@ TEST(LogOptions, StageFileAndInlineStagesAreExclusive) {
   EXPECT_THAT(err, HasSubstr("only one of"));
 }
 
+// The Loki client's check (ValidateLokiClientConfig) is the one that pairs them.
+TEST(LogOptions, CertificateWithoutKeyIsRefused) {
+  const std::string err = ErrorOf({{"loki-url", kUrl}, {"loki-tls-cert-file", "/c.pem"}});
+  EXPECT_THAT(err, HasSubstr("log-opt loki-tls-cert-file and loki-tls-key-file"));
+  EXPECT_THAT(err, HasSubstr("give both or neither"));
+  EXPECT_EQ(
+      ErrorOf(
+          {{"loki-url", kUrl}, {"loki-tls-cert-file", "/c.pem"}, {"loki-tls-key-file", "/k.pem"}}),
+      "");
+}
+
 TEST(LogOptions, MinBackoffAboveMaxIsRefused) {
   std::string err =
       ErrorOf({{"loki-url", kUrl}, {"loki-min-backoff", "10s"}, {"loki-max-backoff", "1s"}});
