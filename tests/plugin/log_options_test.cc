@@ -124,6 +124,32 @@ TEST(LogOptions, EveryProblemIsReportedAtOnce) {
   }
 }
 
+// Each row's range (max-file 1 or more, loki-batch-size positive, ...) is checked with its
+// kind, so an out-of-range value is reported with every other bad value.
+TEST(LogOptions, OutOfRangeValuesAreReportedWithTheOthers) {
+  try {
+    ParseLogOptions({{"loki-url", kUrl},
+                     {"max-file", "0"},
+                     {"loki-batch-size", "0"},
+                     {"loki-batch-wait", "soon"}},
+                    {});
+    FAIL() << "bad options accepted";
+  } catch (const OptionError& e) {
+    ASSERT_EQ(e.problems().size(), 3u) << e.what();
+    EXPECT_THAT(e.what(), HasSubstr("'0' for log-opt max-file: expected 1 or more"));
+    EXPECT_THAT(e.what(), HasSubstr("'0' for log-opt loki-batch-size: expected a positive byte"));
+    EXPECT_THAT(e.what(), HasSubstr("'soon' for log-opt loki-batch-wait"));
+  }
+}
+
+TEST(LogOptions, EveryOptionButTheDaemonsOwnHasAPlaceForItsValue) {
+  for (const OptionSpec& s : AllOptionSpecs()) {
+    const bool daemons =
+        s.name == "mode" || s.name == "max-buffer-size" || s.name.rfind("cache-", 0) == 0;
+    EXPECT_EQ(s.store == nullptr, daemons) << s.name;
+  }
+}
+
 TEST(LogOptions, BadValuesNameTheOptionAndValue) {
   struct Case {
     std::string option, value, expect;
@@ -133,6 +159,8 @@ TEST(LogOptions, BadValuesNameTheOptionAndValue) {
            {"loki-timeout", "10", "a duration"},
            {"loki-batch-size", "big", "a whole number"},
            {"loki-batch-size", "0", "a positive byte count"},
+           {"loki-timeout", "0s", "1ms or more"},
+           {"loki-max-line-size", "65m", "a size from 1 byte to 64m"},
            {"loki-retries", "-2", "0 (retry forever) or more"},
            {"loki-tls-insecure-skip-verify", "yes", "true or false"},
            {"no-file", "maybe", "true or false"},
