@@ -5,6 +5,9 @@
 #include <cmath>
 #include <ctime>
 
+#include "pipeline_stages/did_you_mean.h"
+#include "pipeline_stages/go_duration.h"
+
 namespace skald::stages {
 
 void StageContext::Fail(std::string_view detail) const {
@@ -23,40 +26,6 @@ std::string Quote(std::string_view s) {
   }
   q.push_back('"');
   return q;
-}
-
-namespace {
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-}  // namespace
-
-std::string DidYouMean(std::string_view word, const std::vector<std::string_view>& names) {
-  std::string best;
-  size_t best_d = 3;
-  for (std::string_view n : names) {
-    size_t d = EditDistance(word, n);
-    if (d < best_d) {
-      best_d = d;
-      best = std::string(n);
-    }
-  }
-  if (best.empty() && word.size() >= 3) {
-    for (std::string_view n : names) {
-      if (n.substr(0, word.size()) == word || word.substr(0, n.size()) == n) return std::string(n);
-    }
-  }
-  return best;
 }
 
 std::string DescribeNode(const YAML::Node& node) {

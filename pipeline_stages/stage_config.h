@@ -79,8 +79,6 @@ class StageConfig {
 
 // "value" quoted for messages.
 std::string Quote(std::string_view s);
-// The name closest to `word` among `names` (edit distance <= 2 or a prefix), or "".
-std::string DidYouMean(std::string_view word, const std::vector<std::string_view>& names);
 // Byte sizes as "8kb", "1MiB", "512" (kb = 1000, kib = 1024). nullopt when invalid.
 std::optional<uint64_t> ParseByteSize(std::string_view s);
 // The YAML node as a compact flow string for messages.
