@@ -67,8 +67,10 @@ struct DriverConfig {
   // journal, so memory stays flat in an outage.
   std::size_t stream_window_bytes = 64 * 1024;
   std::size_t client_window_bytes = 4 * 1024 * 1024;
-  // Cursors are persisted this often (lines acknowledged since may be sent again after a
-  // kill -9); the budget and the age limit are checked once a second.
+  // Cursors are persisted within this time of an acknowledgement (lines acknowledged since may
+  // be sent again after a kill -9); while streams are live the budget is checked once a second,
+  // and the age limit when the next stopped container's journal reaches it. Nothing runs on a
+  // timer while nothing changes.
   std::chrono::milliseconds maintenance_interval{100};
   // A Loki client no stream has used for this long, with nothing pending, is stopped and
   // freed (its lanes are threads); a later stream with the same options makes a new one.
@@ -185,14 +187,23 @@ class Driver : public LineSink, public DeliveryListener {
   std::size_t AdvanceLocked(Stream& stream);
   // Forgets a finished stream once nothing of it is unacknowledged (persists its cursor).
   void MaybeRetire(const std::shared_ptr<Stream>& stream);
-  // Reader thread, every maintenance_interval: cursors, journal budget, age limit, idle clients.
-  void Maintain();
-  // Frees the clients no stream has used for client_idle_timeout.
-  void RetireIdleClients();
+  // Reader thread, when a tick is due: cursors, journal budget, age limit, idle clients.
+  // Returns when it wants to run again (FifoReader::kNoTick: not until asked).
+  std::chrono::milliseconds Maintain();
+  // Frees the clients no stream has used for client_idle_timeout; returns when one of those
+  // left will have been unused that long (kNoTick: none).
+  std::chrono::milliseconds RetireIdleClients();
+  // A stream left streams_ (caller holds mu_): the gauge, and a tick for the clients and the
+  // budget.
+  void StreamLeftLocked();
+  // A journal became a stopped container's, last written at `last_write`: the age limit looks
+  // at it when it is due.
+  void ScheduleAgeCheck(std::filesystem::file_time_type last_write);
   // The stream holds its own window and its client's streams together hold the client's:
   // decoding pauses.
   bool WindowFull(const Stream& stream) const;
-  void PersistCursors();
+  // Returns true when a dirty cursor waits for its predecessor's (tick again soon).
+  bool PersistCursors();
   // Writes `acked` as the stream's cursor unless a newer one was written.
   void PersistCursor(Stream& stream, JournalPosition acked);
 
@@ -223,13 +234,15 @@ class Driver : public LineSink, public DeliveryListener {
   std::unique_ptr<SecretStore> secrets_;    // with store_
   std::set<std::string> retained_secrets_;  // (Recover) references the journals make
   std::chrono::steady_clock::time_point last_budget_check_;  // reader thread
-  std::chrono::steady_clock::time_point last_age_check_;     // reader thread
+  bool budget_due_ = true;  // (mu_) a budget check is due though no stream is live
+  // (mu_) When the next stopped container's journal reaches the age limit (max: none).
+  std::chrono::steady_clock::time_point next_age_check_ =
+      std::chrono::steady_clock::time_point::min();
   // Decoded, not acknowledged: what the journaled streams of each client hold (by Key()).
   std::map<std::string, std::shared_ptr<std::atomic<int64_t>>> client_windows_;
   std::map<std::string, std::shared_ptr<LokiClient>> clients_;  // by LokiClientConfig::Key()
   // Clients no stream uses, and since when (by Key()).
   std::map<std::string, std::chrono::steady_clock::time_point> client_unused_since_;
-  std::chrono::steady_clock::time_point last_client_check_;  // reader thread
   std::deque<Batch> queue_;
   std::size_t queued_bytes_ = 0;
   // Bytes of memory-only (no-file) batches in queue_, by stream.
@@ -242,6 +255,8 @@ class Driver : public LineSink, public DeliveryListener {
   // Shipping thread's scratch, shared by every stream (a vector per stream would keep the
   // capacity of its largest chunk for the stream's life).
   std::vector<LokiEntry> converted_;
+  // (Shipping thread) Some stream's stages hold entries: FlushPipelines runs on a timer.
+  bool pipelines_hold_ = false;
 
   std::unique_ptr<FifoReader> reader_;
   std::thread shipper_;
