@@ -25,7 +25,7 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config clang-format \
 DEB_PACKAGES += clang libclang-rt-14-dev llvm
 
 .PHONY: all deps build test unit integration e2e plugin install uninstall push bench format \
-  check-format clean
+  check-format clean thread-safety
 
 all: build
 
@@ -118,6 +118,19 @@ BENCH_BUILD ?= build-bench
 BENCH_OUT ?= build/bench
 bench:
 	BENCH_BUILD=$(BENCH_BUILD) BENCH_OUT=$(BENCH_OUT) BENCH_JOBS=$(JOBS) tests/bench/run-bench.sh
+
+# Thread-safety analysis: the stage library and the plugin built by clang with -Wthread-safety
+# -Werror (every ABSL_GUARDED_BY and ABSL_EXCLUSIVE_LOCKS_REQUIRED checked), in a build dir of
+# its own, unoptimized and without tests or benchmarks; then the check that the analysis is
+# live (tests/thread_safety). CI runs it.
+TSA_BUILD ?= build-tsa
+CCACHE := $(shell command -v ccache 2>/dev/null)
+thread-safety:
+	CC=clang CXX=clang++ cmake -S . -B $(TSA_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+	  -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DSKALD_THREAD_SAFETY=ON -DSKALD_BUILD_TESTS=OFF \
+	  -DSKALD_BUILD_BENCH=OFF $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)) >/dev/null
+	ninja -C $(TSA_BUILD) -j$(JOBS) skald
+	tests/thread_safety/must-not-compile.sh clang++ .
 
 # Fuzzing (README: Fuzzing and sanitizers) in a clang build dir of its own: every tests/fuzz
 # target for FUZZ_SECONDS on a scratch copy of its seed corpus.

@@ -16,6 +16,7 @@
 #include "pipeline_stages/relabel.h"
 #include "plugin/container_labels.h"
 #include "plugin/container_pipeline.h"
+#include "plugin/shipment_ledger.h"
 #include "plugin/thread_name.h"
 
 namespace skald {
@@ -37,20 +38,17 @@ struct Driver::Stream {
   std::string file;  // the first session's FIFO
   ContainerInfo info;
   LogOptions options;
-  std::shared_ptr<LokiClient> client;
+  std::shared_ptr<PushClient> client;
   std::atomic<bool> stop_requested{false};
   // Not empty: the stream's options cannot be used (recovered without usable info.json or
   // options); its lines are drained into the journal and held there, never sent.
   std::string held_reason;
   int64_t held_accounted = 0;  // (shipping thread) pipeline-held bytes counted in the windows
-  // (shipping thread) Where the lines of each chunk began, from the oldest chunk whose lines
-  // the pipeline may still hold (see CursorLimit).
-  std::map<uint64_t, JournalPosition> chunk_starts;
   // Labels and stages (shipping thread only); null for a held stream.
   std::unique_ptr<ContainerPipeline> pipeline;
   // With a journal:
   std::shared_ptr<Journal> journal;
-  JournalPosition last_resume;  // of the newest chunk (shipping thread)
+  JournalPosition last_resume;  // of the newest shipment (shipping thread)
   std::atomic<int64_t> window_bytes{0};
   // What all streams of this stream's Loki client hold (Driver::client_windows_).
   std::shared_ptr<std::atomic<int64_t>> client_window;
@@ -60,24 +58,8 @@ struct Driver::Stream {
   // after it (at its end): this stream's cursor is persisted only once that one retired.
   std::shared_ptr<Stream> predecessor;
   std::atomic<bool> retired{false};
-  struct Chunk {
-    uint64_t seq;
-    // Where the cursor may go once this chunk and those before it are settled: where a
-    // restart reads again to produce what comes after them, or, while stages hold entries,
-    // the start of the oldest chunk they came from.
-    JournalPosition cursor;
-    int64_t outstanding;  // entries not settled yet (+1 while being pushed)
-    std::size_t bytes;
-    int64_t first_line_ns;  // the daemon's time of its first line; 0: none
-  };
-  std::mutex ack_mu;
-  std::deque<Chunk> chunks;
-  uint64_t next_chunk = 0;
-  JournalPosition acked;  // everything before it is delivered or dropped for good
-  bool acked_dirty = false;
-  JournalPosition persisted;
-  std::mutex cursor_mu;            // held while the cursor file is written
-  JournalPosition cursor_written;  // (cursor_mu) the newest cursor written
+  // The shipments handed to the client and not settled yet, the acknowledged cursor.
+  ShipmentLedger ledger;
 };
 
 namespace {
@@ -142,13 +124,13 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
 
 Driver::~Driver() { Shutdown(std::chrono::milliseconds(0)); }
 
-std::shared_ptr<LokiClient> Driver::ClientFor(const LokiClientConfig& client_config,
+std::shared_ptr<PushClient> Driver::ClientFor(const LokiClientConfig& client_config,
                                               std::shared_ptr<std::atomic<int64_t>>* window) {
   // A new client is made outside the lock: it may resolve names (a slow resolver must not
   // hold up every other container's lines, which take the same lock).
   const std::string key = client_config.Key();
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = clients_.find(key);
     if (it != clients_.end()) {
       auto& w = client_windows_[key];
@@ -157,8 +139,9 @@ std::shared_ptr<LokiClient> Driver::ClientFor(const LokiClientConfig& client_con
       return it->second;
     }
   }
-  auto made = std::make_shared<LokiClient>(client_config, metrics_);  // may throw
-  std::lock_guard lock(mu_);
+  auto made = config_.client_factory ? config_.client_factory(client_config)
+                                     : MakeLokiPushClient(client_config, metrics_);  // may throw
+  absl::MutexLock lock(&mu_);
   auto it = clients_.try_emplace(key, made).first;  // another start may have made one meanwhile
   auto& w = client_windows_[key];
   if (!w) w = std::make_shared<std::atomic<int64_t>>(0);
@@ -215,7 +198,7 @@ void Driver::Recover() {
   retained_secrets_.clear();
   {
     // The journals found: the budget and the age limit look at them now.
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     budget_due_ = true;
     next_age_check_ = std::chrono::steady_clock::time_point::min();
   }
@@ -249,7 +232,7 @@ std::string Driver::ResolveSecrets(ContainerInfo& info) {
 void Driver::RecoverContainer(const std::string& id) {
   std::shared_ptr<Journal> journal;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     journal = OpenJournalLocked(id, LogOptions{});
   }
   ContainerInfo info;
@@ -317,11 +300,12 @@ void Driver::RecoverContainer(const std::string& id) {
     stream->client_window = std::make_shared<std::atomic<int64_t>>(0);
   }
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     journal->SetLimits(
         {stream->options.max_size, stream->options.max_file, stream->options.block_when_full});
     stream->journal = journal;
-    stream->acked = stream->persisted = stream->last_resume = cursor;
+    stream->ledger.StartAt(cursor);
+    stream->last_resume = cursor;
     stream->id = next_id_++;
     streams_[stream->id] = stream;
     stream_by_container_[id] = stream->id;
@@ -346,7 +330,7 @@ void Driver::RecoverContainer(const std::string& id) {
 
 void Driver::StartInMemory(const std::string& file, std::shared_ptr<Stream> stream) {
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stopping_) throw OptionError("skald: the plugin is shutting down");
     if (stream_by_file_.count(file)) throw OptionError("skald: already logging " + file);
     stream->id = next_id_++;
@@ -357,7 +341,7 @@ void Driver::StartInMemory(const std::string& file, std::shared_ptr<Stream> stre
   try {
     reader_->Add(stream->id, file, stream->options.max_line_size);
   } catch (...) {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     streams_.erase(stream->id);
     stream_by_file_.erase(file);
     StreamLeftLocked();
@@ -366,7 +350,7 @@ void Driver::StartInMemory(const std::string& file, std::shared_ptr<Stream> stre
 }
 
 void Driver::Unregister(const std::string& file, const Stream* fresh, bool with_reader) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   stream_by_file_.erase(file);
   // A new stream the reader has: with no session it reads what the journal holds and ends.
   // One it never got would stay registered for ever, and every later start of the container
@@ -399,7 +383,7 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
       std::shared_ptr<Stream> joined;
       std::shared_ptr<Journal> journal;
       {
-        std::lock_guard lock(mu_);
+        absl::MutexLock lock(&mu_);
         if (stopping_) throw OptionError("skald: the plugin is shutting down");
         if (stream_by_file_.count(file)) throw OptionError("skald: already logging " + file);
         try {
@@ -424,7 +408,8 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
             stream->predecessor = prev->second;
             cursor = std::max(cursor, prev->second->end);
           }
-          stream->acked = stream->persisted = stream->last_resume = cursor;
+          stream->ledger.StartAt(cursor);
+          stream->last_resume = cursor;
           stream->id = next_id_++;
           streams_[stream->id] = stream;
           stream_by_container_[info.container_id] = stream->id;
@@ -442,9 +427,9 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
         }
         if (journal_error.empty()) {
           if (!joined) {
-            journal->SetAcknowledged(stream->acked);
-            reader_->AddJournalStream(stream->id, journal, stream->acked,
-                                      stream->options.max_line_size);
+            const JournalPosition cursor = stream->ledger.Acked();
+            journal->SetAcknowledged(cursor);
+            reader_->AddJournalStream(stream->id, journal, cursor, stream->options.max_line_size);
             with_reader = true;
           }
           if (reader_->AddSession(joined ? joined->id : stream->id, file, writer)) break;
@@ -462,7 +447,7 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
       }
       // The joined stream ended just now: start a new one for this session.
       ended = joined;
-      std::lock_guard lock(mu_);
+      absl::MutexLock lock(&mu_);
       stream_by_file_.erase(file);
       if (attempt > 3) {
         if (writer) writer->Seal();
@@ -490,7 +475,7 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
 }
 
 void Driver::StopLogging(const std::string& file) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = stream_by_file_.find(file);
   if (it == stream_by_file_.end()) return;
   if (auto s = streams_.find(it->second); s != streams_.end()) s->second->stop_requested = true;
@@ -516,7 +501,7 @@ std::shared_ptr<Journal> Driver::JournalFor(const ContainerInfo& info, std::stri
     *error = "skald: invalid container id '" + info.container_id + "'";
     return nullptr;
   }
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (auto it = journals_.find(info.container_id); it != journals_.end()) return it->second;
   std::error_code ec;
   if (!std::filesystem::is_directory(store_->ContainerDir(info.container_id), ec)) {
@@ -537,7 +522,7 @@ void Driver::OnLines(uint64_t stream_id, std::vector<LogLine>& lines,
   batch.bytes = LinesBytes(batch.lines);
   lines = {};
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = streams_.find(stream_id);
     if (it != streams_.end() && it->second->journal) {
       batch.journaled = true;
@@ -567,7 +552,7 @@ void Driver::OnLines(uint64_t stream_id, std::vector<LogLine>& lines,
       queue_.erase(victim);
     }
   }
-  queue_cv_.notify_one();
+  queue_cv_.Signal();
 }
 
 void Driver::UnqueueMemoryLocked(const Batch& batch) {
@@ -580,10 +565,10 @@ void Driver::UnqueueMemoryLocked(const Batch& batch) {
 
 void Driver::OnEnd(uint64_t stream_id, bool /*corrupt*/) {
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     queue_.push_back(Batch{stream_id, {}, 0, true, false, {}});
   }
-  queue_cv_.notify_one();
+  queue_cv_.Signal();
 }
 
 bool Driver::WindowFull(const Stream& stream) const {
@@ -592,16 +577,16 @@ bool Driver::WindowFull(const Stream& stream) const {
 }
 
 bool Driver::WantsLines(uint64_t stream_id) {
-  std::shared_ptr<LokiClient> client;
+  std::shared_ptr<PushClient> client;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = streams_.find(stream_id);
     if (it == streams_.end() || !WindowFull(*it->second)) return true;
     client = it->second->client;
   }
   // The window frees only as entries are acknowledged: the client must not sit on them until
   // loki-batch-wait (a stream's stderr lines, say, filling a batch slowly would hold back
-  // every chunk they belong to). SendBuffered returns at once when nothing came since.
+  // every shipment they belong to). SendBuffered returns at once when nothing came since.
   if (client) client->SendBuffered();
   return false;
 }
@@ -610,7 +595,7 @@ void Driver::OnEvicted(uint64_t stream_id, uint64_t lines) {
   dropped_journal_full_.Add(lines);
   std::string name;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (auto it = streams_.find(stream_id); it != streams_.end()) name = it->second->info.Name();
   }
   spdlog::warn(
@@ -620,52 +605,30 @@ void Driver::OnEvicted(uint64_t stream_id, uint64_t lines) {
       name, lines);
 }
 
-void Driver::PushChunk(Stream& stream, std::vector<LokiEntry>& entries,
-                       const JournalPosition& resume, std::size_t bytes,
-                       const JournalPosition& cursor, int64_t first_line_ns) {
+void Driver::PushShipment(Stream& stream, std::vector<LokiEntry>& entries,
+                          const JournalPosition& resume, std::size_t bytes,
+                          const JournalPosition& cursor, int64_t first_line_ns) {
   if (!stream.journal) {
     stream.client->PushAll(entries);
     return;
   }
-  uint64_t seq;
-  {
-    std::lock_guard lock(stream.ack_mu);
-    seq = stream.next_chunk++;
-    stream.chunks.push_back(
-        Stream::Chunk{seq, cursor, static_cast<int64_t>(entries.size()) + 1, bytes, first_line_ns});
-  }
+  const uint64_t shipment = stream.ledger.Open(entries.size(), cursor, bytes, first_line_ns);
   stream.last_resume = resume;
-  for (LokiEntry& e : entries) e.ticket = DeliveryTicket{this, stream.id, seq};
+  for (LokiEntry& e : entries) e.ticket = DeliveryTicket{this, stream.id, shipment};
   stream.client->PushAll(entries);
-  std::size_t freed;
-  {
-    std::lock_guard lock(stream.ack_mu);
-    auto& chunk = stream.chunks[seq - stream.chunks.front().seq];
-    --chunk.outstanding;
-    freed = AdvanceLocked(stream);
-  }
+  const std::size_t freed = stream.ledger.Close(shipment);
+  // The acknowledged position may have moved: the reader's tick persists it (asking is a no-op
+  // while a tick is due already).
+  reader_->TickWithin(config_.maintenance_interval);
+  FreeWindow(stream, freed);
   if (freed > 0) reader_->Wake();
   if (WindowFull(stream)) stream.client->SendBuffered();  // see WantsLines
 }
 
-std::size_t Driver::AdvanceLocked(Stream& stream) {
-  std::size_t freed = 0;
-  while (!stream.chunks.empty() && stream.chunks.front().outstanding == 0) {
-    const Stream::Chunk& c = stream.chunks.front();
-    freed += c.bytes;
-    if (stream.acked < c.cursor) {
-      stream.acked = c.cursor;
-      // Persisted by the reader's tick, asked for now (a no-op while one is due already).
-      if (!stream.acked_dirty) reader_->TickWithin(config_.maintenance_interval);
-      stream.acked_dirty = true;
-    }
-    stream.chunks.pop_front();
-  }
-  if (freed > 0) {
-    stream.window_bytes -= static_cast<int64_t>(freed);
-    *stream.client_window -= static_cast<int64_t>(freed);
-  }
-  return freed;
+void Driver::FreeWindow(Stream& stream, std::size_t bytes) {
+  if (bytes == 0) return;
+  stream.window_bytes -= static_cast<int64_t>(bytes);
+  *stream.client_window -= static_cast<int64_t>(bytes);
 }
 
 void Driver::OnSettled(const std::vector<DeliveryTicket>& tickets, bool final) {
@@ -674,17 +637,17 @@ void Driver::OnSettled(const std::vector<DeliveryTicket>& tickets, bool final) {
   std::shared_ptr<Stream> stream;
   std::vector<std::shared_ptr<Stream>> retire;
   for (std::size_t i = 0; i < tickets.size();) {
-    // Tickets come in runs of one chunk (a batch holds whole chunks, mostly): settle a run at
-    // once.
+    // Tickets come in runs of one shipment (a batch holds whole shipments, mostly): settle a
+    // run at once.
     const DeliveryTicket& t = tickets[i];
     std::size_t run = 1;
     while (i + run < tickets.size() && tickets[i + run].stream == t.stream &&
-           tickets[i + run].chunk == t.chunk) {
+           tickets[i + run].shipment == t.shipment) {
       ++run;
     }
     i += run;
     if (!stream || stream->id != t.stream) {
-      std::lock_guard lock(mu_);
+      absl::MutexLock lock(&mu_);
       auto it = streams_.find(t.stream);
       if (it == streams_.end()) {
         stream.reset();
@@ -692,24 +655,22 @@ void Driver::OnSettled(const std::vector<DeliveryTicket>& tickets, bool final) {
       }
       stream = it->second;
     }
-    std::lock_guard lock(stream->ack_mu);
-    if (stream->chunks.empty() || t.chunk < stream->chunks.front().seq) continue;
-    stream->chunks[t.chunk - stream->chunks.front().seq].outstanding -= static_cast<int64_t>(run);
-    freed += AdvanceLocked(*stream);
-    if (stream->chunks.empty() && (retire.empty() || retire.back() != stream)) {
-      retire.push_back(stream);
-    }
+    const ShipmentLedger::Settlement settled = stream->ledger.Settle(t.shipment, run);
+    if (!settled.known) continue;
+    FreeWindow(*stream, settled.freed);
+    freed += settled.freed;
+    if (settled.empty && (retire.empty() || retire.back() != stream)) retire.push_back(stream);
   }
   for (const auto& s : retire) MaybeRetire(s);
+  if (stream) reader_->TickWithin(config_.maintenance_interval);  // see PushShipment
   if (freed > 0) reader_->Wake();
 }
 
 void Driver::MaybeRetire(const std::shared_ptr<Stream>& stream) {
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (!stream->finished) return;
-    std::lock_guard ack_lock(stream->ack_mu);
-    if (!stream->chunks.empty()) return;
+    if (!stream->ledger.Empty()) return;
     if (streams_.erase(stream->id) == 0) return;
     StreamLeftLocked();
     if (auto it = retiring_by_container_.find(stream->info.container_id);
@@ -718,17 +679,12 @@ void Driver::MaybeRetire(const std::shared_ptr<Stream>& stream) {
     }
   }
   if (stream->journal) {
-    JournalPosition acked;
-    {
-      std::lock_guard ack_lock(stream->ack_mu);
-      acked = stream->acked;
-    }
-    PersistCursor(*stream, acked);
+    PersistCursor(*stream, stream->ledger.Acked());
     // A stopped container's journal from now on: the age limit looks at it when it is due.
     ScheduleAgeCheck(stream->journal->LastWrite());
   }
   stream->retired = true;
-  idle_cv_.notify_all();
+  idle_cv_.SignalAll();
 }
 
 void Driver::Ship(Stream& stream, Batch& batch) {
@@ -752,34 +708,24 @@ void Driver::Ship(Stream& stream, Batch& batch) {
   }
   ContainerPipeline& pipeline = *stream.pipeline;
   if (pipeline.dropped_by_relabel()) dropped_relabel_.Add(lines.size());
-  // The lines of this batch go in the chunk PushChunk numbers next; it begins where the
+  // The lines of this batch go in the shipment PushShipment opens next; it begins where the
   // previous one ended.
-  const uint64_t origin = stream.next_chunk;
-  if (stream.journal && pipeline.has_stages()) {
-    stream.chunk_starts.emplace(origin, stream.last_resume);
-  }
+  const uint64_t origin = stream.ledger.NextShipment();
+  if (stream.journal && pipeline.has_stages()) stream.ledger.NoteStart(origin, stream.last_resume);
   const int64_t first_line_ns = lines.empty() ? 0 : lines.front().time_nano;
   pipeline.Process(lines, origin, entries);
   if (pipeline.has_stages() && pipeline.OldestHeldOrigin()) pipelines_hold_ = true;
-  PushChunk(stream, entries, batch.resume, batch.journaled ? batch.bytes : 0,
-            CursorLimit(stream, batch.resume), first_line_ns);
+  PushShipment(stream, entries, batch.resume, batch.journaled ? batch.bytes : 0,
+               CursorLimit(stream, batch.resume), first_line_ns);
   AccountHeld(stream);
 }
 
 JournalPosition Driver::CursorLimit(Stream& stream, const JournalPosition& resume) {
   // Entries a stage still holds (a multiline block, lines a limit delays) were read from the
-  // oldest chunk they came from on: the cursor may not pass its start, or a restart would
-  // lose them. Lines before it are all out of the stages.
-  const std::optional<uint64_t> oldest =
-      stream.pipeline ? stream.pipeline->OldestHeldOrigin() : std::nullopt;
-  if (!oldest) {
-    stream.chunk_starts.clear();
-    return resume;
-  }
-  stream.chunk_starts.erase(stream.chunk_starts.begin(), stream.chunk_starts.lower_bound(*oldest));
-  auto it = stream.chunk_starts.find(*oldest);
-  if (it == stream.chunk_starts.end()) return JournalPosition{};  // unknown: do not move
-  return std::min(resume, it->second);
+  // oldest shipment they came from on: the cursor may not pass its start, or a restart would
+  // lose them.
+  return stream.ledger.CursorLimit(
+      stream.pipeline ? stream.pipeline->OldestHeldOrigin() : std::nullopt, resume);
 }
 
 void Driver::AccountHeld(Stream& stream) {
@@ -799,7 +745,7 @@ void Driver::AccountHeld(Stream& stream) {
 void Driver::FlushPipelines(bool final_for_all) {
   std::vector<std::shared_ptr<Stream>> with_pipeline;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [id, s] : streams_) {
       if (s->pipeline && s->pipeline->has_stages() && !s->finished) with_pipeline.push_back(s);
     }
@@ -810,7 +756,7 @@ void Driver::FlushPipelines(bool final_for_all) {
     converted_.clear();
     s->pipeline->Flush(now, final_for_all, converted_);
     if (!converted_.empty()) {
-      PushChunk(*s, converted_, s->last_resume, 0, CursorLimit(*s, s->last_resume));
+      PushShipment(*s, converted_, s->last_resume, 0, CursorLimit(*s, s->last_resume));
       AccountHeld(*s);
     }
     if (s->pipeline->OldestHeldOrigin()) pipelines_hold_ = true;
@@ -820,7 +766,7 @@ void Driver::FlushPipelines(bool final_for_all) {
 void Driver::FinishStream(uint64_t stream_id) {
   std::shared_ptr<Stream> stream;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = streams_.find(stream_id);
     if (it == streams_.end()) return;
     stream = it->second;
@@ -829,14 +775,14 @@ void Driver::FinishStream(uint64_t stream_id) {
       stream->pipeline->has_stages()) {  // the end of the stream releases what stages hold
     converted_.clear();
     stream->pipeline->Flush(stages::Clock::System().NowNs(), true, converted_);
-    // Nothing is held any more: this last chunk carries the cursor to the end.
-    PushChunk(*stream, converted_, stream->last_resume, 0, stream->last_resume);
+    // Nothing is held any more: this last shipment carries the cursor to the end.
+    PushShipment(*stream, converted_, stream->last_resume, 0, stream->last_resume);
     AccountHeld(*stream);
   }
   // The container's last lines go now, not after loki-batch-wait.
   if (stream->client) stream->client->SendBuffered();
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     stream->finished = true;
     for (auto it = stream_by_file_.begin(); it != stream_by_file_.end();) {
       it = it->second == stream_id ? stream_by_file_.erase(it) : std::next(it);
@@ -857,7 +803,7 @@ void Driver::FinishStream(uint64_t stream_id) {
   spdlog::info("container {} ({}): log stream ended{}", stream->info.ID(), stream->info.Name(),
                stream->stop_requested ? "" : " before StopLogging");
   if (stream->journal) MaybeRetire(stream);
-  idle_cv_.notify_all();
+  idle_cv_.SignalAll();
 }
 
 void Driver::ShipLoop() {
@@ -866,25 +812,24 @@ void Driver::ShipLoop() {
     Batch batch;
     std::shared_ptr<Stream> stream;
     {
-      std::unique_lock lock(mu_);
-      const auto work = [&] { return !queue_.empty() || stopping_; };
+      absl::ReleasableMutexLock lock(&mu_);
       // Only stages that hold entries (a multiline block, lines a limit delays) need a timer.
       bool ready = true;
       if (pipelines_hold_) {
-        ready = queue_cv_.wait_for(lock, kPipelineFlushInterval, work);
+        ready = WaitForBatchLocked(kPipelineFlushInterval);
       } else {
-        queue_cv_.wait(lock, work);
+        while (queue_.empty() && !stopping_) queue_cv_.Wait(&mu_);
       }
       if (pipelines_hold_ &&
           (!ready || std::chrono::steady_clock::now() - last_flush >= kPipelineFlushInterval)) {
         // Release what stages hold past their wait (multiline max_wait_time, limit).
-        lock.unlock();
+        lock.Release();
         FlushPipelines(false);
         last_flush = std::chrono::steady_clock::now();
         continue;
       }
       if (queue_.empty()) {  // stopping and drained
-        lock.unlock();
+        lock.Release();
         FlushPipelines(true);
         return;
       }
@@ -914,58 +859,66 @@ void Driver::ShipLoop() {
                        e.what(), count);
     }
     {
-      std::lock_guard lock(mu_);
+      absl::MutexLock lock(&mu_);
       in_flight_lines_ -= count;
     }
-    idle_cv_.notify_all();
+    idle_cv_.SignalAll();
   }
 }
 
+bool Driver::WaitForBatchLocked(std::chrono::milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  while (queue_.empty() && !stopping_) {
+    const auto left = until - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) return false;
+    queue_cv_.WaitWithTimeout(&mu_, absl::FromChrono(left));
+  }
+  return true;
+}
+
+bool Driver::IdleLocked() const {
+  return streams_.empty() && queue_.empty() && in_flight_lines_ == 0;
+}
+
 bool Driver::WaitIdle(std::chrono::milliseconds deadline) {
-  std::unique_lock lock(mu_);
-  return idle_cv_.wait_for(
-      lock, deadline, [&] { return streams_.empty() && queue_.empty() && in_flight_lines_ == 0; });
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  absl::MutexLock lock(&mu_);
+  while (!IdleLocked()) {
+    const auto left = until - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) return false;
+    idle_cv_.WaitWithTimeout(&mu_, absl::FromChrono(left));
+  }
+  return true;
 }
 
 bool Driver::PersistCursors() {
   bool waiting = false;
   std::vector<std::shared_ptr<Stream>> streams;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [id, s] : streams_) {
       if (s->journal) streams.push_back(s);
     }
   }
   for (const auto& s : streams) {
     if (s->predecessor) {
-      if (!s->predecessor->retired) {  // its cursor still rules the journal
-        std::lock_guard lock(s->ack_mu);
-        waiting = waiting || s->acked_dirty;
+      if (!s->predecessor->retired) {  // its cursor still rules the journal: look again soon
+        waiting = true;
         continue;
       }
       s->predecessor.reset();
     }
-    JournalPosition acked;
-    {
-      std::lock_guard lock(s->ack_mu);
-      if (!s->acked_dirty) continue;
-      s->acked_dirty = false;
-      acked = s->acked;
-    }
-    PersistCursor(*s, acked);
+    if (auto acked = s->ledger.TakeUnpersisted()) PersistCursor(*s, *acked);
   }
   return waiting;
 }
 
 void Driver::PersistCursor(Stream& stream, JournalPosition acked) {
-  // The reader's tick and the thread that retires a stream both persist: never backwards.
-  std::lock_guard lock(stream.cursor_mu);
-  if (acked < stream.cursor_written) return;
   try {
-    stream.journal->WriteCursor(acked);
-    stream.journal->SetAcknowledged(acked);
-    stream.cursor_written = acked;
-    stream.persisted = acked;
+    stream.ledger.Persist(acked, [&](JournalPosition cursor) {
+      stream.journal->WriteCursor(cursor);
+      stream.journal->SetAcknowledged(cursor);
+    });
   } catch (const std::exception& e) {
     spdlog::error("journal {}: cannot write its cursor: {}", stream.journal->dir().string(),
                   e.what());
@@ -975,10 +928,10 @@ void Driver::PersistCursor(Stream& stream, JournalPosition acked) {
 std::chrono::milliseconds Driver::RetireIdleClients() {
   const auto now = std::chrono::steady_clock::now();
   auto next = FifoReader::kNoTick;
-  std::vector<std::shared_ptr<LokiClient>> retired;
+  std::vector<std::shared_ptr<PushClient>> retired;
   {
-    std::lock_guard lock(mu_);
-    std::unordered_set<const LokiClient*> used;
+    absl::MutexLock lock(&mu_);
+    std::unordered_set<const PushClient*> used;
     for (const auto& [id, s] : streams_) used.insert(s->client.get());
     for (auto it = clients_.begin(); it != clients_.end();) {
       if (used.count(it->second.get())) {
@@ -1030,21 +983,21 @@ void Driver::ScheduleAgeCheck(std::filesystem::file_time_type last_write) {
                                                   std::filesystem::file_time_type::clock::now()));
   }
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     next_age_check_ = std::min(next_age_check_, steady_clock::now() + in);
   }
   reader_->TickWithin(ceil<milliseconds>(in));
 }
 
 std::size_t Driver::LiveClients() const {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   return clients_.size();
 }
 
 std::chrono::milliseconds Driver::Maintain() {
   using namespace std::chrono;
   // Nothing here runs on a timer of its own: the tick comes when a cursor is to be persisted
-  // (TickWithin from AdvanceLocked), a client may have become unused or a stream left
+  // (TickWithin from PushShipment and OnSettled), a client may have become unused or a stream left
   // (StreamLeftLocked), and when the next journal reaches the age limit. With streams live,
   // the budget is checked once a second; with none, journals do not grow and nothing runs.
   milliseconds next = RetireIdleClients();
@@ -1060,7 +1013,7 @@ std::chrono::milliseconds Driver::Maintain() {
   bool streams_live;
   steady_clock::time_point age_due;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     streams_live = !streams_.empty();
     budget_due = budget_due_ || streams_live;
     age_due = next_age_check_;
@@ -1076,7 +1029,7 @@ std::chrono::milliseconds Driver::Maintain() {
   // Journals of containers with no stream (stopped, delivered) are candidates for removal.
   std::vector<std::pair<std::string, std::shared_ptr<Journal>>> idle, live;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     budget_due_ = false;
     if (check_age) next_age_check_ = steady_clock::time_point::max();
     for (const auto& [id, j] : journals_) {
@@ -1126,12 +1079,12 @@ std::chrono::milliseconds Driver::Maintain() {
     const auto in = std::max(steady_clock::duration::zero(),
                              duration_cast<steady_clock::duration>(*next_expiry - now));
     {
-      std::lock_guard lock(mu_);
+      absl::MutexLock lock(&mu_);
       next_age_check_ = std::min(next_age_check_, now_steady + in);
     }
   }
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (next_age_check_ != steady_clock::time_point::max()) {
       sooner(next_age_check_ - now_steady);
     }
@@ -1170,7 +1123,7 @@ std::chrono::milliseconds Driver::Maintain() {
   for (const std::string& id : removed) {
     // Under the lock: a StartLogging of the container must not open the directory while it is
     // being removed.
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stream_by_container_.count(id)) continue;  // a container started meanwhile
     auto it = journals_.find(id);
     if (it == journals_.end()) continue;
@@ -1191,19 +1144,19 @@ void Driver::Shutdown(std::chrono::milliseconds deadline) {
   auto until = std::chrono::steady_clock::now() + deadline;
   if (reader_) reader_->Stop();
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stopping_ && !shipper_.joinable()) return;
     stopping_ = true;
   }
-  queue_cv_.notify_all();
+  queue_cv_.SignalAll();
   if (shipper_.joinable()) shipper_.join();  // hands every queued line to its client
   // What is acknowledged so far is persisted before the clients stop: a client stuck in a
   // connection (a TLS handshake nobody answers) must not cost the cursors when the process
   // exits at its deadline.
   PersistCursors();
-  std::map<std::string, std::shared_ptr<LokiClient>> clients;
+  std::map<std::string, std::shared_ptr<PushClient>> clients;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     clients.swap(clients_);
   }
   for (auto& [key, client] : clients) {
@@ -1213,24 +1166,23 @@ void Driver::Shutdown(std::chrono::milliseconds deadline) {
   }
   // Whatever was acknowledged is not sent again at the next start.
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [id, s] : streams_) {
-      std::lock_guard ack_lock(s->ack_mu);
-      s->acked_dirty = s->journal && !(s->acked == s->persisted);
+      if (s->journal) s->ledger.RecheckPersisted();
     }
   }
   PersistCursors();
 }
 
 std::size_t Driver::LiveStreams() const {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::size_t n = 0;
   for (const auto& [id, s] : streams_) n += s->finished ? 0 : 1;
   return n;
 }
 
 uint64_t Driver::PendingEntries() const {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   uint64_t pending = queued_lines_ + in_flight_lines_;
   for (const auto& [key, client] : clients_) pending += client->Pending();
   return pending;
@@ -1247,12 +1199,12 @@ void Driver::UpdateGauges() {
   // still retiring) to its end.
   std::map<Journal*, std::pair<std::shared_ptr<Journal>, JournalPosition>> from;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [id, s] : streams_) {
       if (!s->journal) continue;
-      std::lock_guard ack_lock(s->ack_mu);
-      auto [it, created] = from.try_emplace(s->journal.get(), s->journal, s->acked);
-      if (!created) it->second.second = std::min(it->second.second, s->acked);
+      const JournalPosition acked = s->ledger.Acked();
+      auto [it, created] = from.try_emplace(s->journal.get(), s->journal, acked);
+      if (!created) it->second.second = std::min(it->second.second, acked);
     }
   }
   uint64_t undelivered = 0;
@@ -1268,10 +1220,10 @@ void Driver::UpdateGauges() {
 }
 
 std::vector<LokiClientHealth> Driver::ClientsHealth() const {
-  std::vector<std::shared_ptr<LokiClient>> clients;
+  std::vector<std::shared_ptr<PushClient>> clients;
   std::vector<std::shared_ptr<Stream>> journaled;
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [key, c] : clients_) clients.push_back(c);
     for (const auto& [id, s] : streams_) {
       if (s->journal && s->client) journaled.push_back(s);
@@ -1280,12 +1232,12 @@ std::vector<LokiClientHealth> Driver::ClientsHealth() const {
   const auto steady_now = std::chrono::steady_clock::now();
   const int64_t now_ns = stages::Clock::System().NowNs();
   std::vector<LokiClientHealth> out;
-  std::unordered_map<const LokiClient*, std::size_t> index;
+  std::unordered_map<const PushClient*, std::size_t> index;
   for (const auto& c : clients) {
     LokiClientHealth h;
     h.url = RedactUrl(c->config().url);
     h.tenant_id = c->config().tenant_id;
-    const LokiClient::PushResult last = c->LastPush();
+    const PushClient::PushResult last = c->LastPush();
     h.last_push_status = last.status;
     h.last_push_at = last.at;
     h.pending_entries = c->Pending();
@@ -1300,12 +1252,8 @@ std::vector<LokiClientHealth> Driver::ClientsHealth() const {
     auto it = index.find(s->client.get());
     if (it == index.end()) continue;
     double& oldest = out[it->second].oldest_undelivered_seconds;
-    std::lock_guard ack_lock(s->ack_mu);
-    // Chunks are in the order their lines were read; the front one is not acknowledged yet.
-    for (const Stream::Chunk& chunk : s->chunks) {
-      if (chunk.first_line_ns == 0) continue;
-      oldest = std::max(oldest, static_cast<double>(now_ns - chunk.first_line_ns) / 1e9);
-      break;
+    if (auto first_line_ns = s->ledger.OldestFirstLineNs()) {
+      oldest = std::max(oldest, static_cast<double>(now_ns - *first_line_ns) / 1e9);
     }
   }
   return out;

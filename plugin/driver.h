@@ -8,27 +8,30 @@
 // on the reader's.
 //
 // With a state directory (the default), every container has a Journal: the FIFO is drained
-// into it and the stream is decoded from it. Each batch of decoded lines is a "chunk"; its
-// entries carry a DeliveryTicket, and when every entry of a chunk (and of those before it) is
-// delivered or dropped for good, the journal's cursor moves past it (persisted about once a
-// second, and at the end). Decoding pauses while a stream holds more than its in-memory window
-// of unacknowledged lines (Loki slow or away): the journal holds the rest, bounded by max-size
-// x max-file per container and a plugin-wide budget; what a budget evicts unread is counted as
-// dropped (`journal_full`). At start, Recover() re-opens the FIFOs of streams that were live
-// when the plugin died and replays every journal from its cursor.
+// into it and the stream is decoded from it. Each batch of decoded lines goes to the Loki
+// client as a "shipment"; its entries carry a DeliveryTicket, and when every entry of a
+// shipment (and of those before it) is delivered or dropped for good, the journal's cursor
+// moves past it (plugin/shipment_ledger.h; persisted about once a second, and at the end).
+// Decoding pauses while a stream holds more than its in-memory window of unacknowledged lines
+// (Loki slow or away): the journal holds the rest, bounded by max-size x max-file per
+// container and a plugin-wide budget; what a budget evicts unread is counted as dropped
+// (`journal_full`). At start, Recover() re-opens the FIFOs of streams that were live when the
+// plugin died and replays every journal from its cursor.
 // Without a journal (no-file=true) a bounded in-memory queue sits between the reader and the
 // shipping thread; when it is full the oldest lines are dropped and counted (`queue_full`).
 #pragma once
 
+#include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
+
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -46,6 +49,7 @@
 #include "plugin/loki_client.h"
 #include "plugin/metrics.h"
 #include "plugin/pipeline_metrics_observer.h"
+#include "plugin/push_client.h"
 #include "plugin/secret_store.h"
 #include "plugin/stream_labels.h"
 #include "plugin/stream_selector.h"
@@ -78,6 +82,9 @@ struct DriverConfig {
   // Not empty: every StartLogging is refused with this message (the state directory is held
   // by another copy of the plugin).
   std::string refuse_reason;
+  // Makes the client shared by the streams whose client options are `config` (may throw);
+  // empty: a LokiClient (MakeLokiPushClient). Tests pass a fake.
+  std::function<std::shared_ptr<PushClient>(const LokiClientConfig& config)> client_factory;
 };
 
 class Driver : public LineSink, public DeliveryListener {
@@ -89,47 +96,49 @@ class Driver : public LineSink, public DeliveryListener {
 
   // Re-opens the FIFOs of sessions left live by a previous run that still exist, seals the
   // others, and replays every journal from its cursor. Call once, before StartLogging.
-  void Recover();
+  void Recover() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Throws OptionError (a message for the user) or std::system_error (FIFO) on failure.
-  void StartLogging(const std::string& file, const ContainerInfo& info);
+  void StartLogging(const std::string& file, const ContainerInfo& info) ABSL_LOCKS_EXCLUDED(mu_);
   // Marks the stream; returns at once. Unknown files are ignored.
-  void StopLogging(const std::string& file);
+  void StopLogging(const std::string& file) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Stops reading, hands what was read to the clients and flushes them for at most `deadline`.
-  void Shutdown(std::chrono::milliseconds deadline);
+  void Shutdown(std::chrono::milliseconds deadline) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Blocks until no stream is live and the queue is empty, or `deadline` passes.
-  bool WaitIdle(std::chrono::milliseconds deadline);
+  bool WaitIdle(std::chrono::milliseconds deadline) ABSL_LOCKS_EXCLUDED(mu_);
 
-  std::size_t LiveStreams() const;
+  std::size_t LiveStreams() const ABSL_LOCKS_EXCLUDED(mu_);
   // Loki clients alive (each holds its lanes' threads).
-  std::size_t LiveClients() const;
+  std::size_t LiveClients() const ABSL_LOCKS_EXCLUDED(mu_);
   // Lines read and neither delivered nor dropped yet (queue + clients).
-  uint64_t PendingEntries() const;
+  uint64_t PendingEntries() const ABSL_LOCKS_EXCLUDED(mu_);
   // Refreshes the gauges computed on demand (before a metrics scrape): entries pending, the
   // oldest undelivered line's age, journal bytes not yet acknowledged.
-  void UpdateGauges();
+  void UpdateGauges() ABSL_LOCKS_EXCLUDED(mu_);
   // The Loki clients in use and how they fare (GET /healthz). A client's oldest undelivered
   // line is the older of what the client holds (since it was handed over) and, for streams
-  // with a journal, the first line of their oldest unacknowledged chunk (since the daemon read
-  // it: a replay after a restart counts from then). Lines a stream holds for unusable options
-  // count in neither.
-  std::vector<LokiClientHealth> ClientsHealth() const;
+  // with a journal, the first line of their oldest unacknowledged shipment (since the daemon
+  // read it: a replay after a restart counts from then). Lines a stream holds for unusable
+  // options count in neither.
+  std::vector<LokiClientHealth> ClientsHealth() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // The journal of the container `docker logs` asks about (ReadLogs), or null with a message
   // for the user in *error (no-file=true, or nothing was ever logged).
-  std::shared_ptr<Journal> JournalFor(const ContainerInfo& info, std::string* error);
+  std::shared_ptr<Journal> JournalFor(const ContainerInfo& info, std::string* error)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // LineSink (reader thread).
   void OnLines(uint64_t stream_id, std::vector<LogLine>& lines,
-               const JournalPosition& resume) override;
-  void OnEnd(uint64_t stream_id, bool corrupt) override;
-  bool WantsLines(uint64_t stream_id) override;
-  void OnEvicted(uint64_t stream_id, uint64_t lines) override;
+               const JournalPosition& resume) override ABSL_LOCKS_EXCLUDED(mu_);
+  void OnEnd(uint64_t stream_id, bool corrupt) override ABSL_LOCKS_EXCLUDED(mu_);
+  bool WantsLines(uint64_t stream_id) override ABSL_LOCKS_EXCLUDED(mu_);
+  void OnEvicted(uint64_t stream_id, uint64_t lines) override ABSL_LOCKS_EXCLUDED(mu_);
 
   // DeliveryListener (client threads).
-  void OnSettled(const std::vector<DeliveryTicket>& tickets, bool final) override;
+  void OnSettled(const std::vector<DeliveryTicket>& tickets, bool final) override
+      ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Stream;
@@ -143,67 +152,74 @@ class Driver : public LineSink, public DeliveryListener {
   };
 
   // The shared client for `config`, and the window its streams share.
-  std::shared_ptr<LokiClient> ClientFor(const LokiClientConfig& config,
-                                        std::shared_ptr<std::atomic<int64_t>>* window);
+  std::shared_ptr<PushClient> ClientFor(const LokiClientConfig& config,
+                                        std::shared_ptr<std::atomic<int64_t>>* window)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Parses options and builds labels, relabel result and pipeline (throws OptionError).
   // `journaled` false: the stream will have no journal (its client bounds memory itself).
   std::shared_ptr<Stream> MakeStream(const std::string& file, const ContainerInfo& info,
                                      bool journaled = true);
   // Registers `stream` as a memory stream (no-file, or no journal can be written) of `file`.
-  void StartInMemory(const std::string& file, std::shared_ptr<Stream> stream);
+  void StartInMemory(const std::string& file, std::shared_ptr<Stream> stream)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Undoes the registration of `file` by a StartLogging that failed; `fresh` is the new
   // stream it registered (null when it joined one), `with_reader` whether the reader has it.
-  void Unregister(const std::string& file, const Stream* fresh, bool with_reader);
+  void Unregister(const std::string& file, const Stream* fresh, bool with_reader)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // The container's journal (opened on first use; throws std::system_error when it cannot).
   std::shared_ptr<Journal> OpenJournalLocked(const std::string& container_id,
-                                             const LogOptions& options);
+                                             const LogOptions& options)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Recover() of one container's journal; throws what opening it throws.
-  void RecoverContainer(const std::string& id);
+  void RecoverContainer(const std::string& id) ABSL_LOCKS_EXCLUDED(mu_);
   // What info.json keeps for a replay: `info` without the environment variables and container
   // labels no option selects, credentials replaced by references into secrets_ (throws
   // std::system_error when the secrets file cannot be written).
   std::string ReplayInfoJson(const ContainerInfo& info, const LogOptions& options);
   // Puts the secrets back into an info.json's options; returns why it cannot, or "".
   std::string ResolveSecrets(ContainerInfo& info);
-  void ShipLoop();
+  void ShipLoop() ABSL_LOCKS_EXCLUDED(mu_);
+  // Waits at most `timeout` for a batch in queue_ or for stopping_; false: none came.
+  bool WaitForBatchLocked(std::chrono::milliseconds timeout) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // No stream is live, nothing is queued or being shipped.
+  bool IdleLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Ship(Stream& stream, Batch& batch);
   // Counts what the stream's pipeline holds in its window (shipping thread).
   void AccountHeld(Stream& stream);
-  // Hands `entries` to the stream's client as one chunk of the journal (resume: where a
-  // restart would read again to produce what comes after them; cursor: how far the cursor may
-  // go once they are settled, see CursorLimit).
-  // first_line_ns: the daemon's time of the first line the chunk was decoded from (0: none,
+  // Hands `entries` to the stream's client as one shipment (resume: where a restart would read
+  // again to produce what comes after them; cursor: how far the cursor may go once they are
+  // settled, see CursorLimit).
+  // first_line_ns: the daemon's time of the first line the shipment was decoded from (0: none,
   // entries a stage held).
-  void PushChunk(Stream& stream, std::vector<LokiEntry>& entries, const JournalPosition& resume,
-                 std::size_t bytes, const JournalPosition& cursor, int64_t first_line_ns = 0);
-  // How far the cursor may go after a chunk ending at `resume` (shipping thread).
+  void PushShipment(Stream& stream, std::vector<LokiEntry>& entries, const JournalPosition& resume,
+                    std::size_t bytes, const JournalPosition& cursor, int64_t first_line_ns = 0);
+  // Gives `bytes` of settled shipments back to the stream's and its client's windows.
+  void FreeWindow(Stream& stream, std::size_t bytes);
+  // How far the cursor may go after a shipment ending at `resume` (shipping thread).
   JournalPosition CursorLimit(Stream& stream, const JournalPosition& resume);
-  // A batch leaves queue_: its stream holds that much less there (caller holds mu_).
-  void UnqueueMemoryLocked(const Batch& batch);
+  // A batch leaves queue_: its stream holds that much less there.
+  void UnqueueMemoryLocked(const Batch& batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Releases entries held by pipelines (multiline, limit) whose time has come.
-  void FlushPipelines(bool final_for_all);
-  void FinishStream(uint64_t stream_id);
-  // Pops acknowledged chunks; caller holds stream.ack_mu. Returns bytes freed.
-  std::size_t AdvanceLocked(Stream& stream);
+  void FlushPipelines(bool final_for_all) ABSL_LOCKS_EXCLUDED(mu_);
+  void FinishStream(uint64_t stream_id) ABSL_LOCKS_EXCLUDED(mu_);
   // Forgets a finished stream once nothing of it is unacknowledged (persists its cursor).
-  void MaybeRetire(const std::shared_ptr<Stream>& stream);
+  void MaybeRetire(const std::shared_ptr<Stream>& stream) ABSL_LOCKS_EXCLUDED(mu_);
   // Reader thread, when a tick is due: cursors, journal budget, age limit, idle clients.
   // Returns when it wants to run again (FifoReader::kNoTick: not until asked).
-  std::chrono::milliseconds Maintain();
+  std::chrono::milliseconds Maintain() ABSL_LOCKS_EXCLUDED(mu_);
   // Frees the clients no stream has used for client_idle_timeout; returns when one of those
   // left will have been unused that long (kNoTick: none).
-  std::chrono::milliseconds RetireIdleClients();
-  // A stream left streams_ (caller holds mu_): the gauge, and a tick for the clients and the
-  // budget.
-  void StreamLeftLocked();
+  std::chrono::milliseconds RetireIdleClients() ABSL_LOCKS_EXCLUDED(mu_);
+  // A stream left streams_: the gauge, and a tick for the clients and the budget.
+  void StreamLeftLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A journal became a stopped container's, last written at `last_write`: the age limit looks
   // at it when it is due.
-  void ScheduleAgeCheck(std::filesystem::file_time_type last_write);
+  void ScheduleAgeCheck(std::filesystem::file_time_type last_write) ABSL_LOCKS_EXCLUDED(mu_);
   // The stream holds its own window and its client's streams together hold the client's:
   // decoding pauses.
   bool WindowFull(const Stream& stream) const;
   // Returns true when a dirty cursor waits for its predecessor's (tick again soon).
-  bool PersistCursors();
+  bool PersistCursors() ABSL_LOCKS_EXCLUDED(mu_);
   // Writes `acked` as the stream's cursor unless a newer one was written.
   void PersistCursor(Stream& stream, JournalPosition acked);
 
@@ -221,39 +237,49 @@ class Driver : public LineSink, public DeliveryListener {
   Gauge& oldest_undelivered_gauge_;
   Gauge& journal_undelivered_gauge_;
 
-  mutable std::mutex mu_;
-  std::condition_variable queue_cv_;
-  std::condition_variable idle_cv_;
-  std::map<uint64_t, std::shared_ptr<Stream>> streams_;
-  std::map<std::string, uint64_t> stream_by_file_;
-  std::map<std::string, uint64_t> stream_by_container_;  // journaled, not finished
-  // Finished journaled streams still waiting for acknowledgements, by container.
-  std::map<std::string, std::shared_ptr<Stream>> retiring_by_container_;
-  std::map<std::string, std::shared_ptr<Journal>> journals_;  // by container id
+  // Set in the constructor, then only read.
   std::unique_ptr<JournalStore> store_;
-  std::unique_ptr<SecretStore> secrets_;    // with store_
-  std::set<std::string> retained_secrets_;  // (Recover) references the journals make
-  std::chrono::steady_clock::time_point last_budget_check_;  // reader thread
-  bool budget_due_ = true;  // (mu_) a budget check is due though no stream is live
-  // (mu_) When the next stopped container's journal reaches the age limit (max: none).
-  std::chrono::steady_clock::time_point next_age_check_ =
+  std::unique_ptr<SecretStore> secrets_;  // with store_
+
+  // The registry and the queue. Streams' own fields say which of them mu_ guards; a stream's
+  // acknowledgements have their own lock (ShipmentLedger), taken after mu_ when both are held.
+  mutable absl::Mutex mu_;
+  absl::CondVar queue_cv_;  // a batch was queued, or stopping_ set
+  absl::CondVar idle_cv_;   // a stream ended or retired, or a batch was shipped
+  std::map<uint64_t, std::shared_ptr<Stream>> streams_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, uint64_t> stream_by_file_ ABSL_GUARDED_BY(mu_);
+  // Journaled, not finished.
+  std::map<std::string, uint64_t> stream_by_container_ ABSL_GUARDED_BY(mu_);
+  // Finished journaled streams still waiting for acknowledgements, by container.
+  std::map<std::string, std::shared_ptr<Stream>> retiring_by_container_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<Journal>> journals_ ABSL_GUARDED_BY(mu_);  // by id
+  // A budget check is due though no stream is live (a stream left, journals were found).
+  bool budget_due_ ABSL_GUARDED_BY(mu_) = true;
+  // When the next stopped container's journal reaches the age limit (max: none).
+  std::chrono::steady_clock::time_point next_age_check_ ABSL_GUARDED_BY(mu_) =
       std::chrono::steady_clock::time_point::min();
   // Decoded, not acknowledged: what the journaled streams of each client hold (by Key()).
-  std::map<std::string, std::shared_ptr<std::atomic<int64_t>>> client_windows_;
-  std::map<std::string, std::shared_ptr<LokiClient>> clients_;  // by LokiClientConfig::Key()
+  std::map<std::string, std::shared_ptr<std::atomic<int64_t>>> client_windows_ ABSL_GUARDED_BY(mu_);
+  // By LokiClientConfig::Key().
+  std::map<std::string, std::shared_ptr<PushClient>> clients_ ABSL_GUARDED_BY(mu_);
   // Clients no stream uses, and since when (by Key()).
-  std::map<std::string, std::chrono::steady_clock::time_point> client_unused_since_;
-  std::deque<Batch> queue_;
-  std::size_t queued_bytes_ = 0;
+  std::map<std::string, std::chrono::steady_clock::time_point> client_unused_since_
+      ABSL_GUARDED_BY(mu_);
+  std::deque<Batch> queue_ ABSL_GUARDED_BY(mu_);
+  std::size_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   // Bytes of memory-only (no-file) batches in queue_, by stream.
-  std::unordered_map<uint64_t, std::size_t> memory_queued_;
-  uint64_t queued_lines_ = 0;
-  uint64_t in_flight_lines_ = 0;  // taken from the queue, not yet pushed
-  uint64_t next_id_ = 1;
-  bool stopping_ = false;
+  std::unordered_map<uint64_t, std::size_t> memory_queued_ ABSL_GUARDED_BY(mu_);
+  uint64_t queued_lines_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t in_flight_lines_ ABSL_GUARDED_BY(mu_) = 0;  // taken from the queue, not yet pushed
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+
+  std::set<std::string> retained_secrets_;  // (Recover only) references the journals make
+  // The reader thread's (Maintain).
+  std::chrono::steady_clock::time_point last_budget_check_;
 
   // Shipping thread's scratch, shared by every stream (a vector per stream would keep the
-  // capacity of its largest chunk for the stream's life).
+  // capacity of its largest batch for the stream's life).
   std::vector<LokiEntry> converted_;
   // (Shipping thread) Some stream's stages hold entries: FlushPipelines runs on a timer.
   bool pipelines_hold_ = false;

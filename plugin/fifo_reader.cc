@@ -18,8 +18,8 @@
 namespace skald {
 
 namespace {
-constexpr std::size_t kReadChunk = 256 * 1024;
-constexpr int kPipeBytes = 1024 * 1024;  // fewer wake-ups per MB; best effort
+constexpr std::size_t kReadBufferBytes = 256 * 1024;  // one read(2) from a FIFO at most
+constexpr int kPipeBytes = 1024 * 1024;               // fewer wake-ups per MB; best effort
 constexpr std::size_t kCoalesceBytes = 32 * 1024;
 constexpr std::chrono::milliseconds kCoalesceDelay{1};
 // A stream whose journal could not be read for a moment (kRetry, an unexpected error) is looked
@@ -86,7 +86,7 @@ struct FifoReader::Session {
 
 FifoReader::FifoReader(LineSink& sink, MetricsRegistry& metrics)
     : sink_(sink),
-      chunk_(std::make_unique<char[]>(kReadChunk)),
+      read_buffer_(std::make_unique<char[]>(kReadBufferBytes)),
       lines_read_(metrics.GetCounter("skald_lines_read_total",
                                      "Log lines read from containers (after partial-line "
                                      "assembly; a line cut at loki-max-line-size counts once "
@@ -153,11 +153,11 @@ void FifoReader::Add(uint64_t stream_id, const std::string& path, std::size_t ma
   auto s = std::unique_ptr<Stream>(
       new Stream{stream_id, std::move(fifo), path, {}, LineAssembler(max_line_bytes), {}, {}});
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     streams_[fd] = std::move(s);
   }
   if (const int err = Watch(fd, kFifoEvents, EPOLL_CTL_ADD); err != 0) {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     streams_.erase(fd);  // closes it
     throw std::system_error(err, std::generic_category(), "epoll_ctl " + path);
   }
@@ -182,7 +182,7 @@ void FifoReader::AddJournalStream(uint64_t stream_id, std::shared_ptr<Journal> j
   Journaled* raw = j.get();
   journal->SetEvictHook([this, raw](uint64_t segment) { OnEvict(*raw, segment); });
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     journaled_[stream_id] = std::move(j);
   }
   Wake();  // `more` is set: the loop reads what the journal already holds
@@ -193,7 +193,7 @@ bool FifoReader::AddSession(uint64_t stream_id, const std::string& fifo_path,
   UniqueFd fifo = OpenFifo(fifo_path);
   const int fd = fifo.get();
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = journaled_.find(stream_id);
     if (it == journaled_.end() || it->second->ended) return false;
     ++it->second->sessions;
@@ -205,7 +205,7 @@ bool FifoReader::AddSession(uint64_t stream_id, const std::string& fifo_path,
     sessions_[fd] = std::move(session);
   }
   if (const int err = Watch(fd, kFifoEvents, EPOLL_CTL_ADD); err != 0) {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     writer = std::move(sessions_[fd]->writer);
     sessions_.erase(fd);  // closes it
     --journaled_[stream_id]->sessions;
@@ -235,7 +235,7 @@ bool LowerTo(std::atomic<int64_t>& target, int64_t value) {
 
 void FifoReader::SetTick(std::function<std::chrono::milliseconds()> tick) {
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     tick_ = std::move(tick);
   }
   TickWithin(std::chrono::milliseconds(0));
@@ -262,7 +262,7 @@ void FifoReader::Wake() {
 // number may be given to a FIFO that StartLogging opens on another thread, whose entry must
 // not be erased here.
 void FifoReader::Close(int fd) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr);
   streams_.erase(fd);
 }
@@ -275,7 +275,7 @@ bool FifoReader::Feed(Session& session, Journaled& j) {
   while (moved < kRoundBytes) {
     Journal::Writer::Result r;
     try {
-      r = session.writer->SpliceFrom(session.fd.get(), kReadChunk * 4);
+      r = session.writer->SpliceFrom(session.fd.get(), kReadBufferBytes * 4);
     } catch (const std::system_error& e) {
       return OnWriteError(session, j, e);
     }
@@ -392,7 +392,7 @@ bool FifoReader::FeedMemory(Session& session, Journaled& j) {
   bool eof = false;
   std::vector<LogLine> lines;
   while (moved < kRoundBytes) {
-    const ssize_t n = read(session.fd.get(), chunk_.get(), kReadChunk);
+    const ssize_t n = read(session.fd.get(), read_buffer_.get(), kReadBufferBytes);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno != EAGAIN) {
@@ -408,7 +408,7 @@ bool FifoReader::FeedMemory(Session& session, Journaled& j) {
     moved += static_cast<std::size_t>(n);
     round_bytes_ += static_cast<std::size_t>(n);
     bytes_read_.Add(static_cast<uint64_t>(n));
-    session.pending.append(chunk_.get(), static_cast<std::size_t>(n));
+    session.pending.append(read_buffer_.get(), static_cast<std::size_t>(n));
     std::string_view rest = session.pending;
     std::string_view body;
     std::size_t used = 0;
@@ -427,7 +427,7 @@ bool FifoReader::FeedMemory(Session& session, Journaled& j) {
       rest.remove_prefix(used);
     }
     session.pending.erase(0, session.pending.size() - rest.size());
-    if (static_cast<std::size_t>(n) < kReadChunk) break;
+    if (static_cast<std::size_t>(n) < kReadBufferBytes) break;
   }
   if (eof) session.assembler->Finish(lines);
   ReportCounts(*session.assembler, session.reported);
@@ -457,19 +457,19 @@ void FifoReader::HandOverMemory(Session& session, Journaled& j, bool all) {
           session.path, dropped, Suppressed(suppressed));
     }
   }
-  constexpr std::size_t kChunkLines = 256;
-  std::vector<LogLine> chunk;
+  constexpr std::size_t kHandOverLines = 256;
+  std::vector<LogLine> handover;
   // At the end of the session the rest goes whatever the window (it is at most
   // kMemoryModeBytes): the session and its queue are about to go.
   while (!session.queued.empty() && (all || sink_.WantsLines(j.id))) {
-    chunk.clear();
-    while (!session.queued.empty() && chunk.size() < kChunkLines) {
+    handover.clear();
+    while (!session.queued.empty() && handover.size() < kHandOverLines) {
       session.queued_bytes -= session.queued.front().line.size();
-      chunk.push_back(std::move(session.queued.front()));
+      handover.push_back(std::move(session.queued.front()));
       session.queued.pop_front();
     }
-    lines_read_.Add(chunk.size());
-    sink_.OnLines(j.id, chunk, ResumeOf(j));
+    lines_read_.Add(handover.size());
+    sink_.OnLines(j.id, handover, ResumeOf(j));
   }
 }
 
@@ -519,7 +519,7 @@ void FifoReader::FeedAndMaybeEnd(Session& session, Journaled& j) {
     spdlog::debug("{}: end of file", session.path);
     HandOverMemory(session, j, /*all=*/true);  // lines queued while the journal refused bytes
     const int fd = session.fd.get();
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     --j.sessions;
     epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr);
     sessions_.erase(fd);  // closes it; `session` is gone from here on; see Close()
@@ -540,7 +540,7 @@ void FifoReader::OnEvict(Journaled& j, uint64_t segment) {
     auto entry = DecodeLogEntry(body);
     if (entry && (!entry->partial || entry->partial_last || !entry->has_partial_metadata)) ++lines;
   }
-  if (j.assembler.HasPending()) ++lines;  // a line whose first chunks were read already
+  if (j.assembler.HasPending()) ++lines;  // a line whose first partial chunks were read already
   ReportReaderBytes(j);
   j.reader = std::make_unique<JournalFrameReader>(j.journal, JournalPosition{segment + 1, 0});
   ReportCounts(j.assembler, j.reported);
@@ -561,7 +561,7 @@ void FifoReader::HandOver(Journaled& j) {
 
 bool FifoReader::Decode(Journaled& j) {
   constexpr std::size_t kRoundFrames = 8192;  // per call: other streams get their turn
-  constexpr std::size_t kChunkFrames = 256;
+  constexpr std::size_t kHandOverFrames = 256;
   j.more = false;
   j.paused = false;
   j.retry = false;
@@ -570,10 +570,10 @@ bool FifoReader::Decode(Journaled& j) {
   JournalPosition start;
   std::size_t frames = 0;
   while (!end) {
-    // Lines go to the sink in chunks of kChunkFrames frames, and its window is checked before
-    // each chunk (not per line: it takes a lock), so a window overshoots by at most one chunk
-    // per stream.
-    if (frames % kChunkFrames == 0) {
+    // Lines go to the sink in hand-overs of kHandOverFrames frames, and its window is checked
+    // before each hand-over (not per line: it takes a lock), so a window overshoots by at most
+    // one hand-over per stream.
+    if (frames % kHandOverFrames == 0) {
       if (frames == kRoundFrames) {
         j.more = true;
         break;
@@ -592,7 +592,7 @@ bool FifoReader::Decode(Journaled& j) {
       break;
     }
     if (st == JournalFrameReader::Status::kEnd) {
-      std::lock_guard lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (j.sessions == 0) {
         j.ended = true;
         end = true;
@@ -628,7 +628,7 @@ bool FifoReader::Decode(Journaled& j) {
 bool FifoReader::Drain(Stream& s) {
   bool eof = false, corrupt = false;
   for (;;) {
-    ssize_t n = read(s.fd.get(), chunk_.get(), kReadChunk);
+    ssize_t n = read(s.fd.get(), read_buffer_.get(), kReadBufferBytes);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN) break;
@@ -642,11 +642,12 @@ bool FifoReader::Drain(Stream& s) {
     }
     bytes_read_.Add(static_cast<uint64_t>(n));
     round_bytes_ += static_cast<std::size_t>(n);
-    // Decode straight from the chunk; only a frame cut by the read waits in s.buffer.
+    // Decode straight from the read buffer; only a frame cut by the read waits in s.buffer.
     const bool buffered = !s.buffer.empty();
-    if (buffered) s.buffer.append(chunk_.get(), static_cast<std::size_t>(n));
-    std::string_view rest = buffered ? std::string_view(s.buffer)
-                                     : std::string_view(chunk_.get(), static_cast<std::size_t>(n));
+    if (buffered) s.buffer.append(read_buffer_.get(), static_cast<std::size_t>(n));
+    std::string_view rest = buffered
+                                ? std::string_view(s.buffer)
+                                : std::string_view(read_buffer_.get(), static_cast<std::size_t>(n));
     std::string_view body;
     std::size_t used;
     for (;;) {
@@ -668,7 +669,7 @@ bool FifoReader::Drain(Stream& s) {
     } else {
       s.buffer.assign(rest.data(), rest.size());
     }
-    if (static_cast<std::size_t>(n) < kReadChunk) break;  // drained for now
+    if (static_cast<std::size_t>(n) < kReadBufferBytes) break;  // drained for now
   }
   if (eof || corrupt) s.assembler.Finish(s.lines);
   ReportCounts(s.assembler, s.reported);
@@ -702,7 +703,7 @@ void FifoReader::Loop() {
     int timeout_ms = -1;
     std::function<std::chrono::milliseconds()> tick;
     {
-      std::lock_guard lock(mu_);
+      absl::MutexLock lock(&mu_);
       tick = tick_;
       bool any_more = false, any_retry = false, any_blocked = false;
       for (auto& [id, j] : journaled_) {
@@ -747,7 +748,7 @@ void FifoReader::Loop() {
       Session* session = nullptr;
       Journaled* j = nullptr;
       {
-        std::lock_guard lock(mu_);
+        absl::MutexLock lock(&mu_);
         if (auto it = streams_.find(fd); it != streams_.end()) {
           s = it->second.get();
         } else if (auto it2 = sessions_.find(fd); it2 != sessions_.end()) {
@@ -782,7 +783,7 @@ void FifoReader::Loop() {
     to_decode.clear();
     waiting.clear();
     {
-      std::lock_guard lock(mu_);
+      absl::MutexLock lock(&mu_);
       for (auto& [fd, s] : sessions_) {
         if (s->blocked) blocked.push_back(s.get());
         if (!s->queued.empty() && woken) waiting.push_back(s.get());
@@ -797,7 +798,7 @@ void FifoReader::Loop() {
     for (Session* session : waiting) {
       Journaled* j;
       {
-        std::lock_guard lock(mu_);
+        absl::MutexLock lock(&mu_);
         j = journaled_.at(session->stream_id).get();
       }
       HandOverMemory(*session, *j);
@@ -805,7 +806,7 @@ void FifoReader::Loop() {
     for (Session* session : blocked) {
       Journaled* j;
       {
-        std::lock_guard lock(mu_);
+        absl::MutexLock lock(&mu_);
         j = journaled_.at(session->stream_id).get();
       }
       FeedAndMaybeEnd(*session, *j);
@@ -826,7 +827,7 @@ void FifoReader::Loop() {
         j->retry = true;
       }
       if (!alive) {
-        std::lock_guard lock(mu_);
+        absl::MutexLock lock(&mu_);
         journaled_.erase(j->id);
       }
     }

@@ -27,12 +27,14 @@
 // held back.
 #pragma once
 
+#include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -72,22 +74,23 @@ class FifoReader {
 
   // Memory stream: opens `path` (O_RDONLY | O_NONBLOCK) and starts draining it. Throws
   // std::system_error naming the path when it cannot be opened.
-  void Add(uint64_t stream_id, const std::string& path, std::size_t max_line_bytes);
+  void Add(uint64_t stream_id, const std::string& path, std::size_t max_line_bytes)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // Journal stream: decodes `journal` from `from` on. It ends once it has no session left and
   // the journal is read to its end (so a stream with no session replays and ends).
   void AddJournalStream(uint64_t stream_id, std::shared_ptr<Journal> journal, JournalPosition from,
-                        std::size_t max_line_bytes);
+                        std::size_t max_line_bytes) ABSL_LOCKS_EXCLUDED(mu_);
   // Attaches a FIFO session to a journal stream. Returns false (and takes nothing) when the
   // stream has already ended. Throws std::system_error naming the path when it cannot open it.
   // `writer` is moved from only on success.
   bool AddSession(uint64_t stream_id, const std::string& fifo_path,
-                  std::unique_ptr<Journal::Writer>& writer);
+                  std::unique_ptr<Journal::Writer>& writer) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Runs `tick` on the loop thread, once at once and then when it is due: `tick` returns how
   // long until it wants to run again (kNoTick: not until TickWithin() asks).
   static constexpr std::chrono::milliseconds kNoTick = std::chrono::milliseconds::max();
-  void SetTick(std::function<std::chrono::milliseconds()> tick);
+  void SetTick(std::function<std::chrono::milliseconds()> tick) ABSL_LOCKS_EXCLUDED(mu_);
   // Asks for a tick within `delay` (one due sooner stays due). Thread-safe, takes no lock.
   void TickWithin(std::chrono::milliseconds delay);
 
@@ -102,7 +105,7 @@ class FifoReader {
   struct Stream;     // a memory stream
   struct Journaled;  // a journal stream
   struct Session;    // a FIFO feeding a journal stream
-  void Loop();
+  void Loop() ABSL_LOCKS_EXCLUDED(mu_);
   // Returns false when the memory stream has ended (EOF or corrupt).
   bool Drain(Stream& s);
   // Moves a session's FIFO into its journal. Returns false when the session ended.
@@ -120,21 +123,21 @@ class FifoReader {
   // Where a restart must read `j`'s journal again to produce every line not handed over.
   static JournalPosition ResumeOf(const Journaled& j);
   // Feed(), and when the session ended, closes and forgets it.
-  void FeedAndMaybeEnd(Session& session, Journaled& j);
+  void FeedAndMaybeEnd(Session& session, Journaled& j) ABSL_LOCKS_EXCLUDED(mu_);
   // Decodes what the stream may; returns false when the stream ended (and was reported).
-  bool Decode(Journaled& j);
+  bool Decode(Journaled& j) ABSL_LOCKS_EXCLUDED(mu_);
   // Gives the lines decoded so far to the sink.
   void HandOver(Journaled& j);
   void OnEvict(Journaled& j, uint64_t segment);
   // Adds what the assembler counted since `reported` to the metrics; updates `reported`.
   void ReportCounts(const LineAssembler& assembler, AssemblerCounts& reported);
-  void Close(int fd);
+  void Close(int fd) ABSL_LOCKS_EXCLUDED(mu_);
   // epoll_ctl(op) of `fd` for `events` (0: registered, not polled). Returns 0 or the errno.
   int Watch(int fd, uint32_t events, int op);
 
   LineSink& sink_;
-  std::unique_ptr<char[]> chunk_;  // read buffer, used by the loop thread only
-  std::size_t round_bytes_ = 0;    // bytes taken from FIFOs in this loop round (loop thread)
+  std::unique_ptr<char[]> read_buffer_;  // used by the loop thread only
+  std::size_t round_bytes_ = 0;          // bytes taken from FIFOs in this loop round (loop thread)
   Counter& lines_read_;
   Counter& bytes_read_;
   Counter& blank_lines_;
@@ -149,11 +152,14 @@ class FifoReader {
   UniqueFd epoll_fd_;
   UniqueFd wake_fd_;
   std::atomic<bool> stopping_{false};
-  std::mutex mu_;
-  std::unordered_map<int, std::unique_ptr<Stream>> streams_;            // by fd
-  std::unordered_map<int, std::unique_ptr<Session>> sessions_;          // by fd
-  std::unordered_map<uint64_t, std::unique_ptr<Journaled>> journaled_;  // by stream id
-  std::function<std::chrono::milliseconds()> tick_;
+  // The maps (entries are added by other threads, removed by the loop's), a journal stream's
+  // session count and end, the tick. What the entries hold is the loop thread's.
+  absl::Mutex mu_;
+  std::unordered_map<int, std::unique_ptr<Stream>> streams_ ABSL_GUARDED_BY(mu_);    // by fd
+  std::unordered_map<int, std::unique_ptr<Session>> sessions_ ABSL_GUARDED_BY(mu_);  // by fd
+  // By stream id.
+  std::unordered_map<uint64_t, std::unique_ptr<Journaled>> journaled_ ABSL_GUARDED_BY(mu_);
+  std::function<std::chrono::milliseconds()> tick_ ABSL_GUARDED_BY(mu_);
   // When the next tick is due (steady clock, ns); INT64_MAX: none asked for.
   std::atomic<int64_t> next_tick_ns_{INT64_MAX};
   std::thread thread_;

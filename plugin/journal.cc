@@ -42,13 +42,19 @@ std::shared_ptr<Journal> Journal::Open(const fs::path& dir, JournalLimits limits
     ThrowJournalError(ec ? ec.value() : ENOTDIR, "open directory", dir);
   auto segments = std::make_unique<JournalSegments>();
   segments->dir = dir;
-  segments->limits = Sanitized(limits);
-  segments->Scan();
+  {
+    // Nobody else has the segments yet: the lock only states that the fields are guarded.
+    absl::MutexLock lock(&segments->mu);
+    segments->limits = Sanitized(limits);
+    segments->ScanLocked();
+  }
   auto journal = std::shared_ptr<Journal>(new Journal(std::move(segments)));
   journal->self_ = journal;
   if (auto cursor = journal->ReadCursor()) {
-    journal->segments_->acknowledged = *cursor;
-    journal->segments_->next_seq = std::max(journal->segments_->next_seq, cursor->segment + 1);
+    JournalSegments& segs = *journal->segments_;
+    absl::MutexLock lock(&segs.mu);
+    segs.acknowledged = *cursor;
+    segs.next_seq = std::max(segs.next_seq, cursor->segment + 1);
   }
   return journal;
 }
@@ -56,12 +62,12 @@ std::shared_ptr<Journal> Journal::Open(const fs::path& dir, JournalLimits limits
 const fs::path& Journal::dir() const { return segments_->dir; }
 
 void Journal::SetLimits(JournalLimits limits) {
-  std::lock_guard lock(segments_->mu);
+  absl::MutexLock lock(&segments_->mu);
   segments_->limits = Sanitized(limits);
 }
 
 JournalLimits Journal::limits() const {
-  std::lock_guard lock(segments_->mu);
+  absl::MutexLock lock(&segments_->mu);
   return segments_->limits;
 }
 
@@ -113,7 +119,7 @@ std::optional<JournalPosition> Journal::ReadCursor() const {
 }
 
 std::vector<uint64_t> Journal::Segments() const {
-  std::lock_guard lock(segments_->mu);
+  absl::MutexLock lock(&segments_->mu);
   std::vector<uint64_t> out;
   out.reserve(segments_->segments.size());
   for (auto& [seq, s] : segments_->segments) out.push_back(seq);
@@ -125,27 +131,27 @@ uint64_t Journal::ReadableBytes(uint64_t segment) const {
 }
 
 bool Journal::IsSealed(uint64_t segment) const {
-  std::lock_guard lock(segments_->mu);
+  absl::MutexLock lock(&segments_->mu);
   auto it = segments_->segments.find(segment);
   return it == segments_->segments.end() || !it->second.live;
 }
 
 uint64_t Journal::TotalBytes() const {
-  std::lock_guard lock(segments_->mu);
+  absl::MutexLock lock(&segments_->mu);
   uint64_t total = 0;
   for (auto& [seq, s] : segments_->segments) total += s.size;
   return total;
 }
 
 JournalPosition Journal::End() const {
-  std::lock_guard lock(segments_->mu);
+  absl::MutexLock lock(&segments_->mu);
   if (segments_->segments.empty()) return {};
   auto& [seq, s] = *segments_->segments.rbegin();
   return {seq, s.size};
 }
 
 JournalPosition Journal::Begin() const {
-  std::lock_guard lock(segments_->mu);
+  absl::MutexLock lock(&segments_->mu);
   if (segments_->segments.empty()) return {};
   return {segments_->segments.begin()->first, 0};
 }
@@ -153,7 +159,7 @@ JournalPosition Journal::Begin() const {
 fs::file_time_type Journal::LastWrite() const {
   std::optional<fs::path> newest;
   {
-    std::lock_guard lock(segments_->mu);
+    absl::MutexLock lock(&segments_->mu);
     for (auto it = segments_->segments.rbegin(); it != segments_->segments.rend(); ++it) {
       if (it->second.has_file) {
         newest = segments_->SegmentPath(it->first);
@@ -171,7 +177,7 @@ fs::file_time_type Journal::LastWrite() const {
 }
 
 std::vector<Journal::LiveSession> Journal::LiveSessions() const {
-  std::lock_guard lock(segments_->mu);
+  absl::MutexLock lock(&segments_->mu);
   std::vector<LiveSession> out;
   for (auto& [seq, s] : segments_->segments)
     if (s.live && !s.writer) out.push_back({seq, s.fifo_path});
@@ -190,7 +196,7 @@ std::unique_ptr<Journal::Writer> Journal::ResumeWriter(const LiveSession& sessio
   std::string fifo_path;
   bool has_file;
   {
-    std::lock_guard lock(segments_->mu);
+    absl::MutexLock lock(&segments_->mu);
     auto it = segments_->segments.find(session.segment);
     if (it == segments_->segments.end() || !it->second.live || it->second.writer)
       throw std::invalid_argument("journal: " + segments_->dir.string() + ": segment " +
@@ -208,7 +214,7 @@ std::unique_ptr<Journal::Writer> Journal::ResumeWriter(const LiveSession& sessio
     if (!fd || fstat(fd.get(), &st) != 0) {
       int err = errno;
       fd.reset();
-      std::lock_guard lock(segments_->mu);
+      absl::MutexLock lock(&segments_->mu);
       segments_->segments[session.segment].writer = false;
       ThrowJournalError(err, "open", path);
     }
@@ -222,7 +228,7 @@ void Journal::SealSession(const LiveSession& session) {
   fs::path path = segments_->SegmentPath(session.segment);
   uint64_t size;
   {
-    std::lock_guard lock(segments_->mu);
+    absl::MutexLock lock(&segments_->mu);
     auto it = segments_->segments.find(session.segment);
     if (it == segments_->segments.end() || !it->second.live || it->second.writer)
       throw std::invalid_argument("journal: " + segments_->dir.string() + ": segment " +
@@ -241,12 +247,12 @@ void Journal::SealSession(const LiveSession& session) {
 }
 
 void Journal::SetEvictHook(std::function<void(uint64_t)> hook) {
-  std::lock_guard lock(segments_->mu);
+  absl::MutexLock lock(&segments_->mu);
   segments_->evict_hook = std::move(hook);
 }
 
 void Journal::SetAcknowledged(JournalPosition position) {
-  std::lock_guard lock(segments_->mu);
+  absl::MutexLock lock(&segments_->mu);
   segments_->acknowledged = position;
 }
 
@@ -254,7 +260,7 @@ uint64_t Journal::EvictOldest() { return segments_->EvictOldest(); }
 
 void Journal::Remove() {
   {
-    std::lock_guard lock(segments_->mu);
+    absl::MutexLock lock(&segments_->mu);
     segments_->segments.clear();
     ++segments_->version;
   }
@@ -265,22 +271,28 @@ void Journal::Remove() {
 }
 
 uint64_t Journal::Version() const {
-  std::lock_guard lock(segments_->mu);
+  absl::MutexLock lock(&segments_->mu);
   return segments_->version;
 }
 
 void Journal::Interrupt() {
   {
-    std::lock_guard lock(segments_->mu);
+    absl::MutexLock lock(&segments_->mu);
     ++segments_->version;
   }
   segments_->Notify();
 }
 
 uint64_t Journal::WaitForChange(uint64_t seen, std::chrono::milliseconds timeout) const {
-  std::unique_lock lock(segments_->mu);
-  segments_->changed.wait_for(lock, timeout, [&] { return segments_->version != seen; });
-  return segments_->version;
+  JournalSegments& segs = *segments_;
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  absl::MutexLock lock(&segs.mu);
+  while (segs.version == seen) {
+    const auto left = until - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) break;
+    segs.changed.WaitWithTimeout(&segs.mu, absl::FromChrono(left));
+  }
+  return segs.version;
 }
 
 }  // namespace skald

@@ -96,7 +96,7 @@ JournalFrameReader::Status JournalFrameReader::Next(std::string_view* body,
       uint64_t found;
       bool has_file;
       {
-        std::lock_guard lock(segs.mu);
+        absl::MutexLock lock(&segs.mu);
         auto it = segs.segments.lower_bound(s.want);
         if (it == segs.segments.end()) {
           bool any_live = std::any_of(segs.segments.begin(), segs.segments.end(),
@@ -123,7 +123,7 @@ JournalFrameReader::Status JournalFrameReader::Next(std::string_view* body,
       if (!s.fd) {
         const int err = errno;
         if (err == ENOENT) {
-          std::lock_guard lock(segs.mu);
+          absl::MutexLock lock(&segs.mu);
           if (!segs.segments.count(found)) continue;  // evicted meanwhile: counted next look
         }
         if (err == EMFILE || err == ENFILE || err == ENOMEM || err == EINTR || err == EAGAIN) {
@@ -187,7 +187,7 @@ JournalFrameReader::Status JournalFrameReader::Next(std::string_view* body,
       bool exists, live;
       uint64_t size;
       {
-        std::lock_guard lock(segs.mu);
+        absl::MutexLock lock(&segs.mu);
         auto it = segs.segments.find(s.seq);
         exists = it != segs.segments.end();
         live = exists && it->second.live;

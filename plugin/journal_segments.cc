@@ -23,7 +23,7 @@ constexpr std::size_t kEvictedRemembered = 1024;
 
 }  // namespace
 
-void JournalSegments::Scan() {
+void JournalSegments::ScanLocked() {
   std::error_code ec;
   std::map<uint64_t, std::string> markers;
   uint64_t max_seen = 0;  // also of files skipped: a new segment never takes a used name
@@ -77,7 +77,7 @@ void JournalSegments::Scan() {
     while (seqs.size() > 1) {
       uint64_t newer = seqs.back();
       uint64_t older = seqs[seqs.size() - 2];
-      RepairInterruptedRotation(older, newer);
+      RepairInterruptedRotationLocked(older, newer);
       seqs.erase(segments.at(older).live ? seqs.end() - 1 : seqs.end() - 2);
     }
   }
@@ -95,7 +95,7 @@ void JournalSegments::Scan() {
 // `older` and `newer` are live segments of one FIFO. The rotation from `older` copies the
 // bytes after its last complete frame to `newer`, then truncates `older` and removes its
 // marker. If the copy is complete, finish the rotation; otherwise undo it.
-void JournalSegments::RepairInterruptedRotation(uint64_t older, uint64_t newer) {
+void JournalSegments::RepairInterruptedRotationLocked(uint64_t older, uint64_t newer) {
   Segment& old_seg = segments.at(older);
   Segment& new_seg = segments.at(newer);
   fs::path old_path = SegmentPath(older);
@@ -138,7 +138,7 @@ void JournalSegments::RepairInterruptedRotation(uint64_t older, uint64_t newer) 
 uint64_t JournalSegments::Reserve(const std::string& fifo_path) {
   uint64_t seq;
   {
-    std::lock_guard lock(mu);
+    absl::MutexLock lock(&mu);
     // Only damaged files (a cursor or a segment name near the limit) lead here; a segment
     // numbered past it would not be found again.
     if (next_seq >= kJournalSegmentLimit)
@@ -153,7 +153,7 @@ uint64_t JournalSegments::Reserve(const std::string& fifo_path) {
   try {
     ReplaceJournalFile(MarkerPath(seq), fifo_path);
   } catch (...) {
-    std::lock_guard lock(mu);
+    absl::MutexLock lock(&mu);
     segments.erase(seq);
     throw;
   }
@@ -165,7 +165,7 @@ void JournalSegments::Unreserve(uint64_t seq) {
   unlink(SegmentPath(seq).c_str());
   unlink(MarkerPath(seq).c_str());
   {
-    std::lock_guard lock(mu);
+    absl::MutexLock lock(&mu);
     segments.erase(seq);
     ++version;
   }
@@ -175,7 +175,7 @@ void JournalSegments::Unreserve(uint64_t seq) {
 bool JournalSegments::Publish(uint64_t seq, uint64_t size) {
   bool unreadable;
   {
-    std::lock_guard lock(mu);
+    absl::MutexLock lock(&mu);
     Segment& s = segments[seq];
     s.size = size;
     s.has_file = true;
@@ -187,7 +187,7 @@ bool JournalSegments::Publish(uint64_t seq, uint64_t size) {
 }
 
 std::optional<uint64_t> JournalSegments::ListedSize(uint64_t seq) const {
-  std::lock_guard lock(mu);
+  absl::MutexLock lock(&mu);
   auto it = segments.find(seq);
   if (it == segments.end()) return std::nullopt;
   return it->second.size;
@@ -196,7 +196,7 @@ std::optional<uint64_t> JournalSegments::ListedSize(uint64_t seq) const {
 std::optional<uint64_t> JournalSegments::MarkUnreadable(uint64_t seq) {
   uint64_t size;
   {
-    std::lock_guard lock(mu);
+    absl::MutexLock lock(&mu);
     auto it = segments.find(seq);
     if (it == segments.end()) return std::nullopt;
     size = it->second.size;
@@ -216,7 +216,7 @@ std::optional<uint64_t> JournalSegments::MarkUnreadable(uint64_t seq) {
 void JournalSegments::Seal(uint64_t seq, uint64_t readable) {
   bool remove_file = false;
   {
-    std::lock_guard lock(mu);
+    absl::MutexLock lock(&mu);
     auto it = segments.find(seq);
     if (it == segments.end()) return;
     Segment& s = it->second;
@@ -238,7 +238,7 @@ void JournalSegments::Seal(uint64_t seq, uint64_t readable) {
 // segment `rotating_seq`, about to be sealed at `rotating_boundary`, counts as sealed; 0: no
 // rotation, the new segment is already in the list).
 bool JournalSegments::RoomFor(uint64_t rotating_seq, uint64_t rotating_boundary) {
-  std::lock_guard lock(mu);
+  absl::MutexLock lock(&mu);
   std::size_t count_after = segments.size() + (rotating_seq ? 1 : 0);
   std::size_t max = static_cast<std::size_t>(limits.max_segments);
   if (count_after <= max) return true;
@@ -255,11 +255,11 @@ bool JournalSegments::RoomFor(uint64_t rotating_seq, uint64_t rotating_boundary)
 }
 
 uint64_t JournalSegments::EvictOldest() {
-  std::lock_guard evicting(evict_mu);
+  absl::MutexLock evicting(&evict_mu);
   uint64_t seq, size;
   std::function<void(uint64_t)> hook;
   {
-    std::lock_guard lock(mu);
+    absl::MutexLock lock(&mu);
     if (segments.empty()) return 0;
     auto& [oldest, s] = *segments.begin();
     if (s.live) return 0;
@@ -276,7 +276,7 @@ uint64_t JournalSegments::EvictOldest() {
     return 0;
   }
   {
-    std::lock_guard lock(mu);
+    absl::MutexLock lock(&mu);
     segments.erase(seq);
     evicted[seq] = size;
     if (evicted.size() > kEvictedRemembered) evicted.erase(evicted.begin());
@@ -289,7 +289,7 @@ uint64_t JournalSegments::EvictOldest() {
 void JournalSegments::EvictWhileOver() {
   for (;;) {
     {
-      std::lock_guard lock(mu);
+      absl::MutexLock lock(&mu);
       if (segments.size() <= static_cast<std::size_t>(limits.max_segments)) return;
     }
     if (EvictOldest() == 0) return;
@@ -299,7 +299,7 @@ void JournalSegments::EvictWhileOver() {
 uint64_t JournalSegments::SealedReadable(uint64_t seq) {
   uint64_t size;
   {
-    std::lock_guard lock(mu);
+    absl::MutexLock lock(&mu);
     auto it = segments.find(seq);
     if (it == segments.end()) return 0;
     if (it->second.live) return it->second.size;
@@ -320,7 +320,7 @@ uint64_t JournalSegments::SealedReadable(uint64_t seq) {
     spdlog::warn("{}", e.what());
     return 0;
   }
-  std::lock_guard lock(mu);
+  absl::MutexLock lock(&mu);
   auto it = segments.find(seq);
   if (it != segments.end() && !it->second.live && !it->second.readable)
     it->second.readable = scan.boundary;

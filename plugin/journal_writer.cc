@@ -82,7 +82,7 @@ Journal::Writer::Writer(std::shared_ptr<Journal> journal, uint64_t seq, std::str
 Journal::Writer::~Writer() {
   state_->fd.reset();
   if (state_->sealed) return;
-  std::lock_guard lock(journal_->segments_->mu);
+  absl::MutexLock lock(&journal_->segments_->mu);
   auto it = journal_->segments_->segments.find(state_->seq);
   if (it != journal_->segments_->segments.end()) it->second.writer = false;
 }
@@ -280,7 +280,7 @@ bool Journal::Writer::State::MaybeRotate(JournalSegments& segs, const JournalLim
   if (unlink(segs.MarkerPath(s.seq).c_str()) != 0 && errno != ENOENT)
     spdlog::warn("journal: cannot remove {}: {}", segs.MarkerPath(s.seq).string(), strerror(errno));
   {
-    std::lock_guard lock(segs.mu);
+    absl::MutexLock lock(&segs.mu);
     auto& old_seg = segs.segments[s.seq];
     old_seg.size = scan.corrupt ? s.size : s.boundary;
     old_seg.readable = s.boundary;

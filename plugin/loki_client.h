@@ -120,7 +120,7 @@ class DeliveryListener;
 struct DeliveryTicket {
   DeliveryListener* listener = nullptr;  // null: nobody is told
   uint64_t stream = 0;
-  uint64_t chunk = 0;
+  uint64_t shipment = 0;  // the producer's group of entries (plugin/shipment_ledger.h)
 };
 
 class DeliveryListener {

@@ -20,7 +20,7 @@ namespace {
 constexpr int kLinesPerIteration = 1024;
 constexpr int64_t kBaseNs = 1'700'000'000'000'000'000;
 
-// kLinesPerIteration frames back to back, as they sit in the reader's chunk.
+// kLinesPerIteration frames back to back, as they sit in the reader's read buffer.
 std::string EncodedFrames() {
   std::string frames;
   for (int i = 0; i < kLinesPerIteration; ++i) {

@@ -397,6 +397,75 @@ TEST_F(BadInput, ALokiThatMisbehaves) {
   ExpectNeighbourAndPlugin();
 }
 
+// The sum of every series of one metric family (any labels) in a /metrics text.
+double FamilyTotal(std::string_view text, std::string_view family) {
+  double sum = 0;
+  for (const auto& line : SplitLines(text)) {
+    if (line.size() <= family.size() || line.compare(0, family.size(), family) != 0) continue;
+    const char next = line[family.size()];
+    if (next != '{' && next != ' ') continue;
+    sum += std::strtod(line.substr(line.rfind(' ') + 1).c_str(), nullptr);
+  }
+  return sum;
+}
+
+// Two containers whose metrics stages declare one name with two types. The second used to
+// share the first's slot (its counter read from the gauge table: a garbage value, a SEGV under
+// ASan); now `docker run` of the second fails naming both declarations, and the first one's
+// counter stays right.
+TEST_F(BadInput, TwoContainersDeclaringOneMetricWithTwoTypes) {
+  StartNeighbour();
+  const std::string counter = NewContainer("counter");
+  auto args = RunArgs(counter,
+                      {"loki-pipeline-stages=- metrics:\n    e2e_clash_hits:\n      type: Counter\n"
+                       "      description: lines seen\n      config:\n        match_all: true\n"
+                       "        action: inc\n"},
+                      {"sh", "-c", "loggen --lines 5 --prefix hit; exec sleep 300"});
+  args.insert(args.begin() + 1, "-d");
+  auto first = Docker(args, 60s);
+  ASSERT_TRUE(first.ok()) << first.Describe();
+  ASSERT_EQ(loki().WaitForCount(Selector(counter), 5, 30s), 5u);
+  const std::string gauge = NewContainer("gauge");
+  auto second =
+      Docker(RunArgs(gauge,
+                     {"loki-pipeline-stages=- metrics:\n    e2e_clash_hits:\n      type: Gauge\n"
+                      "      description: lines seen\n      config:\n        action: inc\n"},
+                     {"loggen", "--lines", "5"}),
+             60s);
+  EXPECT_FALSE(second.ok()) << "the clashing declaration was accepted";
+  const std::string said = second.out + second.err;
+  EXPECT_NE(said.find("promtail_custom_e2e_clash_hits"), std::string::npos) << said;
+  EXPECT_NE(said.find("is already a counter"), std::string::npos) << said;
+  EXPECT_NE(said.find("here it would be a gauge"), std::string::npos) << said;
+  const auto text = FetchMetrics();
+  ASSERT_TRUE(text);
+  EXPECT_EQ(FamilyTotal(*text, "promtail_custom_e2e_clash_hits"), 5) << *text;
+  Docker({"rm", "-f", counter}, 30s);
+  ExpectNeighbourAndPlugin();
+}
+
+// 776 bytes of YAML whose aliases nest 8 deep with 10 uses each: 10^8 stages if every use were
+// built. `docker run` fails at once naming the bound; the plugin does not notice.
+TEST_F(BadInput, AYamlAliasBombInTheStages) {
+  StartNeighbour();
+  std::string yaml = "- &s0 {match: {selector: '{a=\"b\"}', stages: [{static_labels: {x: y}}]}}\n";
+  for (int level = 1; level <= 8; ++level) {
+    const std::string use = "*s" + std::to_string(level - 1);
+    yaml += "- &s" + std::to_string(level) + " {match: {selector: '{a=\"b\"}', stages: [" + use;
+    for (int k = 1; k < 10; ++k) yaml += "," + use;
+    yaml += "]}}\n";
+  }
+  const std::string name = NewContainer();
+  auto run =
+      Docker(RunArgs(name, {"loki-pipeline-stages=" + yaml}, {"loggen", "--lines", "5"}), 120s);
+  EXPECT_FALSE(run.ok()) << "the alias bomb was accepted";
+  EXPECT_LT(run.duration, 30s) << "the refusal took that long";
+  const std::string said = run.out + run.err;
+  EXPECT_NE(said.find("loki-pipeline-stages"), std::string::npos) << said;
+  EXPECT_NE(said.find("more than 1000 stages"), std::string::npos) << said;
+  ExpectNeighbourAndPlugin();
+}
+
 // dockerd kills a plugin that does not exit soon after SIGTERM. Idle keep-alive connections
 // and `docker logs -f` answers used to hold the plugin for a minute; it must flush and exit
 // within SHUTDOWN_FLUSH_SECONDS (5) + 1 s. Docker then starts it again, and the running

@@ -90,7 +90,7 @@ TEST_F(PluginIntegration, EveryLineArrivesInOrderWithLabels) {
 }
 
 // A stream whose stderr lines are few fills its stderr batch slowly (when the two label sets
-// are sent by different lanes of the client); the chunks they belong to hold the in-memory
+// are sent by different lanes of the client); the shipments they belong to hold the in-memory
 // window (8 MiB) until they are acknowledged. A full window makes the client send what it
 // holds, and so does the end of a stream, so delivery never waits for loki-batch-wait (30 s
 // here; each container's 11 MB take well under a second when that works). Four containers one

@@ -224,12 +224,13 @@ TEST_F(DriverIsolationTest, ARestartRightAfterTheStreamEndedIsNotRefusedWhileThe
   EXPECT_TRUE(loki_.WaitForEntries(2, 60s));
 }
 
-// driver.cc Ship/PushChunk/AdvanceLocked with a pipeline that holds entries (multiline, limit
-// with drop: false): a chunk after which the pipeline still holds something never moves the
-// cursor (`held`). A multiline stage holds the last block after every chunk as long as the
-// container logs more often than max_wait_time, so the cursor of a container that logs
-// continuously never advances: nothing is persisted, a plugin restart sends the whole journal
-// again (up to max-size x max-file), and with loki-on-full=block the journal cannot evict.
+// driver.cc Ship/PushShipment and the ShipmentLedger with a pipeline that holds entries
+// (multiline, limit with drop: false): a shipment after which the pipeline still holds something
+// never moves the cursor (`held`). A multiline stage holds the last block after every shipment
+// as long as the container logs more often than max_wait_time, so the cursor of a container
+// that logs continuously never advances: nothing is persisted, a plugin restart sends the
+// whole journal again (up to max-size x max-file), and with loki-on-full=block the journal
+// cannot evict.
 TEST_F(DriverIsolationTest, TheCursorOfAContainerWithAMultilineStageAdvancesWhileItLogs) {
   StartDriver();
   int w;
@@ -409,9 +410,9 @@ TEST_F(DriverIsolationTest, LabelsAHostileContainerChoosesDoNotStayInMemory) {
                            << " lines of 100 KB were settled";
 }
 
-// driver.cc Ship/PushChunk + pipeline_stages/limit_stage.cc: with a limit stage and
+// driver.cc Ship/PushShipment + pipeline_stages/limit_stage.cc: with a limit stage and
 // drop: false (its default) the entries over the rate are held in the stage (an unbounded
-// deque). A chunk's window bytes are freed as soon as the entries it pushed settle; the held
+// deque). A shipment's window bytes are freed as soon as the entries it pushed settle; the held
 // ones are counted nowhere, so the window never fills and the reader decodes the whole journal
 // into the stage: a container that logs faster than its limit grows the plugin's heap without
 // bound (where Promtail's limit stage blocks, and the journal was meant to hold the rest).
