@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "pipeline_stages/config_error.h"
 #include "pipeline_stages/pipeline.h"
@@ -16,6 +17,7 @@
 #include "plugin/container_labels.h"
 #include "plugin/container_pipeline.h"
 #include "plugin/shipment_ledger.h"
+#include "plugin/thread_name.h"
 
 namespace skald {
 
@@ -114,8 +116,11 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
     secrets_ = std::make_unique<SecretStore>(config_.state_dir / "secrets");
   }
   reader_ = std::make_unique<FifoReader>(*this, metrics);
-  reader_->SetTick([this] { Maintain(); }, config_.maintenance_interval);
-  shipper_ = std::thread([this] { ShipLoop(); });
+  reader_->SetTick([this] { return Maintain(); });
+  shipper_ = std::thread([this] {
+    SetThreadName("skald-ship");
+    ShipLoop();
+  });
 }
 
 Driver::~Driver() { Shutdown(std::chrono::milliseconds(0)); }
@@ -192,6 +197,13 @@ void Driver::Recover() {
   // Secrets no journal refers to any more (their containers' journals are gone) go.
   secrets_->Retain(retained_secrets_);
   retained_secrets_.clear();
+  {
+    // The journals found: the budget and the age limit look at them now.
+    absl::MutexLock lock(&mu_);
+    budget_due_ = true;
+    next_age_check_ = std::chrono::steady_clock::time_point::min();
+  }
+  reader_->TickWithin(std::chrono::milliseconds(0));
 }
 
 std::string Driver::ReplayInfoJson(const ContainerInfo& info, const LogOptions& options) {
@@ -333,7 +345,7 @@ void Driver::StartInMemory(const std::string& file, std::shared_ptr<Stream> stre
     absl::MutexLock lock(&mu_);
     streams_.erase(stream->id);
     stream_by_file_.erase(file);
-    live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+    StreamLeftLocked();
     throw;
   }
 }
@@ -350,7 +362,7 @@ void Driver::Unregister(const std::string& file, const Stream* fresh, bool with_
       it != stream_by_container_.end() && it->second == fresh->id) {
     stream_by_container_.erase(it);
   }
-  live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+  StreamLeftLocked();
 }
 
 void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
@@ -606,6 +618,9 @@ void Driver::PushShipment(Stream& stream, std::vector<LokiEntry>& entries,
   for (LokiEntry& e : entries) e.ticket = DeliveryTicket{this, stream.id, shipment};
   stream.client->PushAll(entries);
   const std::size_t freed = stream.ledger.Close(shipment);
+  // The acknowledged position may have moved: the reader's tick persists it (asking is a no-op
+  // while a tick is due already).
+  reader_->TickWithin(config_.maintenance_interval);
   FreeWindow(stream, freed);
   if (freed > 0) reader_->Wake();
   if (WindowFull(stream)) stream.client->SendBuffered();  // see WantsLines
@@ -648,6 +663,7 @@ void Driver::OnSettled(const std::vector<DeliveryTicket>& tickets, bool final) {
     if (settled.empty && (retire.empty() || retire.back() != stream)) retire.push_back(stream);
   }
   for (const auto& s : retire) MaybeRetire(s);
+  if (stream) reader_->TickWithin(config_.maintenance_interval);  // see PushShipment
   if (freed > 0) reader_->Wake();
 }
 
@@ -657,13 +673,17 @@ void Driver::MaybeRetire(const std::shared_ptr<Stream>& stream) {
     if (!stream->finished) return;
     if (!stream->ledger.Empty()) return;
     if (streams_.erase(stream->id) == 0) return;
-    live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+    StreamLeftLocked();
     if (auto it = retiring_by_container_.find(stream->info.container_id);
         it != retiring_by_container_.end() && it->second == stream) {
       retiring_by_container_.erase(it);
     }
   }
-  if (stream->journal) PersistCursor(*stream, stream->ledger.Acked());
+  if (stream->journal) {
+    PersistCursor(*stream, stream->ledger.Acked());
+    // A stopped container's journal from now on: the age limit looks at it when it is due.
+    ScheduleAgeCheck(stream->journal->LastWrite());
+  }
   stream->retired = true;
   idle_cv_.SignalAll();
 }
@@ -695,6 +715,7 @@ void Driver::Ship(Stream& stream, Batch& batch) {
   if (stream.journal && pipeline.has_stages()) stream.ledger.NoteStart(origin, stream.last_resume);
   const int64_t first_line_ns = lines.empty() ? 0 : lines.front().time_nano;
   pipeline.Process(lines, origin, entries);
+  if (pipeline.has_stages() && pipeline.OldestHeldOrigin()) pipelines_hold_ = true;
   PushShipment(stream, entries, batch.resume, batch.journaled ? batch.bytes : 0,
                CursorLimit(stream, batch.resume), first_line_ns);
   AccountHeld(stream);
@@ -731,12 +752,15 @@ void Driver::FlushPipelines(bool final_for_all) {
     }
   }
   int64_t now = stages::Clock::System().NowNs();
+  pipelines_hold_ = false;
   for (const auto& s : with_pipeline) {
     converted_.clear();
     s->pipeline->Flush(now, final_for_all, converted_);
-    if (converted_.empty()) continue;
-    PushShipment(*s, converted_, s->last_resume, 0, CursorLimit(*s, s->last_resume));
-    AccountHeld(*s);
+    if (!converted_.empty()) {
+      PushShipment(*s, converted_, s->last_resume, 0, CursorLimit(*s, s->last_resume));
+      AccountHeld(*s);
+    }
+    if (s->pipeline->OldestHeldOrigin()) pipelines_hold_ = true;
   }
 }
 
@@ -774,7 +798,7 @@ void Driver::FinishStream(uint64_t stream_id) {
     }
     if (!stream->journal) {
       streams_.erase(stream_id);
-      live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+      StreamLeftLocked();
     }
   }
   spdlog::info("container {} ({}): log stream ended{}", stream->info.ID(), stream->info.Name(),
@@ -790,8 +814,15 @@ void Driver::ShipLoop() {
     std::shared_ptr<Stream> stream;
     {
       absl::ReleasableMutexLock lock(&mu_);
-      const bool ready = WaitForBatchLocked(kPipelineFlushInterval);
-      if (!ready || std::chrono::steady_clock::now() - last_flush >= kPipelineFlushInterval) {
+      // Only stages that hold entries (a multiline block, lines a limit delays) need a timer.
+      bool ready = true;
+      if (pipelines_hold_) {
+        ready = WaitForBatchLocked(kPipelineFlushInterval);
+      } else {
+        while (queue_.empty() && !stopping_) queue_cv_.Wait(&mu_);
+      }
+      if (pipelines_hold_ &&
+          (!ready || std::chrono::steady_clock::now() - last_flush >= kPipelineFlushInterval)) {
         // Release what stages hold past their wait (multiline max_wait_time, limit).
         lock.Release();
         FlushPipelines(false);
@@ -861,7 +892,8 @@ bool Driver::WaitIdle(std::chrono::milliseconds deadline) {
   return true;
 }
 
-void Driver::PersistCursors() {
+bool Driver::PersistCursors() {
+  bool waiting = false;
   std::vector<std::shared_ptr<Stream>> streams;
   {
     absl::MutexLock lock(&mu_);
@@ -871,11 +903,15 @@ void Driver::PersistCursors() {
   }
   for (const auto& s : streams) {
     if (s->predecessor) {
-      if (!s->predecessor->retired) continue;  // its cursor still rules the journal
+      if (!s->predecessor->retired) {  // its cursor still rules the journal: look again soon
+        waiting = true;
+        continue;
+      }
       s->predecessor.reset();
     }
     if (auto acked = s->ledger.TakeUnpersisted()) PersistCursor(*s, *acked);
   }
+  return waiting;
 }
 
 void Driver::PersistCursor(Stream& stream, JournalPosition acked) {
@@ -890,20 +926,33 @@ void Driver::PersistCursor(Stream& stream, JournalPosition acked) {
   }
 }
 
-void Driver::RetireIdleClients() {
+std::chrono::milliseconds Driver::RetireIdleClients() {
   const auto now = std::chrono::steady_clock::now();
+  auto next = FifoReader::kNoTick;
   std::vector<std::shared_ptr<PushClient>> retired;
   {
     absl::MutexLock lock(&mu_);
+    std::unordered_set<const PushClient*> used;
+    for (const auto& [id, s] : streams_) used.insert(s->client.get());
     for (auto it = clients_.begin(); it != clients_.end();) {
-      // Streams hold their client: only the map holds one that none uses.
+      if (used.count(it->second.get())) {
+        // Looked at again when its streams go (StreamLeftLocked).
+        client_unused_since_.erase(it->first);
+        ++it;
+        continue;
+      }
+      // Only the map holds one that none uses; a stream just gone may still be held for a
+      // moment, and entries may still be on their way.
       if (it->second.use_count() > 1 || it->second->Pending() > 0) {
         client_unused_since_.erase(it->first);
+        next = std::min<std::chrono::milliseconds>(next, std::chrono::seconds(1));
         ++it;
         continue;
       }
       auto since = client_unused_since_.try_emplace(it->first, now).first;
       if (now - since->second < config_.client_idle_timeout) {
+        next = std::min(next, std::chrono::ceil<std::chrono::milliseconds>(
+                                  since->second + config_.client_idle_timeout - now));
         ++it;
         continue;
       }
@@ -915,6 +964,30 @@ void Driver::RetireIdleClients() {
   }
   if (!retired.empty()) spdlog::debug("{} idle Loki client(s) stopped", retired.size());
   retired.clear();  // stops their lanes, idle by now, outside the lock
+  return next;
+}
+
+void Driver::StreamLeftLocked() {
+  live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+  // Its client may be unused now, and the journals' total is looked at once more.
+  budget_due_ = true;
+  reader_->TickWithin(
+      std::min<std::chrono::milliseconds>(config_.client_idle_timeout, std::chrono::seconds(1)));
+}
+
+void Driver::ScheduleAgeCheck(std::filesystem::file_time_type last_write) {
+  using namespace std::chrono;
+  auto in = steady_clock::duration::zero();
+  if (last_write != std::filesystem::file_time_type::min()) {
+    in = std::max(
+        in, duration_cast<steady_clock::duration>(last_write + config_.journal_max_age -
+                                                  std::filesystem::file_time_type::clock::now()));
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    next_age_check_ = std::min(next_age_check_, steady_clock::now() + in);
+  }
+  reader_->TickWithin(ceil<milliseconds>(in));
 }
 
 std::size_t Driver::LiveClients() const {
@@ -922,27 +995,44 @@ std::size_t Driver::LiveClients() const {
   return clients_.size();
 }
 
-void Driver::Maintain() {
-  const auto now_clients = std::chrono::steady_clock::now();
-  if (now_clients - last_client_check_ >= std::chrono::seconds(1) ||
-      config_.client_idle_timeout < std::chrono::seconds(1)) {
-    last_client_check_ = now_clients;
-    RetireIdleClients();
+std::chrono::milliseconds Driver::Maintain() {
+  using namespace std::chrono;
+  // Nothing here runs on a timer of its own: the tick comes when a cursor is to be persisted
+  // (TickWithin from PushShipment and OnSettled), a client may have become unused or a stream left
+  // (StreamLeftLocked), and when the next journal reaches the age limit. With streams live,
+  // the budget is checked once a second; with none, journals do not grow and nothing runs.
+  milliseconds next = RetireIdleClients();
+  const auto sooner = [&next](steady_clock::duration d) {
+    next = std::min(next, std::max(milliseconds(0), ceil<milliseconds>(d)));
+  };
+  if (!store_) return next;
+  if (PersistCursors()) sooner(config_.maintenance_interval);
+  // The budget looks at every journal's size (kept in memory); the age limit and the order of
+  // removal need each stopped container's newest file time (a stat).
+  const auto now_steady = steady_clock::now();
+  bool budget_due;
+  bool streams_live;
+  steady_clock::time_point age_due;
+  {
+    absl::MutexLock lock(&mu_);
+    streams_live = !streams_.empty();
+    budget_due = budget_due_ || streams_live;
+    age_due = next_age_check_;
   }
-  if (!store_) return;
-  PersistCursors();
-  // The budget looks at every journal's size (kept in memory): once a second is enough. The
-  // age limit and the order of removal need each stopped container's newest file time (a
-  // stat): only once a minute, or when the budget is exceeded.
-  const auto now_steady = std::chrono::steady_clock::now();
-  if (now_steady - last_budget_check_ < std::chrono::seconds(1)) return;
+  const bool check_age = now_steady >= age_due;
+  const bool check_budget = budget_due && now_steady - last_budget_check_ >= seconds(1);
+  if (!check_budget && !check_age) {
+    if (budget_due) sooner(last_budget_check_ + seconds(1) - now_steady);
+    if (age_due != steady_clock::time_point::max()) sooner(age_due - now_steady);
+    return next;
+  }
   last_budget_check_ = now_steady;
-  const bool check_age = now_steady - last_age_check_ >= std::chrono::minutes(1);
-  if (check_age) last_age_check_ = now_steady;
   // Journals of containers with no stream (stopped, delivered) are candidates for removal.
   std::vector<std::pair<std::string, std::shared_ptr<Journal>>> idle, live;
   {
     absl::MutexLock lock(&mu_);
+    budget_due_ = false;
+    if (check_age) next_age_check_ = steady_clock::time_point::max();
     for (const auto& [id, j] : journals_) {
       (stream_by_container_.count(id) ? live : idle).emplace_back(id, j);
     }
@@ -954,9 +1044,12 @@ void Driver::Maintain() {
   // Age limit: stopped containers' journals not written for journal_max_age, unless keep-file.
   const auto now = std::filesystem::file_time_type::clock::now();
   std::vector<std::string> removed;
+  std::optional<std::filesystem::file_time_type> next_expiry;  // of those kept
   for (auto it = idle.begin(); check_age && it != idle.end();) {
     auto& [id, j] = *it;
-    bool expired = now - j->LastWrite() > config_.journal_max_age;
+    const auto last_write = j->LastWrite();
+    bool expired = now - last_write > config_.journal_max_age;
+    bool keep = false;
     if (expired) {
       if (auto text = j->ReadInfo()) {
         try {
@@ -964,6 +1057,7 @@ void Driver::Maintain() {
           if (ParseGoBool(info.config.count("keep-file") ? info.config.at("keep-file") : "false")
                   .value_or(false)) {
             expired = false;
+            keep = true;
           }
         } catch (const std::exception&) {
         }
@@ -976,9 +1070,27 @@ void Driver::Maintain() {
       removed.push_back(id);
       it = idle.erase(it);
     } else {
+      if (!keep && (!next_expiry || last_write + config_.journal_max_age < *next_expiry)) {
+        next_expiry = last_write + config_.journal_max_age;
+      }
       ++it;
     }
   }
+  if (next_expiry) {
+    const auto in = std::max(steady_clock::duration::zero(),
+                             duration_cast<steady_clock::duration>(*next_expiry - now));
+    {
+      absl::MutexLock lock(&mu_);
+      next_age_check_ = std::min(next_age_check_, now_steady + in);
+    }
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    if (next_age_check_ != steady_clock::time_point::max()) {
+      sooner(next_age_check_ - now_steady);
+    }
+  }
+  if (streams_live) sooner(seconds(1));  // journals grow: the budget is looked at again
   // Plugin-wide budget: stopped containers' journals go first (least recently written first),
   // then the oldest segments of the largest live journals.
   if (total > config_.journal_max_total_bytes) {
@@ -1026,6 +1138,7 @@ void Driver::Maintain() {
     }
   }
   journal_bytes_gauge_.Set(static_cast<int64_t>(total));
+  return next;
 }
 
 void Driver::Shutdown(std::chrono::milliseconds deadline) {

@@ -71,8 +71,10 @@ struct DriverConfig {
   // journal, so memory stays flat in an outage.
   std::size_t stream_window_bytes = 64 * 1024;
   std::size_t client_window_bytes = 4 * 1024 * 1024;
-  // Cursors are persisted this often (lines acknowledged since may be sent again after a
-  // kill -9); the budget and the age limit are checked once a second.
+  // Cursors are persisted within this time of an acknowledgement (lines acknowledged since may
+  // be sent again after a kill -9); while streams are live the budget is checked once a second,
+  // and the age limit when the next stopped container's journal reaches it. Nothing runs on a
+  // timer while nothing changes.
   std::chrono::milliseconds maintenance_interval{100};
   // A Loki client no stream has used for this long, with nothing pending, is stopped and
   // freed (its lanes are threads); a later stream with the same options makes a new one.
@@ -202,14 +204,22 @@ class Driver : public LineSink, public DeliveryListener {
   void FinishStream(uint64_t stream_id) ABSL_LOCKS_EXCLUDED(mu_);
   // Forgets a finished stream once nothing of it is unacknowledged (persists its cursor).
   void MaybeRetire(const std::shared_ptr<Stream>& stream) ABSL_LOCKS_EXCLUDED(mu_);
-  // Reader thread, every maintenance_interval: cursors, journal budget, age limit, idle clients.
-  void Maintain() ABSL_LOCKS_EXCLUDED(mu_);
-  // Frees the clients no stream has used for client_idle_timeout.
-  void RetireIdleClients() ABSL_LOCKS_EXCLUDED(mu_);
+  // Reader thread, when a tick is due: cursors, journal budget, age limit, idle clients.
+  // Returns when it wants to run again (FifoReader::kNoTick: not until asked).
+  std::chrono::milliseconds Maintain() ABSL_LOCKS_EXCLUDED(mu_);
+  // Frees the clients no stream has used for client_idle_timeout; returns when one of those
+  // left will have been unused that long (kNoTick: none).
+  std::chrono::milliseconds RetireIdleClients() ABSL_LOCKS_EXCLUDED(mu_);
+  // A stream left streams_: the gauge, and a tick for the clients and the budget.
+  void StreamLeftLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A journal became a stopped container's, last written at `last_write`: the age limit looks
+  // at it when it is due.
+  void ScheduleAgeCheck(std::filesystem::file_time_type last_write) ABSL_LOCKS_EXCLUDED(mu_);
   // The stream holds its own window and its client's streams together hold the client's:
   // decoding pauses.
   bool WindowFull(const Stream& stream) const;
-  void PersistCursors() ABSL_LOCKS_EXCLUDED(mu_);
+  // Returns true when a dirty cursor waits for its predecessor's (tick again soon).
+  bool PersistCursors() ABSL_LOCKS_EXCLUDED(mu_);
   // Writes `acked` as the stream's cursor unless a newer one was written.
   void PersistCursor(Stream& stream, JournalPosition acked);
 
@@ -243,6 +253,11 @@ class Driver : public LineSink, public DeliveryListener {
   // Finished journaled streams still waiting for acknowledgements, by container.
   std::map<std::string, std::shared_ptr<Stream>> retiring_by_container_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<Journal>> journals_ ABSL_GUARDED_BY(mu_);  // by id
+  // A budget check is due though no stream is live (a stream left, journals were found).
+  bool budget_due_ ABSL_GUARDED_BY(mu_) = true;
+  // When the next stopped container's journal reaches the age limit (max: none).
+  std::chrono::steady_clock::time_point next_age_check_ ABSL_GUARDED_BY(mu_) =
+      std::chrono::steady_clock::time_point::min();
   // Decoded, not acknowledged: what the journaled streams of each client hold (by Key()).
   std::map<std::string, std::shared_ptr<std::atomic<int64_t>>> client_windows_ ABSL_GUARDED_BY(mu_);
   // By LokiClientConfig::Key().
@@ -262,12 +277,12 @@ class Driver : public LineSink, public DeliveryListener {
   std::set<std::string> retained_secrets_;  // (Recover only) references the journals make
   // The reader thread's (Maintain).
   std::chrono::steady_clock::time_point last_budget_check_;
-  std::chrono::steady_clock::time_point last_age_check_;
-  std::chrono::steady_clock::time_point last_client_check_;
 
   // Shipping thread's scratch, shared by every stream (a vector per stream would keep the
   // capacity of its largest batch for the stream's life).
   std::vector<LokiEntry> converted_;
+  // (Shipping thread) Some stream's stages hold entries: FlushPipelines runs on a timer.
+  bool pipelines_hold_ = false;
 
   std::unique_ptr<FifoReader> reader_;
   std::thread shipper_;

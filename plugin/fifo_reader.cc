@@ -13,6 +13,7 @@
 
 #include "plugin/frame_codec.h"
 #include "plugin/journal_frame_reader.h"
+#include "plugin/thread_name.h"
 
 namespace skald {
 
@@ -21,7 +22,9 @@ constexpr std::size_t kReadBufferBytes = 256 * 1024;  // one read(2) from a FIFO
 constexpr int kPipeBytes = 1024 * 1024;               // fewer wake-ups per MB; best effort
 constexpr std::size_t kCoalesceBytes = 32 * 1024;
 constexpr std::chrono::milliseconds kCoalesceDelay{1};
-constexpr std::chrono::milliseconds kPausedRetry{250};  // fallback: Wake() says when
+// A stream whose journal could not be read for a moment (kRetry, an unexpected error) is looked
+// at again this often; one paused for the sink's window waits for Wake().
+constexpr std::chrono::milliseconds kPausedRetry{250};
 constexpr std::chrono::seconds kJournalRetry{1};  // a journal that refused bytes is tried again
 // Memory mode: lines waiting for the sink's window, per session, before the oldest are dropped.
 constexpr std::size_t kMemoryModeBytes = 1024 * 1024;
@@ -59,7 +62,8 @@ struct FifoReader::Journaled {
   uint64_t lost_reported = 0;
   int sessions = 0;     // live sessions (mu_)
   bool ended = false;   // (mu_)
-  bool paused = false;  // the sink wanted no more lines
+  bool paused = false;  // the sink wanted no more lines: decoded again after Wake()
+  bool retry = false;   // the journal could not be read: decoded again after kPausedRetry
   bool more = false;    // stopped at the round limit with more to read
 };
 
@@ -117,7 +121,10 @@ FifoReader::FifoReader(LineSink& sink, MetricsRegistry& metrics)
   wake_fd_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!epoll_fd_ || !wake_fd_) throw std::system_error(errno, std::generic_category(), "epoll");
   Watch(wake_fd_.get(), EPOLLIN, EPOLL_CTL_ADD);
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    SetThreadName("skald-reader");
+    Loop();
+  });
 }
 
 FifoReader::~FifoReader() {
@@ -207,10 +214,43 @@ bool FifoReader::AddSession(uint64_t stream_id, const std::string& fifo_path,
   return true;
 }
 
-void FifoReader::SetTick(std::function<void()> tick, std::chrono::milliseconds interval) {
-  absl::MutexLock lock(&mu_);
-  tick_ = std::move(tick);
-  tick_interval_ = interval;
+namespace {
+
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Lowers `target` to `value`; true when it did.
+bool LowerTo(std::atomic<int64_t>& target, int64_t value) {
+  int64_t current = target.load();
+  while (value < current) {
+    if (target.compare_exchange_weak(current, value)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void FifoReader::SetTick(std::function<std::chrono::milliseconds()> tick) {
+  {
+    absl::MutexLock lock(&mu_);
+    tick_ = std::move(tick);
+  }
+  TickWithin(std::chrono::milliseconds(0));
+}
+
+void FifoReader::TickWithin(std::chrono::milliseconds delay) {
+  if (delay == kNoTick) return;
+  const int64_t max_ns = INT64_MAX / 2;  // far enough, and no overflow below
+  const int64_t delay_ns =
+      delay >= std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::nanoseconds(max_ns))
+          ? max_ns
+          : std::chrono::duration_cast<std::chrono::nanoseconds>(delay).count();
+  // The loop may be asleep until the tick due before: wake it to look at the new one.
+  if (LowerTo(next_tick_ns_, SteadyNowNs() + std::max<int64_t>(0, delay_ns))) Wake();
 }
 
 void FifoReader::Wake() {
@@ -524,6 +564,7 @@ bool FifoReader::Decode(Journaled& j) {
   constexpr std::size_t kHandOverFrames = 256;
   j.more = false;
   j.paused = false;
+  j.retry = false;
   bool end = false;
   std::string_view body;
   JournalPosition start;
@@ -547,7 +588,7 @@ bool FifoReader::Decode(Journaled& j) {
     const auto st = j.reader->Next(&body, &start);
     if (st == JournalFrameReader::Status::kWait) break;
     if (st == JournalFrameReader::Status::kRetry) {
-      j.paused = true;  // looked at again after kPausedRetry
+      j.retry = true;  // looked at again after kPausedRetry
       break;
     }
     if (st == JournalFrameReader::Status::kEnd) {
@@ -651,45 +692,40 @@ bool FifoReader::Drain(Stream& s) {
 
 void FifoReader::Loop() {
   epoll_event events[64];
-  auto next_tick = std::chrono::steady_clock::now();
   std::vector<Journaled*> to_decode;
   std::vector<Session*> blocked;
   std::vector<Session*> waiting;
   auto last_paused_retry = std::chrono::steady_clock::now();
   while (!stopping_.load()) {
-    // Streams with more to read go on at once; paused or blocked ones are retried soon.
+    // Streams with more to read go on at once; blocked ones and those the journal could not
+    // hand bytes to are retried soon. Streams paused for the sink's window wait for Wake()
+    // (acknowledgements free it), so a Loki outage costs no wake-up here.
     int timeout_ms = -1;
-    std::function<void()> tick;
-    std::chrono::milliseconds tick_interval;
+    std::function<std::chrono::milliseconds()> tick;
     {
       absl::MutexLock lock(&mu_);
       tick = tick_;
-      tick_interval = tick_interval_;
-      bool any_more = false, any_paused = false, any_blocked = false;
+      bool any_more = false, any_retry = false, any_blocked = false;
       for (auto& [id, j] : journaled_) {
         any_more |= j->more;
-        any_paused |= j->paused;
+        any_retry |= j->retry;
       }
-      for (auto& [fd, s] : sessions_) {
-        any_blocked |= s->blocked;
-        any_paused |= !s->queued.empty();  // memory mode, waiting for the sink's window
-      }
-      // Paused streams are woken when acknowledgements free their window (Wake); the timeout
-      // is only a fallback, long enough not to spin through a Loki outage.
+      for (auto& [fd, s] : sessions_) any_blocked |= s->blocked;
       if (any_more) {
         timeout_ms = 0;
       } else if (any_blocked) {
         timeout_ms = 20;
-      } else if (any_paused) {
+      } else if (any_retry) {
         timeout_ms = static_cast<int>(kPausedRetry.count());
       }
     }
     if (tick) {
-      auto until_tick = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            next_tick - std::chrono::steady_clock::now())
-                            .count();
-      int t = static_cast<int>(std::max<int64_t>(0, until_tick));
-      timeout_ms = timeout_ms < 0 ? t : std::min(timeout_ms, t);
+      const int64_t due = next_tick_ns_.load();
+      if (due != INT64_MAX) {
+        const int64_t until_ms = std::max<int64_t>(0, (due - SteadyNowNs() + 999'999) / 1'000'000);
+        const int t = static_cast<int>(std::min<int64_t>(until_ms, INT32_MAX));
+        timeout_ms = timeout_ms < 0 ? t : std::min(timeout_ms, t);
+      }
     }
     int n = epoll_wait(epoll_fd_.get(), events, 64, timeout_ms);
     if (n < 0) {
@@ -736,11 +772,12 @@ void FifoReader::Loop() {
       ++fifo_events;
       FeedAndMaybeEnd(*session, *j);
     }
-    // Paused streams are looked at again when the sink says it has room (Wake), or after
-    // kPausedRetry: not on every round, which a busy FIFO makes frequent.
+    // Paused streams are looked at again when the sink says it has room (Wake); those that
+    // met a read error after kPausedRetry: not on every round, which a busy FIFO makes
+    // frequent.
     const auto now = std::chrono::steady_clock::now();
-    const bool retry_paused = woken || now - last_paused_retry >= kPausedRetry;
-    if (retry_paused) last_paused_retry = now;
+    const bool retry_due = now - last_paused_retry >= kPausedRetry;
+    if (retry_due) last_paused_retry = now;
     // Blocked sessions (loki-on-full=block): try again.
     blocked.clear();
     to_decode.clear();
@@ -749,10 +786,12 @@ void FifoReader::Loop() {
       absl::MutexLock lock(&mu_);
       for (auto& [fd, s] : sessions_) {
         if (s->blocked) blocked.push_back(s.get());
-        if (!s->queued.empty() && retry_paused) waiting.push_back(s.get());
+        if (!s->queued.empty() && woken) waiting.push_back(s.get());
       }
       for (auto& [id, j] : journaled_) {
-        if (j->more || (j->paused && retry_paused)) to_decode.push_back(j.get());
+        if (j->more || (j->paused && woken) || (j->retry && retry_due)) {
+          to_decode.push_back(j.get());
+        }
       }
     }
     // Sessions end only on this thread, in FeedAndMaybeEnd: hand over before feeding.
@@ -785,21 +824,28 @@ void FifoReader::Loop() {
                         Suppressed(suppressed));
         }
         j->more = false;
-        j->paused = true;
+        j->retry = true;
       }
       if (!alive) {
         absl::MutexLock lock(&mu_);
         journaled_.erase(j->id);
       }
     }
-    if (tick && std::chrono::steady_clock::now() >= next_tick) {
+    if (tick && SteadyNowNs() >= next_tick_ns_.load()) {
+      // Taken before the tick runs: a TickWithin() while it runs asks for the next one.
+      next_tick_ns_.store(INT64_MAX);
+      std::chrono::milliseconds again = std::chrono::seconds(1);  // after an error
       try {
-        tick();
+        again = tick();
       } catch (const std::exception& e) {
         loop_errors_.Add();
         spdlog::error("journal maintenance: {}", e.what());
       }
-      next_tick = std::chrono::steady_clock::now() + tick_interval;
+      if (again != kNoTick) {
+        const int64_t max_ms = INT64_MAX / 4 / 1'000'000;
+        LowerTo(next_tick_ns_,
+                SteadyNowNs() + std::clamp<int64_t>(again.count(), 0, max_ms) * 1'000'000);
+      }
     }
     // dockerd writes one frame per write(2): a FIFO that woke the loop for a few frames is
     // given a moment to fill (its pipe holds far more than this many bytes), so that one

@@ -13,7 +13,9 @@
 // A frame over 1 MiB or one that does not decode never crashes the plugin: a memory stream
 // ends (OnEnd with `corrupt`), a journal stream skips to the next segment; both are counted.
 // The loop never waits for anything but the FIFOs and its own tick, so a slow Loki can never
-// stop it from draining them.
+// stop it from draining them. It has no timer of its own: idle (every FIFO quiet, no stream
+// paused on an I/O error, no tick asked for) it sleeps until a FIFO or Wake() wakes it; a
+// stream paused for the sink's window waits for Wake().
 //
 // When the journal cannot be written (disk full, an I/O error, its directory removed), a
 // session goes on in memory: with loki-on-full=drop (the default) its FIFO is read and its
@@ -85,9 +87,12 @@ class FifoReader {
   bool AddSession(uint64_t stream_id, const std::string& fifo_path,
                   std::unique_ptr<Journal::Writer>& writer) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Runs `tick` on the loop thread about every `interval` (journal budget, age limit).
-  void SetTick(std::function<void()> tick, std::chrono::milliseconds interval)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  // Runs `tick` on the loop thread, once at once and then when it is due: `tick` returns how
+  // long until it wants to run again (kNoTick: not until TickWithin() asks).
+  static constexpr std::chrono::milliseconds kNoTick = std::chrono::milliseconds::max();
+  void SetTick(std::function<std::chrono::milliseconds()> tick) ABSL_LOCKS_EXCLUDED(mu_);
+  // Asks for a tick within `delay` (one due sooner stays due). Thread-safe, takes no lock.
+  void TickWithin(std::chrono::milliseconds delay);
 
   // The sink wants lines again: resume paused journal streams.
   void Wake();
@@ -154,8 +159,9 @@ class FifoReader {
   std::unordered_map<int, std::unique_ptr<Session>> sessions_ ABSL_GUARDED_BY(mu_);  // by fd
   // By stream id.
   std::unordered_map<uint64_t, std::unique_ptr<Journaled>> journaled_ ABSL_GUARDED_BY(mu_);
-  std::function<void()> tick_ ABSL_GUARDED_BY(mu_);
-  std::chrono::milliseconds tick_interval_ ABSL_GUARDED_BY(mu_){1000};
+  std::function<std::chrono::milliseconds()> tick_ ABSL_GUARDED_BY(mu_);
+  // When the next tick is due (steady clock, ns); INT64_MAX: none asked for.
+  std::atomic<int64_t> next_tick_ns_{INT64_MAX};
   std::thread thread_;
 };
 

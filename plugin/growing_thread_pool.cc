@@ -5,15 +5,19 @@
 #include <system_error>
 #include <thread>
 
+#include "plugin/thread_name.h"
+
 namespace skald {
 
 GrowingThreadPool::GrowingThreadPool(std::size_t min_idle, std::size_t max_threads,
                                      std::chrono::seconds idle_timeout,
-                                     std::chrono::milliseconds shutdown_wait)
+                                     std::chrono::milliseconds shutdown_wait,
+                                     const char* thread_name)
     : state_(std::make_shared<State>()), shutdown_wait_(shutdown_wait) {
   state_->min_idle = min_idle;
   state_->max_threads = max_threads;
   state_->idle_timeout = idle_timeout;
+  state_->thread_name = thread_name;
   std::lock_guard lock(state_->mu);
   for (std::size_t i = 0; i < min_idle; ++i) StartWorker(state_);
 }
@@ -22,7 +26,10 @@ GrowingThreadPool::~GrowingThreadPool() { shutdown(); }
 
 void GrowingThreadPool::StartWorker(const std::shared_ptr<State>& state) {
   try {
-    std::thread([state] { Work(state); }).detach();
+    std::thread([state] {
+      SetThreadName(state->thread_name);
+      Work(state);
+    }).detach();
   } catch (const std::system_error& e) {
     // Out of threads: the task waits for a worker that is running already.
     spdlog::error("API server: cannot start a worker thread: {}", e.what());
@@ -45,8 +52,13 @@ void GrowingThreadPool::enqueue(std::function<void()> fn) {
 void GrowingThreadPool::Work(std::shared_ptr<State> state) {
   std::unique_lock lock(state->mu);
   for (;;) {
-    bool woke = state->cv.wait_for(lock, state->idle_timeout,
-                                   [&] { return state->shutdown || !state->tasks.empty(); });
+    const auto ready = [&] { return state->shutdown || !state->tasks.empty(); };
+    bool woke = true;
+    if (state->idle > state->min_idle) {
+      woke = state->cv.wait_for(lock, state->idle_timeout, ready);  // a spare worker
+    } else {
+      state->cv.wait(lock, ready);  // one of the `min_idle` kept: no timer
+    }
     if (!woke && state->idle > state->min_idle) break;  // idle too long and not needed
     if (state->tasks.empty()) {
       if (state->shutdown) break;

@@ -4,7 +4,9 @@
 // connection or `docker logs -f` stream holds a worker for as long as it lives: eight of them
 // would stall every StartLogging. This queue keeps `min_idle` workers warm and starts another
 // whenever a task arrives and none is idle, up to `max_threads`; workers idle for longer than
-// `idle_timeout` exit (down to `min_idle`).
+// `idle_timeout` exit (down to `min_idle`). Workers at or below `min_idle` wait for a task
+// without a timeout: an idle pool never wakes up. Workers are named `thread_name`
+// (plugin/thread_name.h).
 //
 // shutdown() waits at most `shutdown_wait` for running tasks to end (a stopped server ends
 // its connections within its keep-alive timeout). Workers share their state with the pool
@@ -29,7 +31,8 @@ class GrowingThreadPool : public httplib::TaskQueue {
  public:
   GrowingThreadPool(std::size_t min_idle, std::size_t max_threads,
                     std::chrono::seconds idle_timeout,
-                    std::chrono::milliseconds shutdown_wait = std::chrono::seconds(2));
+                    std::chrono::milliseconds shutdown_wait = std::chrono::seconds(2),
+                    const char* thread_name = "skald-pool");
   ~GrowingThreadPool() override;
 
   void enqueue(std::function<void()> fn) override;
@@ -42,6 +45,7 @@ class GrowingThreadPool : public httplib::TaskQueue {
     std::size_t min_idle;
     std::size_t max_threads;
     std::chrono::seconds idle_timeout;
+    const char* thread_name;
     std::mutex mu;
     std::condition_variable cv;
     std::condition_variable done_cv;

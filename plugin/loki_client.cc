@@ -27,6 +27,7 @@
 #include "plugin/backoff.h"
 #include "plugin/log_limiter.h"
 #include "plugin/push_encoder.h"
+#include "plugin/thread_name.h"
 #include "plugin/user_files.h"
 
 namespace skald {
@@ -53,13 +54,16 @@ Histogram& PushDuration(MetricsRegistry& m, const std::string& status_class) {
 // Threads that may still start, for tests (LokiClient::SetThreadLimitForTesting); -1: no limit.
 std::atomic<int> thread_limit_for_testing{-1};
 
-std::thread StartThread(std::function<void()> body) {
+std::thread StartThread(const char* name, std::function<void()> body) {
   int left = thread_limit_for_testing.load();
   while (left >= 0) {
     if (left == 0) throw std::system_error(EAGAIN, std::generic_category(), "thread limit (test)");
     if (thread_limit_for_testing.compare_exchange_weak(left, left - 1)) break;
   }
-  return std::thread(std::move(body));
+  return std::thread([name, body = std::move(body)] {
+    SetThreadName(name);
+    body();
+  });
 }
 
 // A redirect, a refused credential or a wrong path: the operator has to fix the configuration.
@@ -594,9 +598,9 @@ LokiClient::Impl::Impl(LokiClientConfig c, MetricsRegistry& m)
   try {
     for (auto& lane : lanes_) {
       Lane* l = lane.get();
-      l->thread = StartThread([this, l] { LaneLoop(*l); });
+      l->thread = StartThread("skald-lane", [this, l] { LaneLoop(*l); });
     }
-    watchdog_ = StartThread([this] { WatchdogLoop(); });
+    watchdog_ = StartThread("skald-watchdog", [this] { WatchdogLoop(); });
   } catch (const std::exception& e) {
     StopThreads();
     throw std::runtime_error("skald: cannot start the Loki client for " + redacted_url +

@@ -3,15 +3,24 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include "plugin/growing_thread_pool.h"
 #include "plugin/metrics.h"
+#include "plugin/thread_name.h"
 
 namespace skald {
 
 MetricsHttpServer::MetricsHttpServer(MetricsRegistry& registry, std::function<void()> before_scrape,
                                      std::function<HealthReport()> health)
     : server_(std::make_unique<httplib::Server>()) {
-  server_->new_task_queue = [] { return new httplib::ThreadPool(2); };
-  server_->set_keep_alive_timeout(1);  // an idle scraper connection holds one of two workers
+  // Two workers, kept (they wait without a timer).
+  server_->new_task_queue = [] {
+    return new GrowingThreadPool(2, 2, std::chrono::seconds(30), std::chrono::seconds(2),
+                                 "skald-metr-work");
+  };
+  // One request per connection: cpp-httplib polls an idle keep-alive connection every 10 ms
+  // (see plugin_api_server.cc), and a scraper keeps its connection between scrapes.
+  server_->set_keep_alive_max_count(1);
+  server_->set_keep_alive_timeout(1);
   server_->Get("/metrics",
                [&registry, before_scrape](const httplib::Request&, httplib::Response& res) {
                  if (before_scrape) before_scrape();
@@ -52,7 +61,10 @@ bool MetricsHttpServer::Start(const std::string& address) {
         address);
     return false;
   }
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  thread_ = std::thread([this] {
+    SetThreadName("skald-metrics");
+    server_->listen_after_bind();
+  });
   spdlog::info("metrics on http://{}:{}/metrics{}", host, port_,
                has_health_ ? ", health on /healthz" : "");
   return true;

@@ -1,7 +1,10 @@
 // bench_report: turns the JSON of the three benchmark parts into markdown tables, checks the
 // issue's targets (PASS / MISS / n/a when a part did not run) and writes one results.json.
 //
-//   bench_report [--micro FILE]... [--load FILE] [--docker FILE] [--out FILE]
+//   bench_report [--micro FILE]... [--load FILE] [--docker FILE] [--fleet-alone FILE]
+//                [--fleet-docker FILE] [--out FILE]
+// --fleet-alone takes fleet_bench's JSON, --fleet-docker docker_fleet_bench's (the fleet part,
+// tests/bench/fleet_report.h).
 // --micro takes Google Benchmark JSON (--benchmark_format=json); with repetitions, the median
 // is shown. Exit status 1 when a part reports lost or duplicated lines, else 0 (a missed
 // performance target is reported, not an error).
@@ -14,6 +17,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "tests/bench/fleet_report.h"
 
 namespace {
 
@@ -400,7 +405,7 @@ void PrintTargets(const std::vector<Target>& targets) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> micro_files;
-  std::string load_file, docker_file, out_file;
+  std::string load_file, docker_file, fleet_alone_file, fleet_docker_file, out_file;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--micro") {
@@ -409,6 +414,10 @@ int main(int argc, char** argv) {
       load_file = argv[i + 1];
     } else if (a == "--docker") {
       docker_file = argv[i + 1];
+    } else if (a == "--fleet-alone") {
+      fleet_alone_file = argv[i + 1];
+    } else if (a == "--fleet-docker") {
+      fleet_docker_file = argv[i + 1];
     } else if (a == "--out") {
       out_file = argv[i + 1];
     } else {
@@ -447,13 +456,39 @@ int main(int argc, char** argv) {
               << "\n\n";
     if (docker) results["docker"] = *docker;
   }
+  std::optional<json> fleet_alone, fleet_docker;
+  for (auto [file, j] :
+       {std::pair{&fleet_alone_file, &fleet_alone}, std::pair{&fleet_docker_file, &fleet_docker}}) {
+    if (file->empty()) continue;
+    *j = ReadJson(*file);
+    if (!*j) std::cerr << "bench_report: cannot read " << *file << "\n";
+  }
+  if (fleet_alone || fleet_docker) {
+    skald::bench::PrintFleet(fleet_alone, fleet_docker,
+                             docker && docker->contains("results") ? docker : std::nullopt);
+    if (fleet_alone) results["fleet_alone"] = *fleet_alone;
+    if (fleet_docker) results["fleet_docker"] = *fleet_docker;
+  }
   bool lost = false;
-  const auto targets =
-      Targets(load, docker && docker->contains("results") ? docker : std::nullopt, &lost);
-  PrintTargets(targets);
   json jt = json::array();
-  for (const auto& t : targets) {
-    jt.push_back({{"target", t.name}, {"measured", t.measured}, {"status", t.status}});
+  if (!micro.empty() || load || docker) {
+    const auto targets =
+        Targets(load, docker && docker->contains("results") ? docker : std::nullopt, &lost);
+    PrintTargets(targets);
+    for (const auto& t : targets) {
+      jt.push_back({{"target", t.name}, {"measured", t.measured}, {"status", t.status}});
+    }
+  }
+  if (fleet_alone || fleet_docker) {
+    bool fleet_lost = false;
+    const auto targets = skald::bench::FleetTargets(fleet_alone, fleet_docker, &fleet_lost);
+    std::cout << "### Targets (issue 16: fleet)\n\n| target | measured | |\n|---|---|---|\n";
+    for (const auto& t : targets) {
+      std::cout << "| " << t.name << " | " << t.measured << " | " << t.status << " |\n";
+      jt.push_back({{"target", t.name}, {"measured", t.measured}, {"status", t.status}});
+    }
+    std::cout << "\n";
+    lost = lost || fleet_lost;
   }
   results["targets"] = jt;
   if (!out_file.empty()) std::ofstream(out_file) << results.dump(2) << "\n";

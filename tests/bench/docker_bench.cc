@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "tests/bench/bench_lines.h"
+#include "tests/bench/docker_bench_support.h"
 #include "tests/bench/proc_stats.h"
 #include "tests/e2e/e2e_support.h"
 
@@ -43,7 +44,7 @@ using json = nlohmann::json;
 using e2e::Docker;
 using namespace std::chrono_literals;
 
-constexpr const char* kGoPlugin = "skald-bench-go-driver";
+constexpr const char* kGoPlugin = "skald-bench-go-driver";  // the bench's own plugin name
 
 struct Options {
   std::string go_driver;
@@ -83,42 +84,6 @@ double ParseDockerTime(const std::string& s) {
   return t;
 }
 
-void Must(const e2e::CommandResult& r) {
-  if (!r.ok()) throw std::runtime_error(r.Describe());
-}
-
-// An end-to-end test process (they install and restart the skald plugin), or "".
-std::string RunningE2eTests() {
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename();
-    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-    std::string cmdline = ReadFileOr(entry.path().string() + "/cmdline");
-    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    if (cmdline.find("e2e_tests") != std::string::npos) return name + ": " + Trim(cmdline);
-  }
-  return "";
-}
-
-std::string PluginId(const std::string& plugin) {
-  auto id = Docker({"plugin", "inspect", "--format", "{{.Id}}", plugin}, 30s);
-  return id.ok() ? Trim(id.out) : "";
-}
-
-// The process of a managed plugin: the one whose cgroup names the plugin's id.
-pid_t PluginPid(const std::string& plugin_id) {
-  if (plugin_id.empty()) return -1;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename();
-    if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-    const std::string cgroup = ReadFileOr(entry.path().string() + "/cgroup");
-    const std::string comm = Trim(ReadFileOr(entry.path().string() + "/comm"));
-    if (cgroup.find(plugin_id) != std::string::npos && comm.rfind("containerd", 0) != 0) {
-      return static_cast<pid_t>(std::stoi(name));
-    }
-  }
-  return -1;
-}
-
 // The host directory of skald's journals: the mount whose destination is the plugin's
 // STATE_DIR; "" when it keeps none.
 std::string SkaldStateSource(const std::string& plugin) {
@@ -137,74 +102,6 @@ std::string SkaldStateSource(const std::string& plugin) {
   }
   return "";
 }
-
-// Loki's own count of lines its distributor accepted (all tenants).
-double LokiLinesReceived(int port) {
-  auto text = e2e::FetchMetrics(port);
-  if (!text) return -1;
-  auto totals = e2e::ParsePrometheusTotals(*text);
-  auto it = totals.find("loki_distributor_lines_received_total");
-  return it == totals.end() ? 0 : it->second;
-}
-
-class LokiProcess {
- public:
-  LokiProcess(std::string dir, int port) : dir_(std::move(dir)), port_(port) {
-    const std::string src = e2e::SourceDir();
-    auto r = e2e::RunCommand({src + "/tests/e2e/loki/start-loki.sh", dir_, std::to_string(port_),
-                              std::to_string(e2e::FreeTcpPort())},
-                             30min);
-    Must(r);
-  }
-  ~LokiProcess() {
-    e2e::RunCommand({e2e::SourceDir() + "/tests/e2e/loki/stop-loki.sh", dir_}, 60s);
-  }
-  std::string PushUrl() const {
-    return "http://127.0.0.1:" + std::to_string(port_) + "/loki/api/v1/push";
-  }
-  e2e::LokiQuery Query() const {
-    return e2e::LokiQuery("http://127.0.0.1:" + std::to_string(port_));
-  }
-  int port() const { return port_; }
-
- private:
-  std::string dir_;
-  int port_;
-};
-
-// Grafana's Go driver as a managed plugin, for the lifetime of the object.
-class GoPlugin {
- public:
-  explicit GoPlugin(const std::string& binary) {
-    Remove();
-    char tmpl[] = "/tmp/skald-bench-go-driver.XXXXXX";
-    if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
-    bundle_ = tmpl;
-    namespace fs = std::filesystem;
-    const fs::path root = fs::path(bundle_) / "rootfs";
-    for (const char* d :
-         {"bin", "etc", "tmp", "var/log/docker", "run/docker/plugins", "proc", "dev", "sys"}) {
-      fs::create_directories(root / d);
-    }
-    fs::copy_file(binary, root / "bin/docker-driver");
-    fs::copy_file(e2e::SourceDir() + "/tests/bench/go-driver/config.json",
-                  fs::path(bundle_) / "config.json");
-    Must(Docker({"plugin", "create", kGoPlugin, bundle_}, 300s));
-    Must(Docker({"plugin", "enable", kGoPlugin}, 120s));
-  }
-  ~GoPlugin() {
-    Remove();
-    std::error_code ec;
-    std::filesystem::remove_all(bundle_, ec);
-  }
-  static void Remove() {
-    Docker({"plugin", "disable", "-f", kGoPlugin}, 60s);
-    Docker({"plugin", "rm", "-f", kGoPlugin}, 60s);
-  }
-
- private:
-  std::string bundle_;
-};
 
 struct Variant {
   std::string driver;    // none, json-file, skald, go
@@ -375,7 +272,7 @@ int Main(int argc, char** argv) {
   std::optional<GoPlugin> go;
   if (wanted("go")) {
     std::cerr << "docker side by side: installing Grafana's Go driver as " << kGoPlugin << "\n";
-    go.emplace(opt.go_driver);
+    go.emplace(opt.go_driver, kGoPlugin);
   }
 
   std::vector<Variant> variants;

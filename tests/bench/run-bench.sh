@@ -1,26 +1,36 @@
 #!/usr/bin/env bash
-# `make bench`: builds what the benchmarks need, runs the three parts, prints markdown tables
-# with the issue's targets and writes $BENCH_OUT/results.json.
+# `make bench`: builds what the benchmarks need, runs the four parts, prints markdown tables
+# with the issues' targets and writes $BENCH_OUT/results.json.
 #
 #   1. micro    Google Benchmark: frame decode, reassembly, pipeline, labels, batch encoding
 #   2. load     the real skald binary driven by a load generator, no Docker (plugin_load_bench)
 #   3. docker   the real dockerd: none, json-file, skald, Grafana's Go driver -> one real Loki
+#   4. fleet    many short containers and many retained journals: per-container CPU, idle CPU
+#               and wake-ups; first the plugin alone (fleet_bench), then the real dockerd with
+#               a copy of skald of its own (skald-bench-fleet, from `make plugin`) and the Go
+#               driver side by side (docker_fleet_bench)
 #
 # Environment (all optional):
 #   BENCH_BUILD   build directory (build-bench), configured RelWithDebInfo with benchmarks
 #   BENCH_OUT     where the JSON goes (build/bench)
 #   BENCH_JOBS    ninja -j (2)
-#   BENCH_PARTS   which parts to run ("micro load outage docker"); outage: part 2's Loki
+#   BENCH_PARTS   which parts to run ("micro load outage docker fleet"); outage: part 2's Loki
 #                 outage run (VmRSS while Loki answers 503 for BENCH_OUTAGE_S, default 60 s)
 #   BENCH_LINES   lines per run in parts 2 and 3 (200000)
 #   BENCH_REPEAT  runs per variant in part 3 (3); medians are reported
 #   BENCH_CONTAINERS  container counts of part 2 (1,10,50,100)
 #   BENCH_LOAD_REPEAT runs per configuration in part 2 (3); the median CPU per line is shown
+#   BENCH_FLEET_RUNS     the N x M workloads of part 4 (100x10,100x2000)
+#   BENCH_FLEET_JOURNALS journals kept for part 4's idle figures (1000)
+#   BENCH_FLEET_IDLE_S   seconds of each idle measurement in part 4 (30)
+#   BENCH_FLEET_PARALLEL `docker run` at a time when part 4 starts containers (20)
 #   BENCH_NO_BUILD 1: use the binaries already in BENCH_BUILD (no ninja)
 #   BENCH_INSTALL 1 (default): `make install` when the installed skald plugin is not the binary
 #                 just built; 0: measure whichever skald plugin is installed
 # Part 3 replaces the installed `skald` plugin (make install), so it is skipped while
 # end-to-end tests run. It leaves no container, Loki, Go plugin or skald journal behind.
+# Part 4's docker side leaves the installed `skald` alone: it creates skald-bench-fleet and
+# skald-bench-go-driver and removes them, their journals and its containers at the end.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -28,7 +38,7 @@ cd "$root"
 build="${BENCH_BUILD:-build-bench}"
 out="${BENCH_OUT:-build/bench}"
 jobs="${BENCH_JOBS:-2}"
-parts="${BENCH_PARTS:-micro load outage docker}"
+parts="${BENCH_PARTS:-micro load outage docker fleet}"
 lines="${BENCH_LINES:-200000}"
 repeat="${BENCH_REPEAT:-3}"
 containers="${BENCH_CONTAINERS:-1,10,50,100}"
@@ -44,7 +54,7 @@ fi
 if [[ "${BENCH_NO_BUILD:-0}" != 1 ]]; then
   log "building the benchmark targets in $build"
   ninja -C "$build" -j"$jobs" skald fake-loki pipeline_bench micro_bench plugin_load_bench \
-    docker_bench bench_report >&2
+    docker_bench fleet_bench docker_fleet_bench bench_report >&2
 fi
 
 report_args=()
@@ -118,6 +128,54 @@ if has_part docker; then
     printf '{"skipped": "%s"}\n' "$skip" >"$out/docker.json"
   fi
   report_args+=(--docker "$out/docker.json")
+fi
+
+if has_part fleet; then
+  fleet_runs="${BENCH_FLEET_RUNS:-100x10,100x2000}"
+  fleet_journals="${BENCH_FLEET_JOURNALS:-1000}"
+  fleet_idle="${BENCH_FLEET_IDLE_S:-30}"
+  log "part 4: fleet, plugin alone ($fleet_runs; idle with 0 and $fleet_journals journals)"
+  rm -f "$out/fleet_alone.json" "$out/fleet_docker.json"
+  "$bin/fleet_bench" --skald "$build/plugin/skald" --runs "$fleet_runs" \
+    --idle-journals "0,$fleet_journals" --idle-s "$fleet_idle" --json "$out/fleet_alone.json" ||
+    true
+  report_args+=(--fleet-alone "$out/fleet_alone.json")
+  skip=""
+  if pgrep -f 'e2e_tests' >/dev/null; then
+    skip="end-to-end tests are running; run later with BENCH_PARTS=fleet make bench"
+  elif ! docker info >/dev/null 2>&1; then
+    skip="dockerd is not reachable"
+  fi
+  if [[ -z "$skip" ]]; then
+    log "part 4: fleet on real Docker (make plugin; Go driver: tests/e2e/loki/build-go-driver.sh)"
+    if make plugin JOBS="$jobs" >&2; then
+      go_driver="$(tests/e2e/loki/build-go-driver.sh | tail -n 1)"
+      fleet_loki="$(mktemp -d /tmp/skald-bench-fleet-loki.XXXXXX)"
+      fleet_cleanup() {
+        docker ps -aq --filter label=skald-bench=1 | xargs -r docker rm -f >/dev/null 2>&1 || true
+        for p in skald-bench-fleet skald-bench-go-driver; do
+          docker plugin disable -f "$p" >/dev/null 2>&1 || true
+          docker plugin rm -f "$p" >/dev/null 2>&1 || true
+        done
+        tests/e2e/loki/stop-loki.sh "$fleet_loki" >/dev/null 2>&1 || true
+        rm -rf "$fleet_loki"
+      }
+      trap fleet_cleanup EXIT
+      "$bin/docker_fleet_bench" --skald-bundle "${RELEASE_BUILD:-build-release}/plugin-bundle" \
+        --go-driver "$go_driver" --loki-dir "$fleet_loki" --runs "$fleet_runs" \
+        --journals "$fleet_journals" --idle-s "$fleet_idle" \
+        --parallel "${BENCH_FLEET_PARALLEL:-20}" --json "$out/fleet_docker.json" || true
+      fleet_cleanup
+      trap - EXIT
+    else
+      skip="make plugin failed (see above)"
+    fi
+  fi
+  if [[ -n "$skip" ]]; then
+    log "part 4 (docker) skipped: $skip"
+    printf '{"skipped": "%s"}\n' "$skip" >"$out/fleet_docker.json"
+  fi
+  report_args+=(--fleet-docker "$out/fleet_docker.json")
 fi
 
 "$bin/bench_report" "${report_args[@]}" --out "$out/results.json"

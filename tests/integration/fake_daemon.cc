@@ -108,10 +108,22 @@ FakeDaemon::~FakeDaemon() {
 
 bool FakeDaemon::running() const { return pid_ > 0 && kill(pid_, 0) == 0; }
 
+void FakeDaemon::KeepAlive(bool on) {
+  if (!on) {
+    client_.reset();
+    return;
+  }
+  client_ = std::make_unique<httplib::Client>(socket_);
+  client_->set_address_family(AF_UNIX);
+  client_->set_read_timeout(30);
+  client_->set_keep_alive(true);
+}
+
 nlohmann::json FakeDaemon::Call(const std::string& method, const nlohmann::json& body) {
-  httplib::Client cli(socket_);
-  cli.set_address_family(AF_UNIX);
-  cli.set_read_timeout(30);
+  httplib::Client own(socket_);
+  own.set_address_family(AF_UNIX);
+  own.set_read_timeout(30);
+  httplib::Client& cli = client_ ? *client_ : own;
   // As dockerd sends it: no Content-Type, a trailing newline.
   httplib::Headers headers = {{"Accept", "application/vnd.docker.plugins.v1.2+json"}};
   auto res = cli.Post(("/LogDriver." + method).c_str(), headers, body.dump() + "\n", "");

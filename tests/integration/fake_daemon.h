@@ -15,6 +15,10 @@
 #include <string>
 #include <vector>
 
+namespace httplib {
+class Client;
+}  // namespace httplib
+
 namespace skald::testing {
 
 class FakeDaemon {
@@ -30,7 +34,11 @@ class FakeDaemon {
   const std::string& dir() const { return dir_; }
 
   // POSTs /LogDriver.<method>; returns the parsed JSON reply (or {"Err": <transport error>}).
+  // A connection per call, unless KeepAlive(true).
   nlohmann::json Call(const std::string& method, const nlohmann::json& body);
+  // Calls reuse one connection as long as the plugin keeps it open, as dockerd's plugin client
+  // does (Go's http.Transport keeps idle connections). Not thread-safe with Call.
+  void KeepAlive(bool on);
 
   // A container: creates its FIFO, opens it read-write, sends StartLogging. Returns the Err
   // string ("" on success).
@@ -76,6 +84,7 @@ class FakeDaemon {
   int metrics_port_ = 0;
   int next_container_ = 0;
   std::vector<std::string> fifos_;
+  std::unique_ptr<httplib::Client> client_;  // KeepAlive(true)
 };
 
 // A TCP port nobody listens on right now.

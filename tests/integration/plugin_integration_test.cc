@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -1079,6 +1081,85 @@ TEST_F(PluginWideDefaults, ServeAContainerThatGivesNoUrl) {
   daemon_->WriteLine(c, "configured once for the fleet");
   daemon_->StopContainer(c);
   ASSERT_TRUE(loki_.WaitForEntries(1, 10s));
+}
+
+}  // namespace
+}  // namespace skald::testing
+
+namespace skald::testing {
+namespace {
+
+// Voluntary context switches of every thread of `pid` (how often its threads went to sleep).
+long long VoluntarySwitches(pid_t pid) {
+  long long total = 0;
+  const std::string task_dir = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(task_dir)) {
+    std::ifstream in(task.path() / "status");
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) total += std::stoll(line.substr(24));
+    }
+  }
+  return total;
+}
+
+// An idle plugin sleeps: no maintenance tick, shipping timer or pool timeout fires while
+// nothing changes, with stopped containers' journals kept and their Loki client still alive.
+// (It used to wake up about 15 times a second: a 100 ms tick and a 200 ms shipping timer.)
+TEST_F(PluginIntegration, AnIdlePluginDoesNotWakeUp) {
+  for (int i = 0; i < 20; ++i) {
+    FakeDaemon::Container c;
+    ASSERT_EQ(daemon_->StartContainer(c, Opts()), "");
+    daemon_->WriteLine(c, "line of container " + std::to_string(i));
+    ASSERT_EQ(daemon_->StopContainer(c), "");
+  }
+  ASSERT_TRUE(loki_.WaitForEntries(20, 20s));
+  ASSERT_TRUE([&] {
+    for (int i = 0; i < 1000; ++i) {
+      if (daemon_->Metric("skald_streams_live") == 0) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  }()) << "the streams did not end";
+  std::this_thread::sleep_for(1500ms);  // the last cursors, the budget check after the streams
+  const long long before = VoluntarySwitches(daemon_->pid());
+  std::this_thread::sleep_for(3s);
+  const long long woke = VoluntarySwitches(daemon_->pid()) - before;
+  EXPECT_LE(woke, 4) << "the idle plugin woke up " << woke << " times in 3 s";
+}
+
+// The API serves one request per connection ("Connection: close"): cpp-httplib polls an idle
+// keep-alive connection every 10 ms until its timeout, which cost more than the requests.
+TEST_F(PluginIntegration, TheApiClosesAConnectionAfterItsAnswer) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", daemon_->socket().c_str());
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const std::string request =
+      "POST /LogDriver.Capabilities HTTP/1.1\r\nHost: plugin\r\nConnection: keep-alive\r\n"
+      "Content-Length: 3\r\n\r\n{}\n";
+  ASSERT_EQ(::write(fd, request.data(), request.size()), static_cast<ssize_t>(request.size()));
+  timeval timeout{10, 0};  // a liveness bound: the answer and the close come at once
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  std::string answer;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) {
+      EXPECT_EQ(n, 0) << "the connection was not closed: " << std::strerror(errno);
+      break;
+    }
+    answer.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  EXPECT_THAT(answer, HasSubstr("\"ReadLogs\""));
+  EXPECT_THAT(answer, HasSubstr("Connection: close"));
+  // A client that keeps its connection (as dockerd does) still gets every answer.
+  daemon_->KeepAlive(true);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(daemon_->Call("Capabilities", nlohmann::json::object()).value("Err", ""), "");
+  }
 }
 
 }  // namespace

@@ -359,5 +359,65 @@ TEST_F(DriverTest, ANoFileStreamsUndeliveredLinesAgeInTheClient) {
       10s));
 }
 
+// driver.cc Maintain / ScheduleAgeCheck: nothing checks the age limit on a timer any more; a
+// stopped container's journal is looked at when it reaches the limit, and so is one found at
+// start.
+TEST_F(DriverTest, AStoppedContainersJournalGoesWhenItReachesTheAgeLimit) {
+  config_.journal_max_age = 2s;
+  StartDriver();
+  int w;
+  const std::string f = MakeFifo("f1", &w);
+  driver_->StartLogging(f, Info(kId1));
+  Write(w, "one line");
+  ASSERT_TRUE(loki_.WaitForEntries(1, 10s));
+  driver_->StopLogging(f);
+  CloseFd(w);
+  ASSERT_TRUE(WaitFor([&] { return driver_->LiveStreams() == 0; }, 10s));
+  ASSERT_TRUE(fs::exists(JournalDir(kId1)));
+  EXPECT_TRUE(WaitFor([&] { return !fs::exists(JournalDir(kId1)); }, 20s))
+      << "the journal outlived the age limit";
+}
+
+TEST_F(DriverTest, AJournalFoundAtStartGoesWhenItReachesTheAgeLimit) {
+  StartDriver();
+  int w;
+  const std::string f = MakeFifo("f1", &w);
+  driver_->StartLogging(f, Info(kId1));
+  Write(w, "one line");
+  ASSERT_TRUE(loki_.WaitForEntries(1, 10s));
+  driver_->StopLogging(f);
+  CloseFd(w);
+  ASSERT_TRUE(WaitFor([&] { return driver_->LiveStreams() == 0; }, 10s));
+  driver_.reset();
+  config_.journal_max_age = 2s;
+  StartDriver();
+  driver_->Recover();
+  ASSERT_TRUE(fs::exists(JournalDir(kId1)));
+  EXPECT_TRUE(WaitFor([&] { return !fs::exists(JournalDir(kId1)); }, 20s))
+      << "the journal outlived the age limit";
+}
+
+// The budget is checked while streams are live and once more after the last one left (no
+// timer runs while nothing changes): stopped containers' journals beyond it go, oldest first.
+TEST_F(DriverTest, StoppedContainersJournalsBeyondTheBudgetGo) {
+  config_.journal_max_total_bytes = 3000;
+  StartDriver();
+  const std::string ids[] = {kId1, kId2, std::string(64, 'c')};
+  for (const std::string& id : ids) {
+    int w;
+    const std::string f = MakeFifo("f" + id.substr(0, 1), &w);
+    driver_->StartLogging(f, Info(id));
+    Write(w, std::string(1200, 'x'));
+    driver_->StopLogging(f);
+    CloseFd(w);
+    ASSERT_TRUE(WaitFor([&] { return driver_->LiveStreams() == 0; }, 10s));
+    std::this_thread::sleep_for(20ms);  // distinct write times
+  }
+  ASSERT_TRUE(loki_.WaitForEntries(3, 10s));
+  EXPECT_TRUE(WaitFor([&] { return !fs::exists(JournalDir(kId1)); }, 20s))
+      << "3 x 1.2 kB kept with a budget of 3 kB";
+  EXPECT_TRUE(fs::exists(JournalDir(ids[2]))) << "the newest journal went";
+}
+
 }  // namespace
 }  // namespace skald

@@ -323,3 +323,75 @@ TEST(FifoReaderMemoryModeTest, LinesQueuedInMemoryWhenTheJournalResumesAreNotLos
 
 }  // namespace
 }  // namespace skald
+
+namespace skald {
+namespace {
+
+// fifo_reader.h SetTick / TickWithin: the tick runs once at once, then only when it asked to
+// run again or TickWithin() asks for it; the loop has no timer of its own.
+TEST(FifoReaderTickTest, TheTickRunsWhenDueAndNeverOnItsOwn) {
+  CollectingSink sink;
+  MetricsRegistry metrics;
+  FifoReader reader(sink, metrics);
+  std::atomic<int> ticks{0};
+  std::atomic<int> again_ms{-1};  // < 0: kNoTick
+  reader.SetTick([&] {
+    ++ticks;
+    const int again = again_ms.load();
+    return again < 0 ? FifoReader::kNoTick : std::chrono::milliseconds(again);
+  });
+  ASSERT_TRUE(WaitFor([&] { return ticks.load() == 1; }, 10s));  // once, at once
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(ticks.load(), 1) << "a tick that asked for nothing ran again";
+
+  reader.TickWithin(0ms);  // asked for: it runs
+  ASSERT_TRUE(WaitFor([&] { return ticks.load() == 2; }, 10s));
+
+  reader.TickWithin(24h);  // due far away: nothing runs now
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(ticks.load(), 2);
+  reader.TickWithin(10ms);  // a sooner one replaces it
+  ASSERT_TRUE(WaitFor([&] { return ticks.load() == 3; }, 10s));
+
+  again_ms = 10;  // a tick that asks to run again keeps running
+  reader.TickWithin(0ms);
+  EXPECT_TRUE(WaitFor([&] { return ticks.load() >= 8; }, 10s)) << ticks.load();
+  again_ms = -1;
+}
+
+// A stream paused for the sink's window is decoded again when Wake() says the window has room,
+// without a timer.
+TEST(FifoReaderTickTest, APausedStreamGoesOnAtWake) {
+  char tmpl[] = "/tmp/skald-fifo-wake-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const fs::path dir = tmpl;
+  {
+    GatedSink sink;
+    MetricsRegistry metrics;
+    FifoReader reader(sink, metrics);
+    auto journal = Journal::Open(dir / "journal", {});
+    const std::string fifo = (dir / "fifo").string();
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    const int w = open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    ASSERT_GE(w, 0);
+    auto writer = journal->StartWriter(fifo);
+    sink.open_ = false;
+    reader.AddJournalStream(1, journal, {}, 1 << 20);
+    ASSERT_TRUE(reader.AddSession(1, fifo, writer));
+    const std::string frame = Frame("waits for the window");
+    ASSERT_EQ(write(w, frame.data(), frame.size()), static_cast<ssize_t>(frame.size()));
+    // Drained into the journal, not handed over while the window is closed.
+    ASSERT_TRUE(WaitFor([&] { return journal->TotalBytes() >= frame.size(); }, 10s));
+    std::this_thread::sleep_for(300ms);
+    EXPECT_TRUE(sink.Lines().empty());
+    sink.open_ = true;
+    reader.Wake();
+    EXPECT_TRUE(WaitFor([&] { return sink.Lines().size() == 1; }, 10s));
+    close(w);
+    EXPECT_TRUE(WaitFor([&] { return sink.ended_.load(); }, 10s));
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace skald
