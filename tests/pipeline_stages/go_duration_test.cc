@@ -109,8 +109,8 @@ TEST(GoDuration, FormatsAsDurationString) {
 // The same nanoseconds on every architecture (long double is 80-bit on x86-64, 128-bit on
 // arm64; the parser uses Go's float64 product only).
 TEST(GoDuration, ExactOnEveryArchitecture) {
-  EXPECT_EQ(ParseGoDuration("0.063ms"), 63'000);
-  EXPECT_EQ(ParseGoDuration("0.251ms"), 251'000);
-  EXPECT_EQ(ParseGoDuration("2562047h47m16.854775807s"), INT64_MAX);
-  EXPECT_EQ(ParseGoDuration("2562047h47m16.854775808s"), std::nullopt);
+  EXPECT_EQ(skald::stages::ParseGoDuration("0.063ms"), 63'000);
+  EXPECT_EQ(skald::stages::ParseGoDuration("0.251ms"), 251'000);
+  EXPECT_EQ(skald::stages::ParseGoDuration("2562047h47m16.854775807s"), INT64_MAX);
+  EXPECT_EQ(skald::stages::ParseGoDuration("2562047h47m16.854775808s"), std::nullopt);
 }
