@@ -23,7 +23,7 @@
 #include "plugin/container_info.h"
 #include "plugin/line_assembler.h"
 #include "plugin/log_options.h"
-#include "plugin/loki_client.h"
+#include "plugin/loki_entry.h"
 #include "plugin/stream_selector.h"
 
 namespace skald {

@@ -1,10 +1,11 @@
 // LokiClient: batches finished entries per tenant and pushes them to one Loki endpoint.
 //
 // It owns batching (loki-batch-size bytes of line + structured metadata, loki-batch-wait),
-// encoding (protobuf logproto.PushRequest + snappy block), HTTP(S) push with several requests
-// in flight (streams are sharded over sender lanes by label string, so each stream stays in
-// order), retries with capped jittered backoff, 413 splitting, and delivery accounting in the
-// MetricsRegistry. It knows nothing of containers or Docker.
+// encoding (protobuf logproto.PushRequest + snappy block: push_encoder.h), sending with
+// several requests in flight (streams are sharded over sender lanes by label string, so each
+// stream stays in order; each lane pushes through a PushSender: push_sender.h), 413 splitting,
+// and delivery accounting in the MetricsRegistry. What becomes of a batch after its push is
+// the table in push_outcome.h. It knows nothing of containers or Docker.
 //
 // A push request lives at most loki-timeout, from connecting to the last byte of the answer (a
 // watchdog cuts it; only a connect still under way waits for its own timeout), and at most
@@ -41,106 +42,23 @@
 //                                                          error (as skald_pushes_total)
 //   skald_client_pending_entries (gauge)                   accepted, not yet delivered/dropped
 // Credentials in the URL (user:password@, see loki_url.h) are sent as basic auth and never
-// logged: logs and errors name the URL without its user info.
+// logged: logs and errors name the URL without its user info. The configuration, its checks and
+// its sharing key are in loki_client_config.h; the entry type in loki_entry.h.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <string>
-#include <utility>
 #include <vector>
 
+#include "plugin/loki_client_config.h"
+#include "plugin/loki_entry.h"
 #include "plugin/loki_url.h"
 #include "plugin/metrics.h"
-#include "plugin/stream_selector.h"
+#include "plugin/push_outcome.h"
 
 namespace skald {
-
-struct LokiTlsConfig {
-  std::string ca_file;
-  std::string cert_file;
-  std::string key_file;
-  std::string server_name;
-  bool insecure_skip_verify = false;
-};
-
-// How the client proves who it is to Loki (or the proxy before it): at most one of the URL's
-// user info, basic auth from these options, and a bearer token. Secret files are read when the
-// client starts and again when Loki answers 401 or 403 (a rotated token works without a
-// restart); their content, trailing white space removed, is the secret.
-struct LokiAuthConfig {
-  std::string bearer_token;         // loki-bearer-token
-  std::string bearer_token_file;    // loki-bearer-token-file
-  std::string basic_username;       // loki-basic-auth-username
-  std::string basic_password_file;  // loki-basic-auth-password-file
-};
-
-struct LokiClientConfig {
-  std::string url;        // full push URL, may carry user:password@ (basic auth)
-  std::string tenant_id;  // X-Scope-OrgID; empty = no header; else a valid tenant ID
-  std::chrono::milliseconds timeout{10'000};  // deadline of one push request
-  std::chrono::milliseconds batch_wait{1'000};
-  std::size_t batch_size_bytes = 1024 * 1024;
-  std::chrono::milliseconds min_backoff{500};
-  std::chrono::milliseconds max_backoff{300'000};
-  int max_retries = 10;  // not durable: attempts after the first before a batch is dropped;
-                         // < 0: forever
-  LokiTlsConfig tls;
-  LokiAuthConfig auth;
-  // Sent with every push (loki-headers); never Host, Content-*, Authorization, X-Scope-OrgID.
-  std::vector<std::pair<std::string, std::string>> headers;
-  std::string proxy_url;
-  std::size_t max_buffered_bytes = 64 * 1024 * 1024;  // Push() drops oldest beyond this
-  int lanes = 4;                                      // requests in flight at most
-  // The entries are also on disk (a journal) and the caller bounds what it hands over: never
-  // drop for a full buffer, retry every retried failure (above) forever, and at Stop() leave
-  // unsent entries to be replayed (settled as not final, not counted as dropped).
-  bool durable = false;
-
-  // Clients are shared by containers whose keys are equal. Credentials enter the key only as
-  // a digest, so the key can be logged.
-  std::string Key() const;
-};
-
-// Empty when `config` can make a client; otherwise a message naming the bad field and value
-// (credentials removed) and what would be accepted: http/https URL with a host, a valid port,
-// an http proxy, cert_file and key_file together, a valid tenant ID.
-std::string ValidateLokiClientConfig(const LokiClientConfig& config);
-
-// Empty when the files `config` names (password and token files, TLS CA, certificate and key)
-// can be read now; otherwise a message naming the option, the path and why. What a client
-// checks when it is made; `skald check` calls it without making one.
-std::string CheckLokiClientFiles(const LokiClientConfig& config);
-
-class DeliveryListener;
-
-// Identifies an entry to its producer when the client settles it (delivered or dropped).
-struct DeliveryTicket {
-  DeliveryListener* listener = nullptr;  // null: nobody is told
-  uint64_t stream = 0;
-  uint64_t shipment = 0;  // the producer's group of entries (plugin/shipment_ledger.h)
-};
-
-class DeliveryListener {
- public:
-  virtual ~DeliveryListener() = default;
-  // Called on a client thread, without client locks held, for entries that left the client:
-  // `final` is true when they were delivered or dropped for good, false when the client stopped
-  // with them unsent (durable mode: they are to be replayed). All tickets name this listener.
-  virtual void OnSettled(const std::vector<DeliveryTicket>& tickets, bool final) = 0;
-};
-
-// One finished entry, as it goes to Loki.
-struct LokiEntry {
-  StreamSelector labels;  // rendered stream selector, stable: {a="x", b="y"} (names sorted)
-  int64_t timestamp_ns = 0;
-  std::string line;
-  std::vector<std::pair<std::string, std::string>> structured_metadata;
-  std::string tenant;  // per-entry tenant override (tenant stage); empty = config tenant
-  DeliveryTicket ticket;
-};
 
 class LokiClient {
  public:
@@ -175,10 +93,7 @@ class LokiClient {
   std::optional<std::chrono::steady_clock::time_point> OldestPendingSince() const;
   // How the last push attempt ended: its HTTP status ("204") or "error" (no answer within
   // loki-timeout, or a transport error), and when. `status` is empty before the first.
-  struct PushResult {
-    std::string status;
-    std::chrono::system_clock::time_point at;
-  };
+  using PushResult = PushAttemptStatus;
   PushResult LastPush() const;
 
   const LokiClientConfig& config() const;

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "plugin/loki_client.h"
+#include "plugin/loki_entry.h"
 
 namespace skald {
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <snappy.h>
 
-#include "plugin/loki_client.h"
+#include "plugin/loki_entry.h"
 #include "push.pb.h"
 
 namespace skald {

@@ -1,0 +1,138 @@
+#include "plugin/push_outcome.h"
+
+#include <cctype>
+
+namespace skald {
+namespace {
+
+constexpr std::size_t kMaxLoggedBodyBytes = 1024;
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool IsUnauthorized(int status, std::string_view body) {
+  return status == 401 || status == 403 || IsClientCertificateRefusal(status, body);
+}
+
+bool IsBadRequest(int status, std::string_view) { return status == 400; }
+
+// The reason a dropped batch is counted under: the first row of its outcome whose test passes
+// (no test: always); no reason: Loki's 400 text decides.
+struct DropRule {
+  PushOutcome outcome;
+  bool (*applies)(int status, std::string_view body);
+  const char* reason;
+};
+
+constexpr DropRule kDropRules[] = {
+    {PushOutcome::kTooLarge, nullptr, "too_large"},
+    {PushOutcome::kRejected, IsBadRequest, nullptr},
+    {PushOutcome::kRejected, nullptr, "bad_request"},
+    {PushOutcome::kRetriesExhausted, IsUnauthorized, "unauthorized"},
+    {PushOutcome::kRetriesExhausted, IsConfigurationError, "wrong_url"},
+    {PushOutcome::kRetriesExhausted, nullptr, "retries_exhausted"},
+    {PushOutcome::kShutdown, nullptr, "shutdown"},
+};
+
+// Loki's 400 texts (lower-cased): a text that holds `all` and one of `any` means `reason`.
+struct BadRequestText {
+  std::string_view all;
+  std::vector<std::string_view> any;
+  const char* reason;
+};
+
+const std::vector<BadRequestText>& BadRequestTexts() {
+  static const std::vector<BadRequestText> kTexts = {
+      {"structured metadata", {"disallowed", "not allowed"}, "structured_metadata_not_allowed"},
+      {"", {"max entry size", "line too long", "entry with length"}, "line_too_long"},
+      {"", {"too old"}, "too_old"},
+      {"", {"too new", "too far in the future", "in the future"}, "too_far_in_future"},
+      {"", {"stream limit", "streams limit", "maximum active stream"}, "stream_limit"},
+  };
+  return kTexts;
+}
+
+}  // namespace
+
+BatchFate FateOf(PushOutcome outcome, std::size_t entries, bool durable) {
+  switch (outcome) {
+    case PushOutcome::kDelivered:
+      return BatchFate::kSent;
+    case PushOutcome::kTooLarge:
+      return entries > 1 ? BatchFate::kSplit : BatchFate::kDropped;
+    case PushOutcome::kShutdown:
+      return durable ? BatchFate::kKept : BatchFate::kDropped;
+    case PushOutcome::kRejected:
+    case PushOutcome::kRetriesExhausted:
+      break;
+  }
+  return BatchFate::kDropped;
+}
+
+std::string DropReason(PushOutcome outcome, int status, std::string_view body) {
+  for (const DropRule& rule : kDropRules) {
+    if (rule.outcome != outcome) continue;
+    if (rule.applies != nullptr && !rule.applies(status, body)) continue;
+    return rule.reason != nullptr ? rule.reason : ClassifyBadRequest(body);
+  }
+  return "bad_request";  // kDelivered: never dropped
+}
+
+const std::vector<std::string_view>& AllDropReasons() {
+  static const std::vector<std::string_view> kReasons = {
+      "buffer_full",  "retries_exhausted", "bad_request",  "line_too_long",
+      "too_old",      "too_far_in_future", "stream_limit", "structured_metadata_not_allowed",
+      "unauthorized", "too_large",         "shutdown",     "invalid_tenant",
+      "wrong_url"};
+  return kReasons;
+}
+
+std::string ClassifyBadRequest(std::string_view body) {
+  const std::string text = Lower(body);
+  const auto has = [&](std::string_view s) { return text.find(s) != std::string::npos; };
+  for (const BadRequestText& t : BadRequestTexts()) {
+    if (!t.all.empty() && !has(t.all)) continue;
+    for (std::string_view phrase : t.any) {
+      if (has(phrase)) return t.reason;
+    }
+  }
+  return "bad_request";
+}
+
+bool IsClientCertificateRefusal(int status, std::string_view body) {
+  return status == 400 && body.find("SSL certificate") != std::string_view::npos;
+}
+
+bool IsConfigurationError(int status, std::string_view body) {
+  return (status >= 300 && status < 400) || status == 401 || status == 403 || status == 404 ||
+         IsClientCertificateRefusal(status, body);
+}
+
+bool IsRetriedAnswer(int status, std::string_view body) {
+  return status == 429 || status == 408 || status >= 500 || IsConfigurationError(status, body);
+}
+
+std::string AnswerForLog(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  const bool cut = s.size() > kMaxLoggedBodyBytes;
+  if (cut) s.resize(kMaxLoggedBodyBytes);
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (cut) out += "...";
+  return out;
+}
+
+}  // namespace skald

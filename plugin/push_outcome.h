@@ -1,0 +1,76 @@
+// PushOutcome: how the push of one batch ended, and the table from that (and Loki's last
+// answer) to what becomes of the batch: sent, split, dropped under a reason, or kept.
+//
+// Loki's answers: 2xx took the batch. 429, 408, 5xx and transport errors are overload and are
+// retried, and so are the configuration errors (3xx, as redirects are not followed, 401, 403,
+// 404, a TLS terminator's 400 about the client certificate): the operator fixes the URL or the
+// credentials, and the lines, in the journal, should still arrive then. 413 splits the batch
+// down to single entries. Other 4xx (400, 422, ...) drop the batch at once, under the reason
+// Loki's text gives (ClassifyBadRequest).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace skald {
+
+enum class PushOutcome {
+  kDelivered,         // 2xx
+  kTooLarge,          // 413
+  kRejected,          // a 4xx that is not retried
+  kRetriesExhausted,  // not durable: loki-retries used up (the last answer says why)
+  kShutdown,          // the client stopped before the batch was delivered
+};
+
+enum class BatchFate {
+  kSent,     // delivered
+  kSplit,    // sent again as two halves
+  kDropped,  // counted under DropReason(...)
+  kKept,     // unsent, settled as not final: the journal replays it
+};
+
+// What becomes of a batch of `entries` after `outcome`.
+BatchFate FateOf(PushOutcome outcome, std::size_t entries, bool durable);
+
+// The skald_entries_dropped_total{reason} a dropped batch is counted under, from the outcome
+// and Loki's last answer (`status` 0: there was none; `body`: its text):
+//   kTooLarge          too_large
+//   kRejected          400: ClassifyBadRequest(body); other 4xx: bad_request
+//   kRetriesExhausted  401, 403, a client-certificate refusal: unauthorized; another
+//                      configuration error: wrong_url; else retries_exhausted
+//   kShutdown          shutdown
+std::string DropReason(PushOutcome outcome, int status, std::string_view body);
+
+// Every drop reason the client counts under (also buffer_full and invalid_tenant, which Push
+// decides), so that each counter exists from the start.
+const std::vector<std::string_view>& AllDropReasons();
+
+// Loki's 400 text mapped to a drop reason: structured_metadata_not_allowed, line_too_long,
+// too_old, too_far_in_future, stream_limit, else bad_request.
+std::string ClassifyBadRequest(std::string_view body);
+
+// A TLS terminator in front of Loki (nginx) answers a missing or refused client certificate
+// with 400 and a page saying so: not a verdict on the entries.
+bool IsClientCertificateRefusal(int status, std::string_view body);
+// A redirect, a refused credential or a wrong path: the operator has to fix the configuration.
+// Loki itself answers none of them to a good push.
+bool IsConfigurationError(int status, std::string_view body);
+// Retried: overload (429, 408, 5xx) and configuration errors.
+bool IsRetriedAnswer(int status, std::string_view body);
+
+// An answer's text as it goes into the plugin's log: at most 1 KiB, trailing line breaks
+// removed, control bytes escaped (a Loki, or whatever answers at its URL, must not write lines
+// of its own into the log dockerd keeps).
+std::string AnswerForLog(std::string body);
+
+// How the last push attempt of a client ended: its HTTP status ("204") or "error" (no answer
+// within loki-timeout, or a transport error), and when. `status` is empty before the first.
+struct PushAttemptStatus {
+  std::string status;
+  std::chrono::system_clock::time_point at;
+};
+
+}  // namespace skald
