@@ -5,9 +5,32 @@ BUILD ?= build
 PLUGIN ?= skald
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# The architecture built for: the host's, or ARCH=arm64 (cross-compiled with
+# .ci/toolchain-arm64.cmake; its programs run here under qemu-aarch64-static). A foreign
+# architecture's build directories and pushed tags carry ARCH_SUFFIX (-arm64).
+HOST_ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
+ARM64_CMAKE := -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/.ci/toolchain-arm64.cmake \
+  $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+ARCH ?= $(HOST_ARCH)
+ifeq ($(ARCH),$(HOST_ARCH))
+ARCH_SUFFIX :=
+ARCH_CMAKE :=
+ARCH_TOOL_PREFIX :=
+ARCH_RUN :=
+ARCH_LIST_LIBS := ldd
+else ifeq ($(ARCH),arm64)
+ARCH_SUFFIX := -arm64
+ARCH_CMAKE := $(ARM64_CMAKE)
+ARCH_TOOL_PREFIX := aarch64-linux-gnu-
+ARCH_RUN := qemu-aarch64-static
+# ldd runs the host's loader: ask the arm64 one (from libc6:arm64) to list what it loads.
+ARCH_LIST_LIBS := qemu-aarch64-static /lib/ld-linux-aarch64.so.1 --list
+else
+$(error ARCH=$(ARCH): only the host's architecture ($(HOST_ARCH)) and arm64 are supported)
+endif
 # The plugin bundle: a Release build of the plugin alone (no tests), stripped; its debug info
 # is kept beside it as $(RELEASE_BUILD)/skald.debug.
-RELEASE_BUILD ?= build-release
+RELEASE_BUILD ?= build-release$(ARCH_SUFFIX)
 BUNDLE ?= $(RELEASE_BUILD)/plugin-bundle
 VERSION := $(shell awk '/^project.skald VERSION/ {print $$3}' CMakeLists.txt)
 COMMIT := $(shell git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)
@@ -24,8 +47,8 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config clang-format \
 # make asan / tsan / fuzz: clang with its sanitizer and libFuzzer runtimes.
 DEB_PACKAGES += clang libclang-rt-14-dev llvm
 
-.PHONY: all deps build test unit integration e2e plugin install uninstall push bench format \
-  check-format clean thread-safety
+.PHONY: all deps build test unit integration e2e unit-arm64 e2e-arm64 plugin install uninstall \
+  push bench format check-format clean thread-safety
 
 all: build
 
@@ -36,6 +59,7 @@ deps:
 	  echo "installing:" $$missing; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	else echo "deps: all present"; fi
+	@.ci/deps-arm64.sh
 	@tests/e2e/ensure-dockerd.sh
 
 $(BUILD)/build.ninja:
@@ -55,17 +79,17 @@ integration: build
 # nsswitch.conf and zoneinfo. Prints the rootfs size and the binary's idle peak RSS.
 plugin:
 	cmake -S . -B $(RELEASE_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DSKALD_BUILD_TESTS=OFF \
-	  -DSKALD_BUILD_BENCH=OFF -DSKALD_COMMIT=$(COMMIT) >/dev/null
+	  -DSKALD_BUILD_BENCH=OFF -DSKALD_COMMIT=$(COMMIT) $(ARCH_CMAKE) >/dev/null
 	ninja -C $(RELEASE_BUILD) -j$(JOBS) skald
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)
 	sed 's|"description": "skald: |"description": "skald $(VERSION) ($(COMMIT)): |' config.json \
 	  >$(BUNDLE)/config.json
 	cp -a rootfs $(BUNDLE)/rootfs
-	objcopy --only-keep-debug $(RELEASE_BUILD)/plugin/skald $(RELEASE_BUILD)/skald.debug
+	$(ARCH_TOOL_PREFIX)objcopy --only-keep-debug $(RELEASE_BUILD)/plugin/skald $(RELEASE_BUILD)/skald.debug
 	install -D -m 0755 $(RELEASE_BUILD)/plugin/skald $(BUNDLE)/rootfs/usr/bin/skald
-	strip --strip-unneeded $(BUNDLE)/rootfs/usr/bin/skald
-	objcopy --add-gnu-debuglink=$(RELEASE_BUILD)/skald.debug $(BUNDLE)/rootfs/usr/bin/skald
-	for lib in $$(ldd $(BUNDLE)/rootfs/usr/bin/skald | grep -o '/[^ ]*'); do \
+	$(ARCH_TOOL_PREFIX)strip --strip-unneeded $(BUNDLE)/rootfs/usr/bin/skald
+	$(ARCH_TOOL_PREFIX)objcopy --add-gnu-debuglink=$(RELEASE_BUILD)/skald.debug $(BUNDLE)/rootfs/usr/bin/skald
+	for lib in $$($(ARCH_LIST_LIBS) $(BUNDLE)/rootfs/usr/bin/skald | grep -o '/[^ ]*'); do \
 	  install -D -m 0755 "$$(readlink -f $$lib)" "$(BUNDLE)/rootfs$$lib"; done
 	install -D -m 0644 /etc/ssl/certs/ca-certificates.crt \
 	  $(BUNDLE)/rootfs/etc/ssl/certs/ca-certificates.crt
@@ -75,12 +99,14 @@ plugin:
 	ln -sfn /etc/ssl/certs/ca-certificates.crt $(BUNDLE)/rootfs/usr/lib/ssl/cert.pem
 	ln -sfn /etc/ssl/certs $(BUNDLE)/rootfs/usr/lib/ssl/certs
 	mkdir -p $(BUNDLE)/rootfs/usr/share && cp -a /usr/share/zoneinfo $(BUNDLE)/rootfs/usr/share/
-	@$(BUNDLE)/rootfs/usr/bin/skald --version
-	@du -sh $(BUNDLE)/rootfs | sed 's/^/plugin rootfs: /'
-	@tmp=$$(mktemp -d); SKALD_SOCKET=$$tmp/s.sock STATE_DIR=$$tmp/state METRICS_ADDR= \
-	  $(BUNDLE)/rootfs/usr/bin/skald >/dev/null 2>&1 & pid=$$!; sleep 2; \
+	@$(ARCH_RUN) $(BUNDLE)/rootfs/usr/bin/skald --version
+	@du -sh $(BUNDLE)/rootfs | sed 's/^/plugin rootfs$(ARCH_SUFFIX): /'
+	@# Under emulation the peak RSS would be qemu's: measured for the host's architecture only.
+	@[ -z "$(ARCH_RUN)" ] || echo "plugin idle VmHWM: not measured for $(ARCH) (emulated)"
+	@[ -n "$(ARCH_RUN)" ] || { tmp=$$(mktemp -d); \
+	  SKALD_SOCKET=$$tmp/s.sock STATE_DIR=$$tmp/state METRICS_ADDR= $(BUNDLE)/rootfs/usr/bin/skald >/dev/null 2>&1 & pid=$$!; sleep 2; \
 	  grep VmHWM /proc/$$pid/status | sed 's/^VmHWM:[ \t]*/plugin idle VmHWM: /'; \
-	  kill $$pid; wait $$pid 2>/dev/null; rm -rf $$tmp
+	  kill $$pid; wait $$pid 2>/dev/null; rm -rf $$tmp; }
 
 # Builds only the plugin (Release), then creates and enables it as $(PLUGIN).
 install: deps plugin
@@ -94,14 +120,18 @@ uninstall:
 	-docker plugin disable -f $(PLUGIN)
 	-docker plugin rm -f $(PLUGIN)
 
-# Creates the plugin as $(REGISTRY)/skald:$(TAG) and pushes it (the registry must be trusted by
-# the daemon: plugins are pushed over TLS only).
+# Creates the plugin as $(REGISTRY)/skald:$(TAG)$(ARCH_SUFFIX) and pushes it (the registry must be
+# trusted by the daemon: plugins are pushed over TLS only). ARCH=arm64 pushes the arm64 bundle
+# as TAG-arm64: a managed plugin has no multi-architecture manifest, so each architecture has
+# a tag of its own.
+PUSH_REF = $(REGISTRY)/skald:$(TAG)$(ARCH_SUFFIX)
 push: plugin
-	@[ -n "$(REGISTRY)" ] || { echo "usage: make push REGISTRY=host:port[/path] TAG=x"; exit 2; }
-	-docker plugin rm -f $(REGISTRY)/skald:$(TAG) >/dev/null 2>&1
-	docker plugin create $(REGISTRY)/skald:$(TAG) $(BUNDLE)
-	docker plugin push $(REGISTRY)/skald:$(TAG)
-	docker plugin rm $(REGISTRY)/skald:$(TAG)
+	@[ -n "$(REGISTRY)" ] || { echo "usage: make push REGISTRY=host:port[/path] TAG=x [ARCH=arm64]"; \
+	  exit 2; }
+	-docker plugin rm -f $(PUSH_REF) >/dev/null 2>&1
+	docker plugin create $(PUSH_REF) $(BUNDLE)
+	docker plugin push $(PUSH_REF)
+	docker plugin rm $(PUSH_REF)
 
 # End-to-end: the suites run against a copy of the plugin of their own (skald-e2e, its own
 # state directory and metrics port), removed afterwards with what the tests made; an installed
@@ -110,7 +140,34 @@ E2E_ARGS ?=
 e2e: plugin build
 	tests/e2e/run-e2e.sh $(BUNDLE) $(BUILD) $(E2E_ARGS)
 
-test: unit integration e2e
+# arm64 under emulation. unit-arm64: the unit tests cross-built (Release, like the bundle, in the
+# same build directory: the libraries are compiled once for both) and run by ctest under
+# qemu-aarch64-static. e2e-arm64: the arm64 bundle as the plugin copy skald-arm64-e2e on this
+# host's dockerd (tests/e2e/run-e2e-arm64.sh: binfmt_misc set up and put back as found), the
+# test programs from $(BUILD). E2E_ARM64_ARGS go to ctest (default: its suites).
+ARM64_BUILD = build-release-arm64
+ARM64_UNIT_TESTS = pipeline_stages_tests plugin_unit_tests fake_loki_tests
+# tests/tools/test_slowdown.h: qemu-user runs the regex-heavy workloads some 20-40x slower.
+ARM64_TEST_SLOWDOWN ?= 20
+E2E_ARM64_ARGS ?=
+unit-arm64:
+	cmake -S . -B $(ARM64_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DSKALD_BUILD_TESTS=ON \
+	  -DSKALD_BUILD_BENCH=OFF -DSKALD_COMMIT=$(COMMIT) $(ARM64_CMAKE) >/dev/null
+	ninja -C $(ARM64_BUILD) -j$(JOBS) $(ARM64_UNIT_TESTS)
+	rm -rf $(ARM64_BUILD)/unit-results
+	cd $(ARM64_BUILD) && SKALD_TEST_SLOWDOWN=$(ARM64_TEST_SLOWDOWN) \
+	  ctest -L unit --output-on-failure -j$(JOBS)
+	@for f in $(ARM64_BUILD)/unit-results/*.json; do \
+	  awk -v name=$$(basename $$f .json) '/"tests":/ && !t {t = $$2 + 0} \
+	    /"failures":/ && !seen {f = $$2 + 0; seen = 1} /"result": "SKIPPED"/ {s++} \
+	    END {printf "arm64 (qemu) %s: %d tests, %d failed, %d skipped\n", name, t, f, s}' $$f; \
+	done
+
+e2e-arm64: build
+	$(MAKE) plugin ARCH=arm64
+	tests/e2e/run-e2e-arm64.sh $(ARM64_BUILD)/plugin-bundle $(BUILD) $(E2E_ARM64_ARGS)
+
+test: unit integration e2e unit-arm64 e2e-arm64
 
 # Benchmarks (tests/bench/run-bench.sh): micro, the plugin alone, real Docker side by side with
 # Grafana's Go driver. Own build dir; prints markdown tables, writes $(BENCH_OUT)/results.json.

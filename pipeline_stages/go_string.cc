@@ -197,52 +197,59 @@ size_t ReadGoStringLiteral(std::string_view text, std::string* value, std::strin
   return 0;
 }
 
-void AppendGoQuoted(std::string_view s, std::string* out) {
+char ShortEscapeLetter(char32_t r) {
+  switch (r) {
+    case '\a':
+      return 'a';
+    case '\b':
+      return 'b';
+    case '\f':
+      return 'f';
+    case '\n':
+      return 'n';
+    case '\r':
+      return 'r';
+    case '\t':
+      return 't';
+    case '\v':
+      return 'v';
+    default:
+      return 0;
+  }
+}
+
+void AppendHexEscape(std::string_view prefix, uint32_t value, int digits, std::string* out) {
   static constexpr char kHex[] = "0123456789abcdef";
+  out->append(prefix);
+  for (int shift = 4 * (digits - 1); shift >= 0; shift -= 4)
+    out->push_back(kHex[(value >> shift) & 15]);
+}
+
+void AppendGoQuoted(std::string_view s, std::string* out) {
   out->push_back('"');
   for (size_t i = 0; i < s.size();) {
     size_t n;
     const char32_t r = DecodeRune(s, i, &n);
     const auto byte = static_cast<unsigned char>(s[i]);
     if (r == 0xFFFD && n == 1) {  // invalid UTF-8 byte
-      out->append("\\x").push_back(kHex[byte >> 4]);
-      out->push_back(kHex[byte & 15]);
+      AppendHexEscape("\\x", byte, 2, out);
     } else if (r == '"' || r == '\\') {
       out->push_back('\\');
       out->push_back(static_cast<char>(r));
     } else if (r >= 0x20 && r < 0x7F) {
       out->push_back(static_cast<char>(r));
     } else if (r < 0x80) {
-      switch (r) {
-        case '\a':
-          out->append("\\a");
-          break;
-        case '\b':
-          out->append("\\b");
-          break;
-        case '\f':
-          out->append("\\f");
-          break;
-        case '\n':
-          out->append("\\n");
-          break;
-        case '\r':
-          out->append("\\r");
-          break;
-        case '\t':
-          out->append("\\t");
-          break;
-        case '\v':
-          out->append("\\v");
-          break;
-        default:
-          out->append("\\x").push_back(kHex[byte >> 4]);
-          out->push_back(kHex[byte & 15]);
+      if (const char letter = ShortEscapeLetter(r); letter != 0) {
+        out->push_back('\\');
+        out->push_back(letter);
+      } else {
+        AppendHexEscape("\\x", byte, 2, out);
       }
     } else if (!IsPrintableRune(r)) {
-      out->append(r < 0x10000 ? "\\u" : "\\U");
-      for (int shift = r < 0x10000 ? 12 : 28; shift >= 0; shift -= 4) {
-        out->push_back(kHex[(r >> shift) & 15]);
+      if (r < 0x10000) {
+        AppendHexEscape("\\u", r, 4, out);
+      } else {
+        AppendHexEscape("\\U", r, 8, out);
       }
     } else {
       out->append(s.substr(i, n));

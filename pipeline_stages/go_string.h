@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,12 @@ size_t ReadGoStringLiteral(std::string_view text, std::string* value, std::strin
 // Appends `s` quoted as Go's strconv.Quote / fmt's %q does: "\"", "\\", \n \t \r \a \b \f \v,
 // \xNN for other control bytes and invalid UTF-8, \u00NN for C1 controls; other characters as-is.
 void AppendGoQuoted(std::string_view s, std::string* out);
+
+// The letter of a control character's one-letter Go escape (\a \b \f \n \r \t \v), or 0.
+// JSON has the same letters but \a and \v.
+char ShortEscapeLetter(char32_t r);
+// Appends `prefix` and the last `digits` hex digits of `value`, lower case: \x1b, \u00e9.
+void AppendHexEscape(std::string_view prefix, uint32_t value, int digits, std::string* out);
 
 // Decodes one UTF-8 code point at s[i]. Sets *size to its length (1 for an invalid byte, which
 // decodes as U+FFFD like Go does). Requires i < s.size().

@@ -540,7 +540,6 @@ bool ParseNum(std::string_view format, size_t* i, int* num) {
 }  // namespace
 
 void AppendGoQuotedAscii(std::string_view s, std::string* out) {
-  static constexpr char kHex[] = "0123456789abcdef";
   out->push_back('"');
   for (size_t i = 0; i < s.size();) {
     size_t n;
@@ -551,9 +550,10 @@ void AppendGoQuotedAscii(std::string_view s, std::string* out) {
       AppendGoQuoted(s.substr(i, n), &quoted);
       out->append(quoted, 1, quoted.size() - 2);
     } else {
-      out->append(r < 0x10000 ? "\\u" : "\\U");
-      for (int shift = r < 0x10000 ? 12 : 28; shift >= 0; shift -= 4) {
-        out->push_back(kHex[(r >> shift) & 15]);
+      if (r < 0x10000) {
+        AppendHexEscape("\\u", r, 4, out);
+      } else {
+        AppendHexEscape("\\U", r, 8, out);
       }
     }
     i += n;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "pipeline_stages/go_duration.h"
 #include "pipeline_stages/go_regexp.h"
 #include "pipeline_stages/go_string.h"
 #include "pipeline_stages/go_template_decimal.h"
@@ -248,125 +249,6 @@ int64_t MonotonicNanos() {
 absl::TimeZone LocalZone() {
   static const absl::TimeZone zone = absl::LocalTimeZone();
   return zone;
-}
-
-// time.Duration.String().
-std::string DurationString(int64_t d) {
-  if (d == 0) return "0s";
-  const bool negative = d < 0;
-  uint64_t u = negative ? 0 - static_cast<uint64_t>(d) : static_cast<uint64_t>(d);
-  std::string out;
-  if (u < 1000000000) {
-    // Under a second: ns, µs or ms with a fraction.
-    int prec = 0;
-    std::string unit;
-    if (u < 1000) {
-      unit = "ns";
-    } else if (u < 1000000) {
-      prec = 3;
-      unit = "\xc2\xb5s";
-    } else {
-      prec = 6;
-      unit = "ms";
-    }
-    std::string digits = std::to_string(u);
-    std::string frac;
-    if (prec > 0) {
-      while (static_cast<int>(digits.size()) <= prec) digits.insert(0, "0");
-      frac = digits.substr(digits.size() - prec);
-      digits.resize(digits.size() - prec);
-      while (!frac.empty() && frac.back() == '0') frac.pop_back();
-    }
-    out = digits + (frac.empty() ? "" : "." + frac) + unit;
-  } else {
-    std::string frac = std::to_string(u % 1000000000);
-    frac.insert(0, 9 - frac.size(), '0');
-    while (!frac.empty() && frac.back() == '0') frac.pop_back();
-    u /= 1000000000;
-    const uint64_t seconds = u % 60;
-    u /= 60;
-    std::string tail = std::to_string(seconds) + (frac.empty() ? "" : "." + frac) + "s";
-    if (u > 0) {
-      const uint64_t minutes = u % 60;
-      u /= 60;
-      tail = std::to_string(minutes) + "m" + tail;
-      if (u > 0) tail = std::to_string(u) + "h" + tail;
-    }
-    out = tail;
-  }
-  return negative ? "-" + out : out;
-}
-
-// time.ParseDuration.
-bool ParseDuration(std::string_view s, int64_t* out) {
-  bool negative = false;
-  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
-    negative = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  if (s == "0") {
-    *out = 0;
-    return true;
-  }
-  if (s.empty()) return false;
-  uint64_t total = 0;
-  while (!s.empty()) {
-    uint64_t v = 0, f = 0;
-    double scale = 1;
-    if (!(s[0] == '.' || (s[0] >= '0' && s[0] <= '9'))) return false;
-    size_t i = 0;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-      if (v > (UINT64_C(1) << 63) / 10) return false;
-      v = v * 10 + (s[i] - '0');
-      ++i;
-    }
-    const bool pre = i > 0;
-    bool post = false;
-    if (i < s.size() && s[i] == '.') {
-      ++i;
-      const size_t start = i;
-      while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-        if (f <= (UINT64_C(1) << 63) / 10) {
-          f = f * 10 + (s[i] - '0');
-          scale *= 10;
-        }
-        ++i;
-      }
-      post = i > start;
-    }
-    if (!pre && !post) return false;
-    const size_t unit_start = i;
-    while (i < s.size() && s[i] != '.' && !(s[i] >= '0' && s[i] <= '9')) ++i;
-    const std::string_view unit = s.substr(unit_start, i - unit_start);
-    uint64_t mult;
-    if (unit == "ns") {
-      mult = 1;
-    } else if (unit == "us" || unit == "\xc2\xb5s" || unit == "\xce\xbcs") {
-      mult = 1000;
-    } else if (unit == "ms") {
-      mult = 1000000;
-    } else if (unit == "s") {
-      mult = 1000000000;
-    } else if (unit == "m") {
-      mult = 60 * UINT64_C(1000000000);
-    } else if (unit == "h") {
-      mult = 3600 * UINT64_C(1000000000);
-    } else {
-      return false;
-    }
-    if (v > (UINT64_C(1) << 63) / mult) return false;
-    v *= mult;
-    if (f > 0) {
-      v += static_cast<uint64_t>(static_cast<double>(f) * (static_cast<double>(mult) / scale));
-      if (v > (UINT64_C(1) << 63)) return false;
-    }
-    total += v;
-    if (total > (UINT64_C(1) << 63)) return false;
-    s.remove_prefix(i);
-  }
-  if (total > static_cast<uint64_t>(INT64_MAX) && !negative) return false;
-  *out = negative ? static_cast<int64_t>(0 - total) : static_cast<int64_t>(total);
-  return true;
 }
 
 // sprig's dateInZone: a time, or Unix seconds as int / int64; anything else is now.
@@ -2242,15 +2124,15 @@ bool FnHtmlDateInZone(Args a, CallContext& ctx, Value* r) {
 }
 
 bool DateModify(Args a, CallContext& ctx, Value* r, bool must) {
-  int64_t d;
-  if (!ParseDuration(a[0].s, &d)) {
+  const std::optional<int64_t> d = ParseGoDuration(a[0].s);
+  if (!d) {
     if (must) return ctx.Fail("time: invalid duration \"" + std::string(a[0].s) + "\"");
     *r = a[1];
     return true;
   }
   *r = a[1];
-  r->time += absl::Nanoseconds(d);
-  if (r->monotonic != kNoMonotonic) r->monotonic += d;
+  r->time += absl::Nanoseconds(*d);
+  if (r->monotonic != kNoMonotonic) r->monotonic += *d;
   return true;
 }
 bool FnDateModify(Args a, CallContext& ctx, Value* r) { return DateModify(a, ctx, r, false); }
@@ -2295,7 +2177,7 @@ bool FnAgo(Args a, CallContext& ctx, Value* r) {
   d -= rem;
   if (rem >= 500000000) d += 1000000000;
   if (rem <= -500000000) d -= 1000000000;
-  return SetString(ctx, DurationString(d), r);
+  return SetString(ctx, FormatGoDuration(d), r);
 }
 
 bool FnDuration(Args a, CallContext& ctx, Value* r) {
@@ -2318,14 +2200,14 @@ bool FnDuration(Args a, CallContext& ctx, Value* r) {
   } else if (a[0].type == GoType::kInt64) {
     n = a[0].i;
   }
-  return SetString(ctx, DurationString(static_cast<int64_t>(static_cast<uint64_t>(n) * 1000000000)),
-                   r);
+  return SetString(
+      ctx, FormatGoDuration(static_cast<int64_t>(static_cast<uint64_t>(n) * 1000000000)), r);
 }
 
 bool FnDurationRound(Args a, CallContext& ctx, Value* r) {
   int64_t d = 0;
   if (a[0].is_string()) {
-    if (!ParseDuration(a[0].s, &d)) d = 0;
+    d = ParseGoDuration(a[0].s).value_or(0);
   } else if (a[0].type == GoType::kInt64) {
     d = a[0].i;
   } else if (a[0].type == GoType::kTime) {

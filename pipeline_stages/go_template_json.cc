@@ -10,7 +10,6 @@ namespace skald::stages::go_template_internal {
 
 namespace {
 
-constexpr char kHex[] = "0123456789abcdef";
 constexpr int kMaxJsonDepth = 1000;
 
 void AppendJsonString(std::string_view s, bool escape_html, std::string* out) {
@@ -19,34 +18,17 @@ void AppendJsonString(std::string_view s, bool escape_html, std::string* out) {
     const auto b = static_cast<unsigned char>(s[i]);
     if (b < 0x80) {
       const bool html = b == '<' || b == '>' || b == '&';
+      const char letter = ShortEscapeLetter(b);
       if (b >= 0x20 && b != '"' && b != '\\' && !(html && escape_html)) {
         out->push_back(static_cast<char>(b));
+      } else if (b == '"' || b == '\\') {
+        out->push_back('\\');
+        out->push_back(static_cast<char>(b));
+      } else if (letter != 0 && letter != 'a' && letter != 'v') {  // JSON has no \a or \v
+        out->push_back('\\');
+        out->push_back(letter);
       } else {
-        switch (b) {
-          case '\\':
-          case '"':
-            out->push_back('\\');
-            out->push_back(static_cast<char>(b));
-            break;
-          case '\b':
-            out->append("\\b");
-            break;
-          case '\f':
-            out->append("\\f");
-            break;
-          case '\n':
-            out->append("\\n");
-            break;
-          case '\r':
-            out->append("\\r");
-            break;
-          case '\t':
-            out->append("\\t");
-            break;
-          default:
-            out->append("\\u00").push_back(kHex[b >> 4]);
-            out->push_back(kHex[b & 15]);
-        }
+        AppendHexEscape("\\u", b, 4, out);
       }
       ++i;
       continue;
@@ -56,7 +38,7 @@ void AppendJsonString(std::string_view s, bool escape_html, std::string* out) {
     if (r == 0xFFFD && n == 1) {
       out->append("\\ufffd");
     } else if (r == 0x2028 || r == 0x2029) {
-      out->append("\\u202").push_back(kHex[r & 15]);
+      AppendHexEscape("\\u", r, 4, out);
     } else {
       out->append(s.substr(i, n));
     }

@@ -2,10 +2,13 @@
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
 #endif
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
 
 namespace skald::stages {
@@ -15,6 +18,10 @@ namespace od = simdjson::ondemand;
 namespace {
 
 bool g_fast_path = true;
+
+// The word-at-a-time code below (Load64, LeadingDigits, the key masks) reads bytes in memory
+// order from the low end of a word: little-endian, as x86-64 and arm64 Linux are.
+static_assert(std::endian::native == std::endian::little);
 
 // Bytes of zeros after the text in the scanner's copy: the vector loads read up to 16 bytes
 // past a position that is at most the end.
@@ -62,6 +69,25 @@ enum StringFlags : unsigned {
       const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(special));
       if (mask != 0) {
         p += __builtin_ctz(mask);
+        break;
+      }
+      p += 16;
+    }
+#elif defined(__aarch64__)
+    const uint8x16_t quote = vdupq_n_u8('"');
+    const uint8x16_t backslash = vdupq_n_u8('\\');
+    const uint8x16_t space = vdupq_n_u8(0x20);
+    const uint8x16_t high = vdupq_n_u8(0x80);
+    for (;;) {
+      const uint8x16_t v = vld1q_u8(reinterpret_cast<const uint8_t*>(p));
+      // Unsigned compares: bytes below 0x20 and from 0x80 up.
+      const uint8x16_t special = vorrq_u8(vorrq_u8(vceqq_u8(v, quote), vceqq_u8(v, backslash)),
+                                          vorrq_u8(vcltq_u8(v, space), vcgeq_u8(v, high)));
+      // Four bits per byte, in order (shift right and narrow each 16-bit pair by 4).
+      const uint64_t mask =
+          vget_lane_u64(vreinterpret_u64_u8(vshrn_n_u16(vreinterpretq_u16_u8(special), 4)), 0);
+      if (mask != 0) {
+        p += __builtin_ctzll(mask) >> 2;
         break;
       }
       p += 16;

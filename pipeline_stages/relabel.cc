@@ -8,6 +8,7 @@
 #include <map>
 
 #include "pipeline_stages/config_error.h"
+#include "pipeline_stages/did_you_mean.h"
 #include "pipeline_stages/go_regexp.h"
 #include "pipeline_stages/stage_config.h"
 

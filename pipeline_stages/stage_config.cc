@@ -5,6 +5,9 @@
 #include <cmath>
 #include <ctime>
 
+#include "pipeline_stages/did_you_mean.h"
+#include "pipeline_stages/go_duration.h"
+
 namespace skald::stages {
 
 void StageContext::Fail(std::string_view detail) const {
@@ -23,40 +26,6 @@ std::string Quote(std::string_view s) {
   }
   q.push_back('"');
   return q;
-}
-
-namespace {
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-}  // namespace
-
-std::string DidYouMean(std::string_view word, const std::vector<std::string_view>& names) {
-  std::string best;
-  size_t best_d = 3;
-  for (std::string_view n : names) {
-    size_t d = EditDistance(word, n);
-    if (d < best_d) {
-      best_d = d;
-      best = std::string(n);
-    }
-  }
-  if (best.empty() && word.size() >= 3) {
-    for (std::string_view n : names) {
-      if (n.substr(0, word.size()) == word || word.substr(0, n.size()) == n) return std::string(n);
-    }
-  }
-  return best;
 }
 
 std::string DescribeNode(const YAML::Node& node) {
@@ -194,51 +163,6 @@ std::vector<std::string> StageConfig::StringOrList(std::string_view field) const
     out.push_back(item.Scalar());
   }
   return out;
-}
-
-std::optional<int64_t> ParseGoDuration(std::string_view s) {
-  if (s.empty()) return std::nullopt;
-  bool neg = false;
-  if (s[0] == '-' || s[0] == '+') {
-    neg = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  if (s == "0") return 0;
-  if (s.empty()) return std::nullopt;
-  long double total = 0;
-  while (!s.empty()) {
-    size_t i = 0;
-    while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) ++i;
-    if (i == 0) return std::nullopt;
-    std::string num(s.substr(0, i));
-    if (num == "." || std::count(num.begin(), num.end(), '.') > 1) return std::nullopt;
-    long double v = std::stold(num);
-    s.remove_prefix(i);
-    size_t j = 0;
-    while (j < s.size() && !((s[j] >= '0' && s[j] <= '9') || s[j] == '.')) ++j;
-    std::string_view unit = s.substr(0, j);
-    s.remove_prefix(j);
-    long double mult;
-    if (unit == "ns") {
-      mult = 1;
-    } else if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs") {
-      mult = 1e3;
-    } else if (unit == "ms") {
-      mult = 1e6;
-    } else if (unit == "s") {
-      mult = 1e9;
-    } else if (unit == "m") {
-      mult = 60e9;
-    } else if (unit == "h") {
-      mult = 3600e9;
-    } else {
-      return std::nullopt;
-    }
-    total += v * mult;
-  }
-  if (total > 9.2e18L) return std::nullopt;
-  int64_t r = static_cast<int64_t>(total);
-  return neg ? -r : r;
 }
 
 std::optional<uint64_t> ParseByteSize(std::string_view s) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "pipeline_stages/config_error.h"
+#include "pipeline_stages/go_duration.h"
 #include "pipeline_stages/pipeline_observer.h"
 
 namespace skald::stages {
@@ -78,10 +79,6 @@ class StageConfig {
 
 // "value" quoted for messages.
 std::string Quote(std::string_view s);
-// The name closest to `word` among `names` (edit distance <= 2 or a prefix), or "".
-std::string DidYouMean(std::string_view word, const std::vector<std::string_view>& names);
-// Go time.ParseDuration: "300ms", "1.5h", "2h45m", "1us"/"1µs", "0". nullopt when invalid.
-std::optional<int64_t> ParseGoDuration(std::string_view s);
 // Byte sizes as "8kb", "1MiB", "512" (kb = 1000, kib = 1024). nullopt when invalid.
 std::optional<uint64_t> ParseByteSize(std::string_view s);
 // The YAML node as a compact flow string for messages.

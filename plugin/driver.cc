@@ -66,8 +66,9 @@ namespace {
 
 // Container ids name directories: accept only what Docker produces.
 bool ValidContainerId(const std::string& id) {
-  return !id.empty() && id.size() <= 128 &&
-         std::all_of(id.begin(), id.end(), [](char c) { return std::isalnum(c) || c == '_'; });
+  return !id.empty() && id.size() <= 128 && std::all_of(id.begin(), id.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_';
+  });
 }
 
 bool IsFifo(const std::string& path) {

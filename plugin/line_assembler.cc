@@ -9,10 +9,6 @@ namespace {
 // dockerd's copier cuts a line into chunks of at most this many bytes.
 constexpr std::size_t kDockerChunkBytes = 16 * 1024;
 
-LogSource SourceOf(std::string_view s) {
-  return s == "stderr" ? LogSource::kStderr : LogSource::kStdout;
-}
-
 // Largest cut <= want that does not split a UTF-8 sequence (falls back to `want` when the
 // text is not UTF-8 there).
 std::size_t Utf8SafeCut(std::string_view text, std::size_t want) {
@@ -40,10 +36,6 @@ std::size_t PieceBytes(std::string_view text, std::size_t max) {
 }
 
 }  // namespace
-
-std::string_view LogSourceName(LogSource source) {
-  return source == LogSource::kStderr ? "stderr" : "stdout";
-}
 
 bool IsBlankLine(std::string_view line) {
   return std::all_of(line.begin(), line.end(), [](char c) {
@@ -85,14 +77,11 @@ void LineAssembler::EmitPiece(Group& g, LogSource source, std::size_t bytes,
   g.text.erase(0, bytes);
 }
 
-void LineAssembler::Open(Group& g, const LogEntryView& frame, bool legacy) {
-  g.open = true;
-  g.legacy = legacy;
-  g.id.assign(frame.partial_id);
+void LineAssembler::Open(Group& g, const LogEntryView& frame, bool resumed) {
   g.time_nano = frame.time_nano;
   g.pieces = 0;
   g.first_piece = 0;
-  if (!legacy && frame.partial_ordinal > 1) {
+  if (resumed) {
     // The line began before this chunk (a restart resumed inside it): the chunks before it
     // held at most kDockerChunkBytes each, and made at most this many pieces.
     const auto per_chunk =
@@ -127,48 +116,43 @@ void LineAssembler::Close(Group& g, LogSource source, std::vector<LogLine>& out)
   } else if (!g.text.empty()) {
     EmitPiece(g, source, g.text.size(), out);
   }
-  g.open = false;
-  g.id.clear();
   g.text = std::string();  // a long line's buffer is not kept for the stream's life
 }
 
 void LineAssembler::Add(const LogEntryView& frame, std::vector<LogLine>& out,
                         const FrameSpan& span) {
-  const LogSource source = SourceOf(frame.source);
-  Group& g = groups_[static_cast<std::size_t>(source)];
-  if (!frame.partial) {
-    // Daemons before 19.03 sent partial chunks without metadata; the chunk that ends such a
-    // group is an ordinary, non-partial frame.
-    if (g.open && g.legacy) {
-      Append(g, source, frame.line, span, out);
-      Close(g, source, out);
+  const ChunkStep step = chunks_.Next(frame);
+  Group& g = groups_[static_cast<std::size_t>(step.source)];
+  if (step.end_open) Close(g, step.source, out);  // the rest of the open line never came
+  switch (step.kind) {
+    case ChunkStep::Kind::kWhole:
+      Emit(step.source, frame.time_nano, frame.line, out);
       return;
-    }
-    if (g.open) Close(g, source, out);  // the rest of the open line never came
-    Emit(source, frame.time_nano, frame.line, out);
-    return;
+    case ChunkStep::Kind::kBegin:
+      Open(g, frame, step.resumed);
+      break;
+    case ChunkStep::Kind::kContinue:
+      break;
   }
-  const bool legacy = !frame.has_partial_metadata;
-  const bool continues = g.open && g.legacy == legacy && (legacy || g.id == frame.partial_id);
-  if (!continues) {
-    if (g.open) Close(g, source, out);
-    Open(g, frame, legacy);
-  }
-  Append(g, source, frame.line, span, out);
-  if (!legacy && frame.partial_last) Close(g, source, out);
+  Append(g, step.source, frame.line, span, out);
+  if (step.ends) Close(g, step.source, out);
 }
 
 void LineAssembler::Finish(std::vector<LogLine>& out) {
   for (std::size_t i = 0; i < groups_.size(); ++i) {
-    if (groups_[i].open) Close(groups_[i], static_cast<LogSource>(i), out);
+    const auto source = static_cast<LogSource>(i);
+    if (!chunks_.IsOpen(source)) continue;
+    chunks_.EndOpen(source);
+    Close(groups_[i], source, out);
   }
 }
 
 JournalPosition LineAssembler::PendingSince() const {
   JournalPosition since;
   bool any = false;
-  for (const Group& g : groups_) {
-    if (!g.open) continue;
+  for (std::size_t i = 0; i < groups_.size(); ++i) {
+    if (!chunks_.IsOpen(static_cast<LogSource>(i))) continue;
+    const Group& g = groups_[i];
     if (!any || g.since < since) since = g.since;
     any = true;
   }

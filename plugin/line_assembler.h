@@ -1,11 +1,9 @@
 // LineAssembler: turns decoded LogEntry frames of one container into whole log lines.
 //
-// dockerd cuts lines longer than 16 KiB into partial chunks that share a partial id and carry
-// the first chunk's timestamp; the assembler joins them and emits the line when the chunk
-// marked `last` arrives, or at Finish() (end of the stream). The daemon's copier sends one
-// source's chunks in order, so each source has at most one open line: a frame of that source
-// that does not continue it (another partial id, a whole line) means its rest never came, and
-// the open line is emitted as it is.
+// dockerd cuts lines longer than 16 KiB into partial chunks (plugin/partial_chunks.h, whose
+// rules the assembler follows); it joins them and emits the line when the chunk marked `last`
+// arrives, when a frame of that source does not continue it (the line is emitted as it is), or
+// at Finish() (end of the stream).
 //
 // Lines longer than `max_line_bytes` are emitted as consecutive pieces of at most that many
 // bytes, cut on UTF-8 character boundaries and 1 ns apart, so that Loki accepts (and keeps)
@@ -33,10 +31,9 @@
 
 #include "plugin/frame_codec.h"
 #include "plugin/journal_position.h"
+#include "plugin/partial_chunks.h"
 
 namespace skald {
-
-enum class LogSource : uint8_t { kStdout, kStderr };
 
 struct LogLine {
   LogSource source = LogSource::kStdout;
@@ -69,7 +66,9 @@ class LineAssembler {
   const AssemblerCounts& counts() const { return counts_; }
 
   // True when a line is waiting for its remaining chunks.
-  bool HasPending() const { return groups_[0].open || groups_[1].open; }
+  bool HasPending() const {
+    return chunks_.IsOpen(LogSource::kStdout) || chunks_.IsOpen(LogSource::kStderr);
+  }
   // With HasPending(): the start of the frame holding the oldest byte not emitted yet, or the
   // end of the last frame fed when every byte of the open lines was emitted.
   JournalPosition PendingSince() const;
@@ -77,10 +76,8 @@ class LineAssembler {
   std::size_t BufferedBytes() const { return groups_[0].text.size() + groups_[1].text.size(); }
 
  private:
+  // The open line of a source (chunks_ says whether there is one).
   struct Group {
-    bool open = false;
-    bool legacy = false;  // chunks without partial metadata (daemons before 19.03)
-    std::string id;
     int64_t time_nano = 0;
     int64_t first_piece = 0;  // the first piece's offset from time_nano (> 0: resumed line)
     int64_t pieces = 0;       // pieces emitted so far
@@ -88,7 +85,7 @@ class LineAssembler {
     JournalPosition since;
   };
 
-  void Open(Group& g, const LogEntryView& frame, bool legacy);
+  void Open(Group& g, const LogEntryView& frame, bool resumed);
   // Appends a chunk and emits the pieces that are full.
   void Append(Group& g, LogSource source, std::string_view text, const FrameSpan& span,
               std::vector<LogLine>& out);
@@ -98,12 +95,10 @@ class LineAssembler {
   void EmitPiece(Group& g, LogSource source, std::size_t bytes, std::vector<LogLine>& out);
 
   std::size_t max_line_bytes_;
+  PartialChunkTracker chunks_;
   std::array<Group, 2> groups_;  // stdout, stderr
   AssemblerCounts counts_;
 };
-
-// The source label value ("stdout" / "stderr").
-std::string_view LogSourceName(LogSource source);
 
 // True when every byte is ASCII white space (the Go driver drops such lines).
 bool IsBlankLine(std::string_view line);

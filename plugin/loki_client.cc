@@ -1303,8 +1303,10 @@ std::string LokiClient::Impl::TlsHint(httplib::Error error) const {
                      config.tls.ca_file + ", or does not name the host" + waiting + ")";
   }
   // TLS 1.3 refuses a missing or unknown client certificate after the handshake: the first
-  // read fails.
-  if (error == httplib::Error::SSLConnection || error == httplib::Error::Read) {
+  // read fails, or the write of the request when Loki's refusal comes first (a slower client,
+  // such as one run under emulation, sees that).
+  if (error == httplib::Error::SSLConnection || error == httplib::Error::Read ||
+      error == httplib::Error::Write) {
     return config.tls.cert_file.empty()
                ? " (if Loki requires a client certificate: set loki-tls-cert-file and "
                  "loki-tls-key-file" +

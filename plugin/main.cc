@@ -117,8 +117,9 @@ int main(int argc, char** argv) {
     spdlog::error("JOURNAL_MAX_BYTES='{}' is not a size such as 512m or 2g; using 2g", max_bytes);
   }
   const std::string max_age = EnvOr("JOURNAL_MAX_AGE", "168h");
-  if (auto v = skald::ParseGoDuration(max_age); v && v->count() > 0) {
-    config.journal_max_age = std::chrono::duration_cast<std::chrono::seconds>(*v);
+  if (auto v = skald::stages::ParseGoDuration(max_age); v && *v > 0) {
+    config.journal_max_age =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::nanoseconds(*v));
   } else {
     spdlog::error("JOURNAL_MAX_AGE='{}' is not a duration such as 72h; using 168h", max_age);
   }

@@ -11,6 +11,7 @@
 #include "plugin/frame_codec.h"
 #include "plugin/journal.h"
 #include "plugin/journal_frame_reader.h"
+#include "plugin/partial_chunks.h"
 
 namespace skald {
 namespace {
@@ -129,10 +130,10 @@ class FrameOut {
       : sink_(sink), batch_bytes_(batch_bytes), result_(result) {}
 
   // One frame with `text`, plus "\n" when `newline`. False: the client is gone.
-  bool Put(int source, int64_t time_nano, std::string_view text, bool newline) {
+  bool Put(LogSource source, int64_t time_nano, std::string_view text, bool newline) {
     if (!ok_) return false;
     LogEntryView entry;
-    entry.source = source == 1 ? "stderr" : "stdout";
+    entry.source = LogSourceName(source);
     entry.time_nano = time_nano;
     if (newline) {
       line_.assign(text);
@@ -177,15 +178,12 @@ class FrameOut {
   bool ok_ = true;
 };
 
-// Joins dockerd's partial chunks into lines, filters them by time, skips the first `skip` of
-// those that pass and sends the rest to `out`; with no `out` it only counts the lines that
-// start (passing the filter). Where a line starts is decided by its first frame alone, and a
-// chunk of a line that began before the reader's first frame is ignored, so counting from a
-// segment's start sees exactly the lines that streaming from there sends.
-//
-// One line per source can be unfinished at a time (the daemon's copier sends one stream's
-// chunks in order); a new line on that source while one is open means the rest of the open
-// one never came (its session ended), and it is sent as it is.
+// Joins dockerd's partial chunks into lines (plugin/partial_chunks.h), filters them by time,
+// skips the first `skip` of those that pass and sends the rest to `out`; with no `out` it only
+// counts the lines that start (passing the filter). Where a line starts is decided by its first
+// frame alone, and a resumed line (one that began before the reader's first frame, or whose
+// first chunks are lost) is skipped, so counting from a segment's start sees exactly the lines
+// that streaming from there sends.
 class LineJoiner {
  public:
   LineJoiner(const ReadLogsConfig& config, uint64_t skip, FrameOut* out, std::size_t max_piece)
@@ -193,37 +191,31 @@ class LineJoiner {
 
   // False when the client is gone.
   bool Feed(const LogEntryView& frame) {
-    const int src = frame.source == "stderr" ? 1 : 0;
-    Group& g = groups_[src];
-    if (!frame.partial) {
-      // Daemons before 19.03 sent chunks without metadata; a whole frame ends such a group.
-      if (g.open && g.legacy) return Append(src, frame.line) && Close(src, true);
-      if (g.open && !Close(src, true)) return false;
-      if (!Starts(frame.time_nano)) return true;
-      return out_->Put(src, frame.time_nano, frame.line, true);
+    const ChunkStep step = chunks_.Next(frame);
+    const LogSource src = step.source;
+    // The rest of the open line never came: it is sent as it is.
+    if (step.end_open && !Close(src, true)) return false;
+    switch (step.kind) {
+      case ChunkStep::Kind::kWhole:
+        if (!Starts(frame.time_nano)) return true;
+        return out_->Put(src, frame.time_nano, frame.line, true);
+      case ChunkStep::Kind::kBegin:
+        Open(src, frame.time_nano, !step.resumed);
+        break;
+      case ChunkStep::Kind::kContinue:
+        break;
     }
-    if (frame.has_partial_metadata) {
-      if (g.open && !g.legacy && g.id == frame.partial_id) {
-        if (!Append(src, frame.line)) return false;
-        return !frame.partial_last || Close(src, true);
-      }
-      if (frame.partial_ordinal > 1) return true;  // the rest of a line begun before our start
-      if (g.open && !Close(src, true)) return false;
-      Open(src, frame.time_nano, false, frame.partial_id);
-      if (!Append(src, frame.line)) return false;
-      return !frame.partial_last || Close(src, true);
-    }
-    if (g.open && g.legacy) return Append(src, frame.line);
-    if (g.open && !Close(src, true)) return false;
-    Open(src, frame.time_nano, true, {});
-    return Append(src, frame.line);
+    if (!Append(src, frame.line)) return false;
+    return !step.ends || Close(src, true);
   }
 
   // The data ends. `complete`: no more chunks can come (the session is sealed), the open lines
   // are sent as whole lines; otherwise as they are so far, without a "\n".
   bool FinishOpen(bool complete) {
-    for (int src = 0; src < 2; ++src) {
-      if (groups_[src].open && !Close(src, complete)) return false;
+    for (const LogSource src : {LogSource::kStdout, LogSource::kStderr}) {
+      if (!chunks_.IsOpen(src)) continue;
+      chunks_.EndOpen(src);
+      if (!Close(src, complete)) return false;
     }
     return true;
   }
@@ -233,14 +225,14 @@ class LineJoiner {
   std::optional<int64_t> past_until() const { return past_until_; }
 
  private:
+  // The open line of a source (chunks_ says whether there is one).
   struct Group {
-    bool open = false;
-    bool legacy = false;  // chunks without partial metadata
-    bool send = false;    // passes the filters and the skip
-    std::string id;
+    bool send = false;  // passes the filters and the skip
     int64_t time_nano = 0;
     std::string text;  // unsent part (only when `send`)
   };
+
+  Group& GroupOf(LogSource src) { return groups_[static_cast<std::size_t>(src)]; }
 
   // A line starts at `time_nano`: does it go out?
   bool Starts(int64_t time_nano) {
@@ -252,18 +244,16 @@ class LineJoiner {
     return counted_++ >= skip_ && out_ != nullptr;
   }
 
-  void Open(int src, int64_t time_nano, bool legacy, std::string_view id) {
-    Group& g = groups_[src];
-    g.open = true;
-    g.legacy = legacy;
-    g.id.assign(id);
+  // `starts`: the line starts here (it is counted and may be sent); else it is skipped.
+  void Open(LogSource src, int64_t time_nano, bool starts) {
+    Group& g = GroupOf(src);
     g.time_nano = time_nano;
     g.text.clear();
-    g.send = Starts(time_nano);
+    g.send = starts && Starts(time_nano);
   }
 
-  bool Append(int src, std::string_view text) {
-    Group& g = groups_[src];
+  bool Append(LogSource src, std::string_view text) {
+    Group& g = GroupOf(src);
     if (!g.send) return true;
     g.text.append(text);
     if (g.text.size() < max_piece_) return true;
@@ -272,9 +262,8 @@ class LineJoiner {
     return ok;
   }
 
-  bool Close(int src, bool complete) {
-    Group& g = groups_[src];
-    g.open = false;
+  bool Close(LogSource src, bool complete) {
+    Group& g = GroupOf(src);
     if (!g.send) return true;
     g.send = false;
     if (!complete && g.text.empty()) return true;
@@ -287,6 +276,7 @@ class LineJoiner {
   const uint64_t skip_;
   FrameOut* out_;
   const std::size_t max_piece_;
+  PartialChunkTracker chunks_;
   std::array<Group, 2> groups_;  // stdout, stderr
   uint64_t counted_ = 0;
   std::optional<int64_t> past_until_;

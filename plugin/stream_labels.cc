@@ -8,17 +8,11 @@
 
 namespace skald {
 
-bool IsValidLabelName(std::string_view name) { return stages::IsValidLabelName(name); }
-
-void AppendGoQuoted(std::string& out, std::string_view value) {
-  stages::AppendGoQuoted(value, &out);
-}
-
 bool RenderStreamLabels(const StreamLabelSet& labels, std::string& out, std::string* error) {
   std::vector<const std::pair<std::string, std::string>*> sorted;
   sorted.reserve(labels.size());
   for (const auto& label : labels) {
-    if (!IsValidLabelName(label.first)) {
+    if (!stages::IsValidLabelName(label.first)) {
       if (error) {
         *error = "invalid label name '" + label.first +
                  "': a label name must match [a-zA-Z_][a-zA-Z0-9_]*";
@@ -44,7 +38,7 @@ bool RenderStreamLabels(const StreamLabelSet& labels, std::string& out, std::str
     if (i > 0) out += ", ";
     out += sorted[i]->first;
     out += '=';
-    AppendGoQuoted(out, sorted[i]->second);
+    stages::AppendGoQuoted(sorted[i]->second, &out);
   }
   out += '}';
   return true;

@@ -2,8 +2,9 @@
 //
 // The rendering is stable (one string per label set): names sorted, `{a="x", b="y"}`, values
 // quoted the way Go's strconv.Quote does, so the string parses with Loki's own parser. Empty
-// values are dropped (Loki drops them too). Names must match [a-zA-Z_][a-zA-Z0-9_]* and be
-// unique; a set left with no label at all is refused, since Loki needs one.
+// values are dropped (Loki drops them too). Names must match [a-zA-Z_][a-zA-Z0-9_]*
+// (stages::IsValidLabelName) and be unique; a set left with no label at all is refused, since Loki
+// needs one.
 #pragma once
 
 #include <string>
@@ -14,13 +15,6 @@
 namespace skald {
 
 using StreamLabelSet = std::vector<std::pair<std::string, std::string>>;
-
-// True when `name` is a valid Loki/Prometheus label name.
-bool IsValidLabelName(std::string_view name);
-
-// Appends `value` to `out` as a Go strconv.Quote string, with its surrounding quotes (the
-// stage library's Go quoting, checked against Go's own).
-void AppendGoQuoted(std::string& out, std::string_view value);
 
 // Renders `labels` into `out` (replacing its content). Returns false and sets `error` to a
 // message naming the offending label when a name is invalid or repeated, or when no label with

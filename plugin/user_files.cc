@@ -25,7 +25,8 @@ std::string PluginId() {
              !std::isupper(static_cast<unsigned char>(line[i + n]))) {
         ++n;
       }
-      if (n == 64 && (i + 64 == line.size() || !std::isxdigit(line[i + 64]))) {
+      if (n == 64 &&
+          (i + 64 == line.size() || !std::isxdigit(static_cast<unsigned char>(line[i + 64])))) {
         return line.substr(i, 64);
       }
       i += n;

@@ -4,7 +4,9 @@
 # directory Docker keeps for it), so that an installed `skald` is left as it is. Afterwards
 # the copy, its journals and the containers the tests made are removed, whatever the outcome.
 #   tests/e2e/run-e2e.sh BUNDLE BUILD [CTEST_ARGS...]
-# CTEST_ARGS go to ctest, e.g. -R 'e2e\.Pipeline$' for one suite.
+# CTEST_ARGS go to ctest, e.g. -R 'e2e\.Pipeline$' for one suite. SKALD_E2E_PLUGIN,
+# SKALD_E2E_METRICS_PORT and SKALD_E2E_LABELS (a ctest -L regex, default the label e2e) are for
+# run-e2e-arm64.sh.
 set -euo pipefail
 bundle=$(cd "${1:?bundle directory}" && pwd)
 build=${2:?build directory}
@@ -26,4 +28,4 @@ docker plugin set "$plugin" "METRICS_ADDR=127.0.0.1:$metrics_port"
 docker plugin enable --timeout 0 "$plugin"
 cd "$build"
 SKALD_E2E_DRIVER=$plugin SKALD_E2E_METRICS_PORT=$metrics_port SKALD_E2E_BUNDLE=$bundle \
-  ctest -L e2e --output-on-failure "$@"
+  ctest -L "${SKALD_E2E_LABELS:-^e2e\$}" --output-on-failure "$@"

@@ -224,6 +224,24 @@ TEST(JsonFastPath, NumbersOfEveryLength) {
   }
 }
 
+// The string scanner looks at 16 bytes at a time (SSE2 on x86-64, NEON on arm64): each byte it
+// must stop at, and the bytes either side of its ranges (0x1f/0x20, 0x7f/0x80: a signed or an
+// unsigned compare tells them apart), at every position of the first three blocks.
+TEST(JsonFastPath, SpecialBytesAtEveryOffsetOfAVectorBlock) {
+  Pair pair(kExpressions);
+  const std::vector<std::string> specials = {
+      "\"",   "\\\"", "\\n",      "\\u00e9", "\x01", "\x1f",         " ",
+      "\x7f", "\x80", "\xc3\xa9", "\xff",    "~",    "\xe2\x82\xac", "\xf0\x9f\x98\x80"};
+  for (const std::string& special : specials) {
+    for (size_t at = 0; at <= 48; ++at) {
+      const std::string before(at, 'a');
+      const std::string after(48 - at, 'b');
+      pair.Check(R"({"msg":")" + before + special + after + R"(","n":1})");
+      pair.Check(R"({")" + before + special + after + R"(":"k","msg":"x"})");
+    }
+  }
+}
+
 TEST(JsonFastPath, KeysOfEveryLength) {
   // Names of up to 16 bytes are matched as words, longer ones byte by byte.
   std::string yaml = "expressions:\n";

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,7 @@
 #include "plugin/frame_codec.h"
 #include "plugin/journal.h"
 #include "tests/tools/fake_loki.h"
+#include "tests/tools/test_slowdown.h"
 
 // A resolver that takes its time for one test name (as a resolver does whose nameserver does
 // not answer: glibc waits `timeout` x `attempts` per name), and the real one for every other.
@@ -43,6 +45,8 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using testing::FakeLoki;
+using testing::Slowed;
+using testing::TestSlowdown;
 
 int64_t NowNano() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -196,7 +200,9 @@ TEST_F(DriverIsolationTest, ARestartRightAfterTheStreamEndedIsNotRefusedWhileThe
   std::string big = "abc123";
   while (big.size() < 16000) big += "x0123456789y";
   const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < 600; ++i) ASSERT_TRUE(Write(wb, big, 30s));
+  // Seconds of work for the shipper: natively 600 lines; fewer where everything runs slower.
+  const int backlog = std::max(30, 600 / TestSlowdown());
+  for (int i = 0; i < backlog; ++i) ASSERT_TRUE(Write(wb, big, 30s));
   // Container A: one line, then its FIFO ends (the container stopped).
   int wa1;
   const std::string fa1 = MakeFifo("fa1", &wa1);
@@ -221,7 +227,7 @@ TEST_F(DriverIsolationTest, ARestartRightAfterTheStreamEndedIsNotRefusedWhileThe
     return;
   }
   ASSERT_TRUE(Write(wa2, "second run"));
-  EXPECT_TRUE(loki_.WaitForEntries(2, 60s));
+  EXPECT_TRUE(loki_.WaitForEntries(2, Slowed(60s)));
 }
 
 // driver.cc Ship/PushShipment and the ShipmentLedger with a pipeline that holds entries
@@ -338,8 +344,11 @@ TEST_F(DriverIsolationTest, ASlowResolverForOneContainersLokiDoesNotStallTheOthe
 TEST_F(DriverIsolationTest, AFloodingNoFileContainerDoesNotDropItsNeighboursLines) {
   config_.max_queued_bytes = 2 * 1024 * 1024;
   StartDriver();
+  // A pipeline far slower than the flood: 8 regex stages natively, fewer where everything runs
+  // slower (the queue it fills is drained at the end, through it).
+  const int regexes = std::max(1, 8 / TestSlowdown());
   std::string stages;
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < regexes; ++i) {
     stages += "- regex:\n    expression: \"(?P<a" + std::to_string(i) +
               ">[a-z]+)(?P<b>[0-9]+)(?P<c>.*)x(?P<d>.*)\"\n";
   }
@@ -360,7 +369,7 @@ TEST_F(DriverIsolationTest, AFloodingNoFileContainerDoesNotDropItsNeighboursLine
   for (int i = 0; i < 20; ++i) ASSERT_TRUE(Write(wc, "neighbour " + std::to_string(i)));
   std::this_thread::sleep_for(3s);
   flood = false;
-  loki_.WaitForEntries(20, 20s);
+  loki_.WaitForEntries(20, Slowed(20s));
   EXPECT_EQ(loki_.TotalEntries(), 20u)
       << "the quiet container lost lines to its neighbour's flood; queue_full drops: "
       << metrics_

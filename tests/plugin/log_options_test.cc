@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "pipeline_stages/go_duration.h"
+
 namespace skald {
 namespace {
 
@@ -122,6 +124,32 @@ TEST(LogOptions, EveryProblemIsReportedAtOnce) {
   }
 }
 
+// Each row's range (max-file 1 or more, loki-batch-size positive, ...) is checked with its
+// kind, so an out-of-range value is reported with every other bad value.
+TEST(LogOptions, OutOfRangeValuesAreReportedWithTheOthers) {
+  try {
+    ParseLogOptions({{"loki-url", kUrl},
+                     {"max-file", "0"},
+                     {"loki-batch-size", "0"},
+                     {"loki-batch-wait", "soon"}},
+                    {});
+    FAIL() << "bad options accepted";
+  } catch (const OptionError& e) {
+    ASSERT_EQ(e.problems().size(), 3u) << e.what();
+    EXPECT_THAT(e.what(), HasSubstr("'0' for log-opt max-file: expected 1 or more"));
+    EXPECT_THAT(e.what(), HasSubstr("'0' for log-opt loki-batch-size: expected a positive byte"));
+    EXPECT_THAT(e.what(), HasSubstr("'soon' for log-opt loki-batch-wait"));
+  }
+}
+
+TEST(LogOptions, EveryOptionButTheDaemonsOwnHasAPlaceForItsValue) {
+  for (const OptionSpec& s : AllOptionSpecs()) {
+    const bool daemons =
+        s.name == "mode" || s.name == "max-buffer-size" || s.name.rfind("cache-", 0) == 0;
+    EXPECT_EQ(s.store == nullptr, daemons) << s.name;
+  }
+}
+
 TEST(LogOptions, BadValuesNameTheOptionAndValue) {
   struct Case {
     std::string option, value, expect;
@@ -131,6 +159,8 @@ TEST(LogOptions, BadValuesNameTheOptionAndValue) {
            {"loki-timeout", "10", "a duration"},
            {"loki-batch-size", "big", "a whole number"},
            {"loki-batch-size", "0", "a positive byte count"},
+           {"loki-timeout", "0s", "1ms or more"},
+           {"loki-max-line-size", "65m", "a size from 1 byte to 64m"},
            {"loki-retries", "-2", "0 (retry forever) or more"},
            {"loki-tls-insecure-skip-verify", "yes", "true or false"},
            {"no-file", "maybe", "true or false"},
@@ -203,22 +233,38 @@ TEST(LogOptions, StageFileAndInlineStagesAreExclusive) {
   EXPECT_THAT(err, HasSubstr("only one of"));
 }
 
+// The Loki client's check (ValidateLokiClientConfig) is the one that pairs them.
+TEST(LogOptions, CertificateWithoutKeyIsRefused) {
+  const std::string err = ErrorOf({{"loki-url", kUrl}, {"loki-tls-cert-file", "/c.pem"}});
+  EXPECT_THAT(err, HasSubstr("log-opt loki-tls-cert-file and loki-tls-key-file"));
+  EXPECT_THAT(err, HasSubstr("give both or neither"));
+  EXPECT_EQ(
+      ErrorOf(
+          {{"loki-url", kUrl}, {"loki-tls-cert-file", "/c.pem"}, {"loki-tls-key-file", "/k.pem"}}),
+      "");
+}
+
 TEST(LogOptions, MinBackoffAboveMaxIsRefused) {
   std::string err =
       ErrorOf({{"loki-url", kUrl}, {"loki-min-backoff", "10s"}, {"loki-max-backoff", "1s"}});
   EXPECT_THAT(err, HasSubstr("loki-min-backoff (10s) must not exceed loki-max-backoff (1s)"));
 }
 
-TEST(LogOptions, GoDurations) {
-  EXPECT_EQ(ParseGoDuration("1m30s"), std::chrono::seconds(90));
-  EXPECT_EQ(ParseGoDuration("1.5h"), std::chrono::minutes(90));
-  EXPECT_EQ(ParseGoDuration("300ms"), std::chrono::milliseconds(300));
-  EXPECT_EQ(ParseGoDuration("0"), std::chrono::nanoseconds(0));
-  EXPECT_EQ(ParseGoDuration("2us"), std::chrono::microseconds(2));
-  EXPECT_FALSE(ParseGoDuration("5"));
-  EXPECT_FALSE(ParseGoDuration("1d"));
-  EXPECT_FALSE(ParseGoDuration(""));
-  EXPECT_FALSE(ParseGoDuration("ms"));
+// Durations are Go's (pipeline_stages/go_duration.h): a fraction of a nanosecond is truncated,
+// as time.ParseDuration does, where this parser used to round.
+TEST(LogOptions, DurationsAreGos) {
+  EXPECT_EQ(
+      ParseLogOptions({{"loki-url", kUrl}, {"loki-batch-wait", "1m30s"}}, {}).client.batch_wait,
+      std::chrono::seconds(90));
+  // 1999999.9999ns: Go reads 1999999ns (1ms once in milliseconds); rounding made it 2ms.
+  EXPECT_EQ(ParseLogOptions({{"loki-url", kUrl}, {"loki-batch-wait", "1.9999999999ms"}}, {})
+                .client.batch_wait,
+            std::chrono::milliseconds(1));
+  EXPECT_EQ(ParseLogOptions({{"loki-url", kUrl}, {"loki-timeout", "1.5h"}}, {}).client.timeout,
+            std::chrono::minutes(90));
+  EXPECT_EQ(stages::ParseGoDuration("1.5ns"), 1);  // rounded to 2 before
+  EXPECT_THAT(ErrorOf({{"loki-url", kUrl}, {"loki-batch-wait", "5"}}), HasSubstr("a duration"));
+  EXPECT_THAT(ErrorOf({{"loki-url", kUrl}, {"loki-batch-wait", "1d"}}), HasSubstr("a duration"));
 }
 
 TEST(LogOptions, DockerSizes) {
@@ -228,6 +274,10 @@ TEST(LogOptions, DockerSizes) {
   EXPECT_EQ(ParseDockerSize("100"), 100);
   EXPECT_EQ(ParseDockerSize("10MiB"), 10 * 1024 * 1024);
   EXPECT_FALSE(ParseDockerSize("ten"));
+  // go-units parses a float64: these decimals round to 1024 there (an 80-bit or 128-bit long
+  // double kept them below, giving 1048575).
+  EXPECT_EQ(ParseDockerSize("1023.9999999999999999k"), 1024 * 1024);
+  EXPECT_EQ(ParseDockerSize("0.1k"), 102);
 }
 
 TEST(LogOptions, CredentialsNeverAppearInErrors) {

@@ -335,6 +335,23 @@ TEST_F(ReadLogs, ALineWhoseRestNeverCameEndsWhereTheNextLineBegins) {
   EXPECT_THAT(Texts(Read(journal, Tail(1))), ElementsAre("next session\n"));
 }
 
+// The shipper's rule (plugin/partial_chunks.h): a chunk of another line ends the open line of
+// its source at once, even a chunk past the first of a line whose start is lost. The open line
+// used to stay open until the next line began, and came after what the other source said.
+TEST_F(ReadLogs, AChunkOfAnotherLineEndsTheOpenLineAtOnce) {
+  auto journal = Open();
+  auto w = journal->StartWriter("/f");
+  w->Append(Chunk("cut", "a", 1, false, 1));
+  w->Append(Chunk("lost start", "b", 3, false, 2));  // chunks 1 and 2 of "b" never came
+  w->Append(Whole("err", 3, "stderr"));
+  w->Append(Chunk(" and end", "b", 4, true, 2));
+  w->Append(Whole("next", 4));
+  w->Seal();
+
+  EXPECT_THAT(Texts(Read(journal, Tail(-1))), ElementsAre("cut\n", "err\n", "next\n"));
+  EXPECT_THAT(Texts(Read(journal, Tail(2))), ElementsAre("err\n", "next\n"));
+}
+
 // Runs a follower on its own thread; the sink collects the answer.
 class Follower {
  public:

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "pipeline_stages/entry.h"
+#include "pipeline_stages/go_string.h"
+
 namespace skald {
 namespace {
 
@@ -13,7 +16,7 @@ std::string Render(const StreamLabelSet& labels) {
 
 std::string Quote(std::string_view v) {
   std::string out;
-  AppendGoQuoted(out, v);
+  stages::AppendGoQuoted(v, &out);
   return out;
 }
 
@@ -52,7 +55,9 @@ TEST(StreamLabels, DuplicateNameIsAnError) {
   EXPECT_NE(error.find("duplicate label name 'a'"), std::string::npos) << error;
 }
 
+// The stage library's check, which the renderer uses.
 TEST(StreamLabels, ValidNames) {
+  using stages::IsValidLabelName;
   EXPECT_TRUE(IsValidLabelName("a"));
   EXPECT_TRUE(IsValidLabelName("_"));
   EXPECT_TRUE(IsValidLabelName("container_name"));
