@@ -21,6 +21,7 @@
 #include <system_error>
 #include <thread>
 
+#include "pipeline_stages/go_duration.h"
 #include "plugin/cli.h"
 #include "plugin/driver.h"
 #include "plugin/journal_store.h"
