@@ -892,8 +892,7 @@ bool Driver::WaitIdle(std::chrono::milliseconds deadline) {
   return true;
 }
 
-bool Driver::PersistCursors() {
-  bool waiting = false;
+void Driver::PersistCursors() {
   std::vector<std::shared_ptr<Stream>> streams;
   {
     absl::MutexLock lock(&mu_);
@@ -903,15 +902,12 @@ bool Driver::PersistCursors() {
   }
   for (const auto& s : streams) {
     if (s->predecessor) {
-      if (!s->predecessor->retired) {  // its cursor still rules the journal: look again soon
-        waiting = true;
-        continue;
-      }
+      // Its cursor still rules the journal; the tick its retirement asks for comes back here.
+      if (!s->predecessor->retired) continue;
       s->predecessor.reset();
     }
     if (auto acked = s->ledger.TakeUnpersisted()) PersistCursor(*s, *acked);
   }
-  return waiting;
 }
 
 void Driver::PersistCursor(Stream& stream, JournalPosition acked) {
@@ -998,25 +994,28 @@ std::size_t Driver::LiveClients() const {
 std::chrono::milliseconds Driver::Maintain() {
   using namespace std::chrono;
   // Nothing here runs on a timer of its own: the tick comes when a cursor is to be persisted
-  // (TickWithin from PushShipment and OnSettled), a client may have become unused or a stream left
-  // (StreamLeftLocked), and when the next journal reaches the age limit. With streams live,
-  // the budget is checked once a second; with none, journals do not grow and nothing runs.
+  // (TickWithin from PushShipment and OnSettled), a client may have become unused or a stream
+  // left (StreamLeftLocked), a FIFO's bytes went into a journal (the budget, at most once a
+  // second), and when the next journal reaches the age limit. A quiet plugin (containers that
+  // log nothing, journals replayed to a Loki that is away, journals kept) runs nothing.
   milliseconds next = RetireIdleClients();
   const auto sooner = [&next](steady_clock::duration d) {
     next = std::min(next, std::max(milliseconds(0), ceil<milliseconds>(d)));
   };
   if (!store_) return next;
-  if (PersistCursors()) sooner(config_.maintenance_interval);
+  PersistCursors();
   // The budget looks at every journal's size (kept in memory); the age limit and the order of
   // removal need each stopped container's newest file time (a stat).
   const auto now_steady = steady_clock::now();
+  // Journals grow only as FIFOs are drained into them: the reader asks for a tick when that
+  // happens next (asked before the count is read, so that no byte goes unnoticed).
+  reader_->TickWhenJournaled(seconds(1));
+  const uint64_t journaled = reader_->JournaledBytes();
   bool budget_due;
-  bool streams_live;
   steady_clock::time_point age_due;
   {
     absl::MutexLock lock(&mu_);
-    streams_live = !streams_.empty();
-    budget_due = budget_due_ || streams_live;
+    budget_due = budget_due_ || journaled != budget_checked_bytes_;
     age_due = next_age_check_;
   }
   const bool check_age = now_steady >= age_due;
@@ -1032,6 +1031,7 @@ std::chrono::milliseconds Driver::Maintain() {
   {
     absl::MutexLock lock(&mu_);
     budget_due_ = false;
+    budget_checked_bytes_ = journaled;
     if (check_age) next_age_check_ = steady_clock::time_point::max();
     for (const auto& [id, j] : journals_) {
       (stream_by_container_.count(id) ? live : idle).emplace_back(id, j);
@@ -1090,7 +1090,6 @@ std::chrono::milliseconds Driver::Maintain() {
       sooner(next_age_check_ - now_steady);
     }
   }
-  if (streams_live) sooner(seconds(1));  // journals grow: the budget is looked at again
   // Plugin-wide budget: stopped containers' journals go first (least recently written first),
   // then the oldest segments of the largest live journals.
   if (total > config_.journal_max_total_bytes) {

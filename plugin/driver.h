@@ -72,9 +72,9 @@ struct DriverConfig {
   std::size_t stream_window_bytes = 64 * 1024;
   std::size_t client_window_bytes = 4 * 1024 * 1024;
   // Cursors are persisted within this time of an acknowledgement (lines acknowledged since may
-  // be sent again after a kill -9); while streams are live the budget is checked once a second,
-  // and the age limit when the next stopped container's journal reaches it. Nothing runs on a
-  // timer while nothing changes.
+  // be sent again after a kill -9); the budget is checked at most once a second while FIFOs are
+  // drained into journals, and the age limit when the next stopped container's journal reaches
+  // it. Nothing runs on a timer while nothing changes.
   std::chrono::milliseconds maintenance_interval{100};
   // A Loki client no stream has used for this long, with nothing pending, is stopped and
   // freed (its lanes are threads); a later stream with the same options makes a new one.
@@ -218,8 +218,7 @@ class Driver : public LineSink, public DeliveryListener {
   // The stream holds its own window and its client's streams together hold the client's:
   // decoding pauses.
   bool WindowFull(const Stream& stream) const;
-  // Returns true when a dirty cursor waits for its predecessor's (tick again soon).
-  bool PersistCursors() ABSL_LOCKS_EXCLUDED(mu_);
+  void PersistCursors() ABSL_LOCKS_EXCLUDED(mu_);
   // Writes `acked` as the stream's cursor unless a newer one was written.
   void PersistCursor(Stream& stream, JournalPosition acked);
 
@@ -253,8 +252,10 @@ class Driver : public LineSink, public DeliveryListener {
   // Finished journaled streams still waiting for acknowledgements, by container.
   std::map<std::string, std::shared_ptr<Stream>> retiring_by_container_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<Journal>> journals_ ABSL_GUARDED_BY(mu_);  // by id
-  // A budget check is due though no stream is live (a stream left, journals were found).
+  // A budget check is due (a stream left, journals were found), or bytes were journaled since
+  // it looked (FifoReader::JournaledBytes() was this then).
   bool budget_due_ ABSL_GUARDED_BY(mu_) = true;
+  uint64_t budget_checked_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   // When the next stopped container's journal reaches the age limit (max: none).
   std::chrono::steady_clock::time_point next_age_check_ ABSL_GUARDED_BY(mu_) =
       std::chrono::steady_clock::time_point::min();

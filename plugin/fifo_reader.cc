@@ -241,6 +241,10 @@ void FifoReader::SetTick(std::function<std::chrono::milliseconds()> tick) {
   TickWithin(std::chrono::milliseconds(0));
 }
 
+void FifoReader::TickWhenJournaled(std::chrono::milliseconds delay) {
+  tick_when_journaled_ms_.store(std::max<int64_t>(0, delay.count()));
+}
+
 void FifoReader::TickWithin(std::chrono::milliseconds delay) {
   if (delay == kNoTick) return;
   const int64_t max_ns = INT64_MAX / 2;  // far enough, and no overflow below
@@ -284,6 +288,12 @@ bool FifoReader::Feed(Session& session, Journaled& j) {
         moved += r.bytes;
         round_bytes_ += r.bytes;
         bytes_read_.Add(r.bytes);
+        journaled_bytes_.fetch_add(r.bytes);
+        if (tick_when_journaled_ms_.load() >= 0) {
+          if (const int64_t ms = tick_when_journaled_ms_.exchange(-1); ms >= 0) {
+            TickWithin(std::chrono::milliseconds(ms));
+          }
+        }
         if (session.blocked) {
           session.blocked = false;
           Watch(session.fd.get(), kFifoEvents, EPOLL_CTL_MOD);

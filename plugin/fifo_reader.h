@@ -93,6 +93,11 @@ class FifoReader {
   void SetTick(std::function<std::chrono::milliseconds()> tick) ABSL_LOCKS_EXCLUDED(mu_);
   // Asks for a tick within `delay` (one due sooner stays due). Thread-safe, takes no lock.
   void TickWithin(std::chrono::milliseconds delay);
+  // Asks for a tick within `delay` once bytes are next moved from a FIFO into a journal
+  // (once). Thread-safe, takes no lock.
+  void TickWhenJournaled(std::chrono::milliseconds delay);
+  // Bytes moved from FIFOs into journals so far.
+  uint64_t JournaledBytes() const { return journaled_bytes_.load(); }
 
   // The sink wants lines again: resume paused journal streams.
   void Wake();
@@ -162,6 +167,8 @@ class FifoReader {
   std::function<std::chrono::milliseconds()> tick_ ABSL_GUARDED_BY(mu_);
   // When the next tick is due (steady clock, ns); INT64_MAX: none asked for.
   std::atomic<int64_t> next_tick_ns_{INT64_MAX};
+  std::atomic<int64_t> tick_when_journaled_ms_{-1};  // TickWhenJournaled; -1: not asked
+  std::atomic<uint64_t> journaled_bytes_{0};
   std::thread thread_;
 };
 

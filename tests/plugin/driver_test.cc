@@ -419,5 +419,36 @@ TEST_F(DriverTest, StoppedContainersJournalsBeyondTheBudgetGo) {
   EXPECT_TRUE(fs::exists(JournalDir(ids[2]))) << "the newest journal went";
 }
 
+// The budget is looked at once bytes are journaled (the reader asks for the tick): a live
+// container's journal beyond it loses its oldest segments while Loki is away.
+TEST_F(DriverTest, ALiveJournalBeyondTheBudgetLosesItsOldestSegments) {
+  config_.journal_max_total_bytes = 64 * 1024;
+  loki_.FailAll(503);
+  StartDriver();
+  int w;
+  const std::string f = MakeFifo("f1", &w);
+  driver_->StartLogging(f, Info(kId1, {{"max-size", "16k"}, {"max-file", "100"}}));
+  auto journal_bytes = [&] {
+    uint64_t bytes = 0;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(JournalDir(kId1), ec)) {
+      if (e.path().extension() == ".seg") bytes += fs::file_size(e.path(), ec);
+    }
+    return bytes;
+  };
+  const std::string line(1000, 'x');
+  for (int i = 0; i < 200; ++i) {
+    const std::string frame = Frame(line);
+    std::size_t off = 0;
+    while (off < frame.size()) {  // the FIFO is non-blocking: wait for room
+      const ssize_t n = write(w, frame.data() + off, frame.size() - off);
+      if (n > 0) off += static_cast<std::size_t>(n);
+      if (n < 0) std::this_thread::sleep_for(1ms);
+    }
+  }
+  EXPECT_TRUE(WaitFor([&] { return journal_bytes() <= 64 * 1024 + 16 * 1024; }, 20s))
+      << journal_bytes() << " bytes journaled with a budget of 64 KiB";
+}
+
 }  // namespace
 }  // namespace skald
