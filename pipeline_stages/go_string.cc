@@ -3,13 +3,6 @@
 namespace skald::stages {
 namespace {
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 size_t ReadRawString(std::string_view text, std::string* value, std::string* error) {
   const size_t end = text.find('`', 1);
   if (end == std::string_view::npos) {
@@ -173,7 +166,7 @@ size_t ReadGoStringLiteral(std::string_view text, std::string* value, std::strin
     char32_t code = 0;
     bool ok = digits > 0 && i + digits <= text.size();
     for (int k = 0; ok && k < digits; ++k) {
-      const int d = HexValue(text[i + k]);
+      const int d = HexDigitValue(text[i + k]);
       ok = d >= 0 && d < base;
       code = code * base + d;
     }
@@ -195,6 +188,13 @@ size_t ReadGoStringLiteral(std::string_view text, std::string* value, std::strin
   }
   *error = "string " + std::string(text.substr(0, 20)) + " has no closing double quote";
   return 0;
+}
+
+int HexDigitValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
 }
 
 char ShortEscapeLetter(char32_t r) {

@@ -24,6 +24,8 @@ void AppendGoQuoted(std::string_view s, std::string* out);
 // The letter of a control character's one-letter Go escape (\a \b \f \n \r \t \v), or 0.
 // JSON has the same letters but \a and \v.
 char ShortEscapeLetter(char32_t r);
+// The value of a hex digit (0-9, a-f, A-F), or -1.
+int HexDigitValue(char c);
 // Appends `prefix` and the last `digits` hex digits of `value`, lower case: \x1b, \u00e9.
 void AppendHexEscape(std::string_view prefix, uint32_t value, int digits, std::string* out);
 

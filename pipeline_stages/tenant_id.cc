@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "pipeline_stages/go_string.h"
+
 namespace skald::stages {
 namespace {
 
@@ -21,7 +23,6 @@ constexpr std::array<bool, 256> MakeAllowed() {
 constexpr std::array<bool, 256> kAllowed = MakeAllowed();
 
 std::string Shown(std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   for (char c : s) {
     const auto u = static_cast<unsigned char>(c);
@@ -30,9 +31,7 @@ std::string Shown(std::string_view s) {
     } else if (c == '\n') {
       out += "\\n";
     } else if (u < 0x20 || u >= 0x7F || c == '\\') {
-      out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 0xF];
+      AppendHexEscape("\\x", u, 2, &out);
     } else {
       out += c;
     }

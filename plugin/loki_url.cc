@@ -3,22 +3,17 @@
 #include <algorithm>
 #include <cctype>
 
+#include "pipeline_stages/go_string.h"
+
 namespace skald {
 namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 std::string PercentDecode(std::string_view s) {
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '%' && i + 2 < s.size()) {
-      const int hi = HexValue(s[i + 1]);
-      const int lo = HexValue(s[i + 2]);
+      const int hi = stages::HexDigitValue(s[i + 1]);
+      const int lo = stages::HexDigitValue(s[i + 2]);
       if (hi >= 0 && lo >= 0) {
         out += static_cast<char>(hi * 16 + lo);
         i += 2;
@@ -141,11 +136,7 @@ std::string RedactUrl(std::string_view url) {
   std::string out;
   for (char c : kept) {
     if (IsControl(c)) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      const auto u = static_cast<unsigned char>(c);
-      out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 0xF];
+      stages::AppendHexEscape("\\x", static_cast<unsigned char>(c), 2, &out);
     } else {
       out += c;
     }

@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "pipeline_stages/go_string.h"
+
 namespace skald {
 namespace {
 
@@ -123,10 +125,7 @@ std::string AnswerForLog(std::string s) {
   out.reserve(s.size());
   for (unsigned char c : s) {
     if (c < 0x20 || c == 0x7f) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xf];
+      stages::AppendHexEscape("\\x", c, 2, &out);
     } else {
       out += static_cast<char>(c);
     }
