@@ -25,6 +25,7 @@
 #include "plugin/push_sender.h"
 #include "plugin/push_target.h"
 #include "plugin/request_watchdog.h"
+#include "plugin/thread_name.h"
 
 namespace skald {
 namespace {
