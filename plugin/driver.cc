@@ -114,6 +114,8 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
   metrics.GetCounter("skald_entries_sent_total", "Entries delivered to Loki.");
   if (!config_.state_dir.empty()) {
     store_ = std::make_unique<JournalStore>(config_.state_dir, config_.journal_max_total_bytes);
+    retention_ = std::make_unique<JournalRetention>(config_.journal_max_total_bytes,
+                                                    config_.journal_max_age);
     secrets_ = std::make_unique<SecretStore>(config_.state_dir / "secrets");
   }
   reader_ = std::make_unique<FifoReader>(*this, metrics);
@@ -201,8 +203,8 @@ void Driver::Recover() {
   {
     // The journals found: the budget and the age limit look at them now.
     absl::MutexLock lock(&mu_);
-    budget_due_ = true;
-    next_age_check_ = std::chrono::steady_clock::time_point::min();
+    retention_schedule_.BudgetDue();
+    retention_schedule_.AgeCheckBy(std::chrono::steady_clock::time_point::min());
   }
   reader_->TickWithin(std::chrono::milliseconds(0));
 }
@@ -937,22 +939,18 @@ std::chrono::milliseconds Driver::RetireIdleClients() {
 void Driver::StreamLeftLocked() {
   live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
   // Its client may be unused now, and the journals' total is looked at once more.
-  budget_due_ = true;
+  retention_schedule_.BudgetDue();
   reader_->TickWithin(
       std::min<std::chrono::milliseconds>(config_.client_idle_timeout, std::chrono::seconds(1)));
 }
 
 void Driver::ScheduleAgeCheck(std::filesystem::file_time_type last_write) {
   using namespace std::chrono;
-  auto in = steady_clock::duration::zero();
-  if (last_write != std::filesystem::file_time_type::min()) {
-    in = std::max(
-        in, duration_cast<steady_clock::duration>(last_write + config_.journal_max_age -
-                                                  std::filesystem::file_time_type::clock::now()));
-  }
+  const auto in =
+      retention_->UntilExpiry(last_write, std::filesystem::file_time_type::clock::now());
   {
     absl::MutexLock lock(&mu_);
-    next_age_check_ = std::min(next_age_check_, steady_clock::now() + in);
+    retention_schedule_.AgeCheckBy(steady_clock::now() + in);
   }
   reader_->TickWithin(ceil<milliseconds>(in));
 }
@@ -982,116 +980,33 @@ std::chrono::milliseconds Driver::Maintain() {
   // happens next (asked before the count is read, so that no byte goes unnoticed).
   reader_->TickWhenJournaled(seconds(1));
   const uint64_t journaled = reader_->JournaledBytes();
-  bool budget_due;
-  steady_clock::time_point age_due;
-  {
-    absl::MutexLock lock(&mu_);
-    budget_due = budget_due_ || journaled != budget_checked_bytes_;
-    age_due = next_age_check_;
-  }
-  const bool check_age = now_steady >= age_due;
-  const bool check_budget = budget_due && now_steady - last_budget_check_ >= seconds(1);
-  if (!check_budget && !check_age) {
-    if (budget_due) sooner(last_budget_check_ + seconds(1) - now_steady);
-    if (age_due != steady_clock::time_point::max()) sooner(age_due - now_steady);
-    return next;
-  }
-  last_budget_check_ = now_steady;
   // Journals of containers with no stream (stopped, delivered) are candidates for removal.
-  std::vector<std::pair<std::string, std::shared_ptr<Journal>>> idle, live;
+  std::vector<JournalRetention::Entry> stopped, live;
+  bool check_age = false;
   {
     absl::MutexLock lock(&mu_);
-    budget_due_ = false;
-    budget_checked_bytes_ = journaled;
-    if (check_age) next_age_check_ = steady_clock::time_point::max();
+    const RetentionSchedule::Checks checks = retention_schedule_.Begin(now_steady, journaled);
+    if (!checks.budget && !checks.age) {
+      if (checks.wait) sooner(*checks.wait);
+      return next;
+    }
+    check_age = checks.age;
     for (const auto& [id, j] : journals_) {
-      (stream_by_container_.count(id) ? live : idle).emplace_back(id, j);
+      (stream_by_container_.count(id) ? live : stopped).emplace_back(id, j);
     }
   }
-  uint64_t total = 0;
-  for (const auto& [id, j] : idle) total += j->TotalBytes();
-  for (const auto& [id, j] : live) total += j->TotalBytes();
-
-  // Age limit: stopped containers' journals not written for journal_max_age, unless keep-file.
-  const auto now = std::filesystem::file_time_type::clock::now();
-  std::vector<std::string> removed;
-  std::optional<std::filesystem::file_time_type> next_expiry;  // of those kept
-  for (auto it = idle.begin(); check_age && it != idle.end();) {
-    auto& [id, j] = *it;
-    const auto last_write = j->LastWrite();
-    bool expired = now - last_write > config_.journal_max_age;
-    bool keep = false;
-    if (expired) {
-      if (auto text = j->ReadInfo()) {
-        try {
-          auto info = ContainerInfo::FromJson(nlohmann::json::parse(*text));
-          if (ParseGoBool(info.config.count("keep-file") ? info.config.at("keep-file") : "false")
-                  .value_or(false)) {
-            expired = false;
-            keep = true;
-          }
-        } catch (const std::exception&) {
-        }
-      }
-    }
-    if (expired) {
-      total -= std::min(total, j->TotalBytes());
-      spdlog::info("journal of stopped container {}: older than the age limit; removed",
-                   id.substr(0, 12));
-      removed.push_back(id);
-      it = idle.erase(it);
-    } else {
-      if (!keep && (!next_expiry || last_write + config_.journal_max_age < *next_expiry)) {
-        next_expiry = last_write + config_.journal_max_age;
-      }
-      ++it;
-    }
-  }
-  if (next_expiry) {
-    const auto in = std::max(steady_clock::duration::zero(),
-                             duration_cast<steady_clock::duration>(*next_expiry - now));
-    {
-      absl::MutexLock lock(&mu_);
-      next_age_check_ = std::min(next_age_check_, now_steady + in);
-    }
-  }
+  const JournalRetention::Outcome outcome =
+      retention_->Apply(std::move(stopped), std::move(live), check_age,
+                        std::filesystem::file_time_type::clock::now());
   {
     absl::MutexLock lock(&mu_);
-    if (next_age_check_ != steady_clock::time_point::max()) {
-      sooner(next_age_check_ - now_steady);
+    if (outcome.next_expiry_in)
+      retention_schedule_.AgeCheckBy(now_steady + *outcome.next_expiry_in);
+    if (retention_schedule_.next_age_check() != steady_clock::time_point::max()) {
+      sooner(retention_schedule_.next_age_check() - now_steady);
     }
   }
-  // Plugin-wide budget: stopped containers' journals go first (least recently written first),
-  // then the oldest segments of the largest live journals.
-  if (total > config_.journal_max_total_bytes) {
-    std::vector<std::pair<std::filesystem::file_time_type, std::size_t>> order;
-    for (std::size_t i = 0; i < idle.size(); ++i)
-      order.emplace_back(idle[i].second->LastWrite(), i);
-    std::sort(order.begin(), order.end());
-    std::vector<std::pair<std::string, std::shared_ptr<Journal>>> sorted;
-    for (const auto& [time, i] : order) sorted.push_back(std::move(idle[i]));
-    idle.swap(sorted);
-  }
-  for (auto it = idle.begin(); total > config_.journal_max_total_bytes && it != idle.end(); ++it) {
-    total -= std::min(total, it->second->TotalBytes());
-    spdlog::info(
-        "journal of stopped container {}: removed to stay within the plugin-wide "
-        "journal budget ({} bytes)",
-        it->first.substr(0, 12), config_.journal_max_total_bytes);
-    removed.push_back(it->first);
-  }
-  while (total > config_.journal_max_total_bytes && !live.empty()) {
-    auto largest = std::max_element(live.begin(), live.end(), [](const auto& a, const auto& b) {
-      return a.second->TotalBytes() < b.second->TotalBytes();
-    });
-    const uint64_t freed = largest->second->EvictOldest();
-    if (freed == 0) {
-      live.erase(largest);
-      continue;
-    }
-    total -= std::min(total, freed);
-  }
-  for (const std::string& id : removed) {
+  for (const std::string& id : outcome.remove) {
     // Under the lock: a StartLogging of the container must not open the directory while it is
     // being removed.
     absl::MutexLock lock(&mu_);
@@ -1107,7 +1022,7 @@ std::chrono::milliseconds Driver::Maintain() {
       spdlog::error("journal {}: cannot remove it: {}", j->dir().string(), e.what());
     }
   }
-  journal_bytes_gauge_.Set(static_cast<int64_t>(total));
+  journal_bytes_gauge_.Set(static_cast<int64_t>(outcome.total_bytes));
   return next;
 }
 
