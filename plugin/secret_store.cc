@@ -41,7 +41,7 @@ bool SecretStore::IsReference(const std::string& value) {
 
 std::string SecretStore::Put(const std::string& value) {
   const std::string reference = std::string(kPrefix) + Sha256Hex(value, 32);
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto [it, inserted] = values_.try_emplace(reference, value);
   if (inserted) {
     try {
@@ -55,14 +55,14 @@ std::string SecretStore::Put(const std::string& value) {
 }
 
 std::optional<std::string> SecretStore::Get(const std::string& reference) const {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = values_.find(reference);
   if (it == values_.end()) return std::nullopt;
   return it->second;
 }
 
 void SecretStore::Retain(const std::set<std::string>& references) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   bool changed = false;
   for (auto it = values_.begin(); it != values_.end();) {
     if (references.count(it->first)) {
