@@ -1,13 +1,9 @@
 #include "plugin/driver.h"
 
-#include <re2/re2.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cctype>
 #include <functional>
-#include <nlohmann/json.hpp>
-#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -16,6 +12,8 @@
 #include "pipeline_stages/relabel.h"
 #include "plugin/container_labels.h"
 #include "plugin/container_pipeline.h"
+#include "plugin/driver_stream.h"
+#include "plugin/replay_info.h"
 #include "plugin/shipment_ledger.h"
 #include "plugin/thread_name.h"
 
@@ -29,51 +27,6 @@ std::size_t LinesBytes(const std::vector<LogLine>& lines) {
   std::size_t bytes = 0;
   for (const LogLine& l : lines) bytes += l.line.size() + sizeof(LogLine);
   return bytes;
-}
-
-}  // namespace
-
-struct Driver::Stream {
-  uint64_t id;
-  std::string file;  // the first session's FIFO
-  ContainerInfo info;
-  LogOptions options;
-  std::shared_ptr<PushClient> client;
-  std::atomic<bool> stop_requested{false};
-  // Not empty: the stream's options cannot be used (recovered without usable info.json or
-  // options); its lines are drained into the journal and held there, never sent.
-  std::string held_reason;
-  int64_t held_accounted = 0;  // (shipping thread) pipeline-held bytes counted in the windows
-  // Labels and stages (shipping thread only); null for a held stream.
-  std::unique_ptr<ContainerPipeline> pipeline;
-  // With a journal:
-  std::shared_ptr<Journal> journal;
-  JournalPosition last_resume;  // of the newest shipment (shipping thread)
-  std::atomic<int64_t> window_bytes{0};
-  // What all streams of this stream's Loki client hold (Driver::client_windows_).
-  std::shared_ptr<std::atomic<int64_t>> client_window;
-  bool finished = false;  // (Driver::mu_) the FIFOs ended and the last lines were shipped
-  JournalPosition end;    // (Driver::mu_) once finished: where its decoding stopped
-  // The container's previous stream, still waiting for acknowledgements when this one began
-  // after it (at its end): this stream's cursor is persisted only once that one retired.
-  std::shared_ptr<Stream> predecessor;
-  std::atomic<bool> retired{false};
-  // The shipments handed to the client and not settled yet, the acknowledged cursor.
-  ShipmentLedger ledger;
-};
-
-namespace {
-
-// Container ids name directories: accept only what Docker produces.
-bool ValidContainerId(const std::string& id) {
-  return !id.empty() && id.size() <= 128 && std::all_of(id.begin(), id.end(), [](unsigned char c) {
-    return std::isalnum(c) || c == '_';
-  });
-}
-
-bool IsFifo(const std::string& path) {
-  std::error_code ec;
-  return std::filesystem::is_fifo(path, ec);
 }
 
 }  // namespace
@@ -187,151 +140,6 @@ std::shared_ptr<Journal> Driver::OpenJournalLocked(const std::string& container_
   return journal;
 }
 
-void Driver::Recover() {
-  if (!store_) return;
-  for (const std::string& id : store_->ContainerIds()) {
-    if (!ValidContainerId(id)) continue;
-    try {
-      RecoverContainer(id);
-    } catch (const std::exception& e) {
-      spdlog::error("journal of container {}: cannot recover it: {}", id.substr(0, 12), e.what());
-    }
-  }
-  // Secrets no journal refers to any more (their containers' journals are gone) go.
-  secrets_->Retain(retained_secrets_);
-  retained_secrets_.clear();
-  {
-    // The journals found: the budget and the age limit look at them now.
-    absl::MutexLock lock(&mu_);
-    retention_schedule_.BudgetDue();
-    retention_schedule_.AgeCheckBy(std::chrono::steady_clock::time_point::min());
-  }
-  reader_->TickWithin(std::chrono::milliseconds(0));
-}
-
-std::string Driver::ReplayInfoJson(const ContainerInfo& info, const LogOptions& options) {
-  // Of the environment and the labels, only what becomes a label: the rest may hold secrets and
-  // a replay needs none.
-  ContainerInfo kept = KeepLabelSources(info, options);
-  // Options that hold credentials are kept once, in the secrets file; info.json names them.
-  for (auto& [option, value] : kept.config) {
-    const bool secret =
-        option == "loki-bearer-token" || option == "loki-headers" ||
-        ((option == "loki-url" || option == "loki-proxy-url") && RedactUrl(value) != value);
-    if (secret && !value.empty()) value = secrets_->Put(value);  // throws std::system_error
-  }
-  return kept.ToJson().dump();
-}
-
-std::string Driver::ResolveSecrets(ContainerInfo& info) {
-  for (auto& [option, value] : info.config) {
-    if (!SecretStore::IsReference(value)) continue;
-    auto secret = secrets_->Get(value);
-    if (!secret) return "the secret of its log-opt " + option + " is no longer kept";
-    value = *secret;
-  }
-  return "";
-}
-
-void Driver::RecoverContainer(const std::string& id) {
-  std::shared_ptr<Journal> journal;
-  {
-    absl::MutexLock lock(&mu_);
-    journal = OpenJournalLocked(id, LogOptions{});
-  }
-  ContainerInfo info;
-  info.container_id = id;
-  std::string unusable;  // why the container's options cannot be used; empty when they can
-  try {
-    if (auto text = journal->ReadInfo()) {
-      info = ContainerInfo::FromJson(nlohmann::json::parse(*text));
-      info.container_id = id;
-      for (const auto& [option, value] : info.config) {
-        if (SecretStore::IsReference(value)) retained_secrets_.insert(value);
-      }
-      unusable = ResolveSecrets(info);
-    } else {
-      unusable = "its info.json is missing";
-    }
-  } catch (const std::exception& e) {
-    unusable = std::string("its info.json is unreadable: ") + e.what();
-  }
-  std::vector<std::unique_ptr<Journal::Writer>> writers;
-  std::vector<std::string> fifos;
-  for (const Journal::LiveSession& session : journal->LiveSessions()) {
-    try {
-      if (IsFifo(session.fifo_path)) {
-        writers.push_back(journal->ResumeWriter(session));
-        fifos.push_back(session.fifo_path);
-      } else {
-        journal->SealSession(session);
-      }
-    } catch (const std::exception& e) {
-      spdlog::error("journal of container {}: the session of segment {}: {}", id.substr(0, 12),
-                    session.segment, e.what());
-    }
-  }
-  const JournalPosition cursor = journal->ReadCursor().value_or(journal->Begin());
-  if (writers.empty() && !(cursor < journal->End())) return;  // nothing to do
-  std::shared_ptr<Stream> stream;
-  if (unusable.empty()) {
-    try {
-      stream = MakeStream(fifos.empty() ? std::string() : fifos.front(), info);
-    } catch (const std::exception& e) {
-      unusable = e.what();
-    }
-  }
-  if (!unusable.empty()) {
-    if (writers.empty()) {
-      spdlog::error(
-          "journal of container {} ({}): cannot replay it ({}); its undelivered lines stay on "
-          "disk",
-          info.ID(), info.Name(), unusable);
-      return;
-    }
-    // A FIFO that is not read blocks its container: it is always drained. Its lines stay in
-    // the journal (docker logs) and are counted as held; a start with usable options replays
-    // them from the cursor.
-    spdlog::error(
-        "container {} ({}): its options cannot be used ({}); its FIFO is drained into the "
-        "journal and its lines are held there (not sent) until the plugin starts with usable "
-        "options",
-        info.ID(), info.Name(), unusable);
-    stream = std::make_shared<Stream>();
-    stream->file = fifos.front();
-    stream->info = info;
-    stream->held_reason = "unusable_options";
-    stream->client_window = std::make_shared<std::atomic<int64_t>>(0);
-  }
-  {
-    absl::MutexLock lock(&mu_);
-    journal->SetLimits(
-        {stream->options.max_size, stream->options.max_file, stream->options.block_when_full});
-    stream->journal = journal;
-    stream->ledger.StartAt(cursor);
-    stream->last_resume = cursor;
-    stream->id = next_id_++;
-    streams_[stream->id] = stream;
-    stream_by_container_[id] = stream->id;
-    for (const std::string& f : fifos) stream_by_file_[f] = stream->id;
-    live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
-  }
-  journal->SetAcknowledged(cursor);
-  reader_->AddJournalStream(stream->id, journal, cursor, stream->options.max_line_size);
-  for (std::size_t i = 0; i < writers.size(); ++i) {
-    try {
-      reader_->AddSession(stream->id, fifos[i], writers[i]);
-    } catch (const std::exception& e) {
-      spdlog::error("container {}: cannot re-open {}: {}", info.ID(), fifos[i], e.what());
-      if (writers[i]) writers[i]->Seal();
-    }
-  }
-  spdlog::info(
-      "container {} ({}): resumed {} FIFO(s), replaying its journal from segment {} "
-      "offset {}",
-      info.ID(), info.Name(), fifos.size(), cursor.segment, cursor.offset);
-}
-
 void Driver::StartInMemory(const std::string& file, std::shared_ptr<Stream> stream) {
   {
     absl::MutexLock lock(&mu_);
@@ -424,7 +232,7 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
       bool with_reader = false;
       try {
         try {
-          journal->WriteInfo(ReplayInfoJson(info, stream->options));
+          journal->WriteInfo(ReplayInfoJson(info, stream->options, *secrets_));
           if (!writer) writer = journal->StartWriter(file);
         } catch (const std::system_error& e) {
           journal_error = e.what();

@@ -145,7 +145,7 @@ class Driver : public LineSink, public DeliveryListener {
       ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  struct Stream;
+  struct Stream;  // plugin/driver_stream.h
 
   // The shared client for `config`, and the window its streams share.
   std::shared_ptr<PushClient> ClientFor(const LokiClientConfig& config,
@@ -166,14 +166,9 @@ class Driver : public LineSink, public DeliveryListener {
   std::shared_ptr<Journal> OpenJournalLocked(const std::string& container_id,
                                              const LogOptions& options)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Recover() of one container's journal; throws what opening it throws.
+  // Recover() of one container's journal (plugin/driver_recovery.cc); throws what opening it
+  // throws.
   void RecoverContainer(const std::string& id) ABSL_LOCKS_EXCLUDED(mu_);
-  // What info.json keeps for a replay: `info` without the environment variables and container
-  // labels no option selects, credentials replaced by references into secrets_ (throws
-  // std::system_error when the secrets file cannot be written).
-  std::string ReplayInfoJson(const ContainerInfo& info, const LogOptions& options);
-  // Puts the secrets back into an info.json's options; returns why it cannot, or "".
-  std::string ResolveSecrets(ContainerInfo& info);
   void ShipLoop() ABSL_LOCKS_EXCLUDED(mu_);
   // Waits at most `timeout` for a batch in queue_ or for stopping_; false: none came.
   bool WaitForBatchLocked(std::chrono::milliseconds timeout) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
