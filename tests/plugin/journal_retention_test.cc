@@ -6,6 +6,7 @@
 
 #include "plugin/frame_codec.h"
 #include "plugin/journal_writer.h"
+#include "tests/plugin/plugin_test_support.h"
 
 namespace skald {
 namespace {
@@ -17,12 +18,8 @@ using Clock = std::chrono::steady_clock;
 std::string Frames(int n, std::size_t line_bytes) {
   std::string out;
   for (int i = 0; i < n; ++i) {
-    LogEntryView e;
-    e.source = "stdout";
-    e.time_nano = 1700000000000000000;
-    const std::string line(line_bytes, static_cast<char>('a' + i % 26));
-    e.line = line;
-    EncodeFrame(e, out);
+    out += testing::StdoutFrame(std::string(line_bytes, static_cast<char>('a' + i % 26)),
+                                1700000000000000000);
   }
   return out;
 }

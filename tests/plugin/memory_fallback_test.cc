@@ -2,18 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/plugin/plugin_test_support.h"
+
 namespace skald {
 namespace {
 
 std::string Frame(std::string_view line, bool partial = false) {
-  LogEntryView e;
-  e.source = "stdout";
-  e.time_nano = 1700000000000000000;
-  e.line = line;
-  e.partial = partial;
-  std::string out;
-  EncodeFrame(e, out);
-  return out;
+  return testing::StdoutFrame(line, 1700000000000000000, partial);
 }
 
 std::vector<std::string> TakeAll(MemoryFallback& m) {
