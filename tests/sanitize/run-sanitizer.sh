@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# `make asan` / `make tsan`: builds the tests with clang and a sanitizer and runs them; fails on
+# a failing test or on any sanitizer report (one written by a test program or by a plugin the
+# integration tests started).
+#   asan  the unit and integration tests under AddressSanitizer, LeakSanitizer and UBSan, in the
+#         clang build directory that `make fuzz` and `make thread-safety` share
+#         (tests/sanitize/configure.sh)
+#   tsan  the concurrent parts under ThreadSanitizer, in a build directory of its own: only the
+#         plugin's unit-test program is built, and only the suites whose code runs on several
+#         threads are run (TSAN_SUITES below)
+# Prints how long the build and the run took.
+#
+# Environment (all optional):
+#   SAN_BUILD   build directory (build-clang / build-tsan)
+#   SAN_JOBS    ninja -j and ctest -j (2)
+#   SAN_TESTS   a ctest -R regex: the tests to run (instead of tsan's suites) within the labels
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+kind="${1:?usage: run-sanitizer.sh asan|tsan}"
+jobs="${SAN_JOBS:-2}"
+
+# The suites of plugin_unit_tests whose code runs on several threads: the FIFO reader, the
+# journal, the driver (reader, shipping and client threads together), the Loki client's lanes,
+# the shipment ledger, the thread pool, the plugin API and metrics servers, docker logs.
+TSAN_SUITES='FifoReader|Journal|Driver|LokiClient|ShipmentLedger|GrowingThreadPool'
+TSAN_SUITES+='|PluginApiRequestsServer|MetricsHttpServer|ReadLogs'
+
+case "$kind" in
+  asan)
+    build="${SAN_BUILD:-build-clang}"
+    tests/sanitize/configure.sh "$build" clang
+    targets=(skald plugin_unit_tests pipeline_stages_tests fake_loki_tests integration_tests)
+    ctest_args=(-L '^(unit|integration)$')
+    ;;
+  tsan)
+    build="${SAN_BUILD:-build-tsan}"
+    tests/sanitize/configure.sh "$build" tsan
+    targets=(plugin_unit_tests)
+    ctest_args=(-L '^unit$' -R "^($TSAN_SUITES)")
+    ;;
+  *)
+    echo "usage: run-sanitizer.sh asan|tsan" >&2
+    exit 2
+    ;;
+esac
+
+log() { printf '[%s] %s\n' "$kind" "$*" >&2; }
+
+build_start=$(date +%s)
+ninja -C "$build" -j"$jobs" "${targets[@]}"
+build_s=$(($(date +%s) - build_start))
+log "built in ${build_s} s"
+
+# Every report goes to a file of its own (test programs and the plugins they start alike); the
+# test that hit one fails as well (ASan and UBSan stop the process, TSan exits with 66).
+reports="$root/$build/sanitizer-reports"
+rm -rf "$reports" && mkdir -p "$reports"
+export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
+export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1"
+export TSAN_OPTIONS="log_path=$reports/tsan:second_deadlock_stack=1"
+
+run_start=$(date +%s)
+rc=0
+(cd "$build" && ctest "${ctest_args[@]}" ${SAN_TESTS:+-R "$SAN_TESTS"} --output-on-failure \
+  -j"$jobs" --timeout 900) || rc=$?
+run_s=$(($(date +%s) - run_start))
+log "tests ran in ${run_s} s (build ${build_s} s)"
+
+shopt -s nullglob
+found=("$reports"/*)
+if [[ ${#found[@]} -gt 0 ]]; then
+  log "${#found[@]} sanitizer report(s) in $reports:"
+  for f in "${found[@]}"; do
+    echo "=== $f"
+    head -80 "$f"
+  done
+  exit 1
+fi
+if [[ $rc -ne 0 ]]; then
+  log "tests failed"
+  exit "$rc"
+fi
+log "no sanitizer reports"
