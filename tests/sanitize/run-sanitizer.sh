@@ -5,27 +5,21 @@
 #   asan  the unit and integration tests under AddressSanitizer, LeakSanitizer and UBSan, in the
 #         clang build directory that `make fuzz` and `make thread-safety` share
 #         (tests/sanitize/configure.sh)
-#   tsan  the concurrent parts under ThreadSanitizer, in a build directory of its own: only the
-#         plugin's unit-test program is built, and only the suites whose code runs on several
-#         threads are run (TSAN_SUITES below)
+#   tsan  the concurrent parts under ThreadSanitizer, in a build directory of its own: the unit
+#         tests of the code that runs on several threads, a program of their own
+#         (plugin_tsan_tests, tests/CMakeLists.txt), and what it links, nothing else
 # Prints how long the build and the run took.
 #
 # Environment (all optional):
 #   SAN_BUILD   build directory (build-clang / build-tsan)
 #   SAN_JOBS    ninja -j and ctest -j (2)
-#   SAN_TESTS   a ctest -R regex: the tests to run (instead of tsan's suites) within the labels
+#   SAN_TESTS   a ctest -R regex narrowing the tests run
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 kind="${1:?usage: run-sanitizer.sh asan|tsan}"
 jobs="${SAN_JOBS:-2}"
-
-# The suites of plugin_unit_tests whose code runs on several threads: the FIFO reader, the
-# journal, the driver (reader, shipping and client threads together), the Loki client's lanes,
-# the shipment ledger, the thread pool, the plugin API and metrics servers, docker logs.
-TSAN_SUITES='FifoReader|Journal|Driver|LokiClient|ShipmentLedger|GrowingThreadPool'
-TSAN_SUITES+='|PluginApiRequestsServer|MetricsHttpServer|ReadLogs'
 
 case "$kind" in
   asan)
@@ -37,8 +31,8 @@ case "$kind" in
   tsan)
     build="${SAN_BUILD:-build-tsan}"
     tests/sanitize/configure.sh "$build" tsan
-    targets=(plugin_unit_tests)
-    ctest_args=(-L '^unit$' -R "^($TSAN_SUITES)")
+    targets=(plugin_tsan_tests)
+    ctest_args=(-L '^tsan$')
     ;;
   *)
     echo "usage: run-sanitizer.sh asan|tsan" >&2
