@@ -30,12 +30,18 @@ Fn Real(const char* member) {
   return reinterpret_cast<Fn>(fn);
 }
 
-// The mutex is released for the call (a wait) and held again after it.
+// Waits nested in a wait (Abseil's WaitWithTimeout calls WaitWithDeadline, through these).
+thread_local int wait_depth = 0;
+
+// The mutex is released for the call (a wait) and held again after it: said once, by the
+// outermost of nested waits.
 void PreWait(void* mu) {
+  if (wait_depth++ > 0) return;
   __tsan_mutex_pre_unlock(mu, 0);
   __tsan_mutex_post_unlock(mu, 0);
 }
 void PostWait(void* mu) {
+  if (--wait_depth > 0) return;
   __tsan_mutex_pre_lock(mu, 0);
   __tsan_mutex_post_lock(mu, 0, 0);
 }
