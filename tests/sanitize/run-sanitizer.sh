@@ -47,16 +47,21 @@ ninja -C "$build" -j"$jobs" "${targets[@]}"
 build_s=$(($(date +%s) - build_start))
 log "built in ${build_s} s"
 
-# Every report goes to a file of its own (test programs and the plugins they start alike); the
-# test that hit one fails as well (ASan and UBSan stop the process, TSan exits with 66).
+# Every report goes to a file of its own, report.PID (test programs and the plugins they start
+# alike; one log_path for ASan and UBSan, which share it); the test that hit one fails as well
+# (ASan and UBSan stop the process, TSan exits with 66).
 # ASan's quarantine (freed memory held back to catch a use after free) is 16 MB rather than
 # 256: the integration tests bound the plugin's peak RSS (100 MB), and the default quarantine
 # alone took it to 136 MB for a 64 MiB line sent in pieces (62 MB with 16).
 reports="$root/$build/sanitizer-reports"
 rm -rf "$reports" && mkdir -p "$reports"
-export ASAN_OPTIONS="log_path=$reports/asan:quarantine_size_mb=16:detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
-export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1"
-export TSAN_OPTIONS="log_path=$reports/tsan:second_deadlock_stack=1"
+if [[ $kind == asan ]]; then
+  export ASAN_OPTIONS="log_path=$reports/report:quarantine_size_mb=16:detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
+  export UBSAN_OPTIONS="log_path=$reports/report:print_stacktrace=1:halt_on_error=1"
+else
+  unset UBSAN_OPTIONS  # TSan reads it too
+  export TSAN_OPTIONS="log_path=$reports/report:suppressions=$root/tests/sanitize/tsan.supp:second_deadlock_stack=1"
+fi
 
 run_start=$(date +%s)
 rc=0
