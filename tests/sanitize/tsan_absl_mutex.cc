@@ -135,8 +135,8 @@ bool CondVar::WaitWithTimeout(Mutex* mu, Duration timeout) {
 }
 
 bool CondVar::WaitWithDeadline(Mutex* mu, Time deadline) {
-  static auto real = Real<bool (*)(CondVar*, Mutex*, Time)>(
-      "7CondVar16WaitWithDeadlineEPNS0_5MutexENS0_4TimeE");
+  static auto real =
+      Real<bool (*)(CondVar*, Mutex*, Time)>("7CondVar16WaitWithDeadlineEPNS0_5MutexENS0_4TimeE");
   PreWait(mu);
   const bool timed_out = real(this, mu, deadline);
   PostWait(mu);
