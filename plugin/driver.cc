@@ -107,7 +107,8 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
       journal_undelivered_gauge_(
           metrics.GetGauge("skald_journal_undelivered_bytes",
                            "Bytes of the journals not yet acknowledged by Loki (from the "
-                           "cursors on: what a restart would send again).")) {
+                           "cursors on: what a restart would send again).")),
+      queue_(config_.max_queued_bytes) {
   // Series that Loki clients fill in: present (at 0) before the first container, so that a
   // scrape always shows read, sent, dropped and pending together.
   metrics.GetCounter("skald_entries_sent_total", "Entries delivered to Loki.");
@@ -519,7 +520,7 @@ std::shared_ptr<Journal> Driver::JournalFor(const ContainerInfo& info, std::stri
 
 void Driver::OnLines(uint64_t stream_id, std::vector<LogLine>& lines,
                      const JournalPosition& resume) {
-  Batch batch{stream_id, std::move(lines), 0, false, false, resume};
+  ShippingBatch batch{stream_id, std::move(lines), 0, false, false, resume};
   batch.bytes = LinesBytes(batch.lines);
   lines = {};
   {
@@ -530,44 +531,18 @@ void Driver::OnLines(uint64_t stream_id, std::vector<LogLine>& lines,
       it->second->window_bytes += static_cast<int64_t>(batch.bytes);
       *it->second->client_window += static_cast<int64_t>(batch.bytes);
     }
-    queued_bytes_ += batch.bytes;
-    queued_lines_ += batch.lines.size();
-    if (!batch.journaled) memory_queued_[stream_id] += batch.bytes;
-    queue_.push_back(std::move(batch));
-    // Over budget: drop memory-only lines (never an end-of-stream marker; journaled lines are
-    // bounded by their window and wait on disk instead): the oldest of the stream that holds
-    // the most, so that a container flooding the queue loses its own lines, not a neighbour's.
-    while (queued_bytes_ > config_.max_queued_bytes && !memory_queued_.empty()) {
-      const uint64_t heaviest =
-          std::max_element(memory_queued_.begin(), memory_queued_.end(), [](auto& a, auto& b) {
-            return a.second < b.second;
-          })->first;
-      auto victim = std::find_if(queue_.begin(), queue_.end() - 1, [&](const Batch& b) {
-        return !b.end && !b.journaled && !b.lines.empty() && b.stream_id == heaviest;
-      });
-      if (victim == queue_.end() - 1) break;
-      dropped_queue_full_.Add(victim->lines.size());
-      queued_bytes_ -= victim->bytes;
-      queued_lines_ -= victim->lines.size();
-      UnqueueMemoryLocked(*victim);
-      queue_.erase(victim);
+    // Over its bound the queue drops memory-only lines of the stream that holds the most.
+    if (const uint64_t dropped = queue_.Push(std::move(batch)); dropped > 0) {
+      dropped_queue_full_.Add(dropped);
     }
   }
   queue_cv_.Signal();
 }
 
-void Driver::UnqueueMemoryLocked(const Batch& batch) {
-  if (batch.journaled || batch.end) return;
-  auto it = memory_queued_.find(batch.stream_id);
-  if (it == memory_queued_.end()) return;
-  it->second -= std::min(it->second, batch.bytes);
-  if (it->second == 0) memory_queued_.erase(it);
-}
-
 void Driver::OnEnd(uint64_t stream_id, bool /*corrupt*/) {
   {
     absl::MutexLock lock(&mu_);
-    queue_.push_back(Batch{stream_id, {}, 0, true, false, {}});
+    queue_.Push(ShippingBatch{stream_id, {}, 0, true, false, {}});
   }
   queue_cv_.Signal();
 }
@@ -688,7 +663,7 @@ void Driver::MaybeRetire(const std::shared_ptr<Stream>& stream) {
   idle_cv_.SignalAll();
 }
 
-void Driver::Ship(Stream& stream, Batch& batch) {
+void Driver::Ship(Stream& stream, ShippingBatch& batch) {
   std::vector<LogLine>& lines = batch.lines;
   std::vector<LokiEntry>& entries = converted_;
   entries.clear();
@@ -810,7 +785,7 @@ void Driver::FinishStream(uint64_t stream_id) {
 void Driver::ShipLoop() {
   auto last_flush = std::chrono::steady_clock::now();
   for (;;) {
-    Batch batch;
+    ShippingBatch batch;
     std::shared_ptr<Stream> stream;
     {
       absl::ReleasableMutexLock lock(&mu_);
@@ -834,11 +809,7 @@ void Driver::ShipLoop() {
         FlushPipelines(true);
         return;
       }
-      batch = std::move(queue_.front());
-      queue_.pop_front();
-      UnqueueMemoryLocked(batch);
-      queued_bytes_ -= batch.bytes;
-      queued_lines_ -= batch.lines.size();
+      queue_.Pop(&batch);
       in_flight_lines_ += batch.lines.size();
       auto it = streams_.find(batch.stream_id);
       if (it != streams_.end()) stream = it->second;
@@ -1183,7 +1154,7 @@ std::size_t Driver::LiveStreams() const {
 
 uint64_t Driver::PendingEntries() const {
   absl::MutexLock lock(&mu_);
-  uint64_t pending = queued_lines_ + in_flight_lines_;
+  uint64_t pending = queue_.lines() + in_flight_lines_;
   for (const auto& [key, client] : clients_) pending += client->Pending();
   return pending;
 }

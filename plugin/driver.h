@@ -17,8 +17,10 @@
 // container and a plugin-wide budget; what a budget evicts unread is counted as dropped
 // (`journal_full`). At start, Recover() re-opens the FIFOs of streams that were live when the
 // plugin died and replays every journal from its cursor.
-// Without a journal (no-file=true) a bounded in-memory queue sits between the reader and the
-// shipping thread; when it is full the oldest lines are dropped and counted (`queue_full`).
+// Decoded lines wait for the shipping thread in a ShippingQueue, which serves the streams in
+// turn (a flooding container does not hold up its neighbours' lines). Without a journal
+// (no-file=true) lines are bounded there; when it is full the oldest lines of the stream that
+// holds the most are dropped and counted (`queue_full`).
 #pragma once
 
 #include <absl/base/thread_annotations.h>
@@ -51,6 +53,7 @@
 #include "plugin/pipeline_metrics_observer.h"
 #include "plugin/push_client.h"
 #include "plugin/secret_store.h"
+#include "plugin/shipping_queue.h"
 #include "plugin/stream_labels.h"
 #include "plugin/stream_selector.h"
 
@@ -142,14 +145,6 @@ class Driver : public LineSink, public DeliveryListener {
 
  private:
   struct Stream;
-  struct Batch {
-    uint64_t stream_id;
-    std::vector<LogLine> lines;  // empty with `end` set: the stream's FIFO reached its end
-    std::size_t bytes = 0;
-    bool end = false;
-    bool journaled = false;  // never dropped from the queue: the journal bounds it
-    JournalPosition resume;
-  };
 
   // The shared client for `config`, and the window its streams share.
   std::shared_ptr<PushClient> ClientFor(const LokiClientConfig& config,
@@ -183,7 +178,7 @@ class Driver : public LineSink, public DeliveryListener {
   bool WaitForBatchLocked(std::chrono::milliseconds timeout) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // No stream is live, nothing is queued or being shipped.
   bool IdleLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Ship(Stream& stream, Batch& batch);
+  void Ship(Stream& stream, ShippingBatch& batch);
   // Counts what the stream's pipeline holds in its window (shipping thread).
   void AccountHeld(Stream& stream);
   // Hands `entries` to the stream's client as one shipment (resume: where a restart would read
@@ -197,8 +192,6 @@ class Driver : public LineSink, public DeliveryListener {
   void FreeWindow(Stream& stream, std::size_t bytes);
   // How far the cursor may go after a shipment ending at `resume` (shipping thread).
   JournalPosition CursorLimit(Stream& stream, const JournalPosition& resume);
-  // A batch leaves queue_: its stream holds that much less there.
-  void UnqueueMemoryLocked(const Batch& batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Releases entries held by pipelines (multiline, limit) whose time has come.
   void FlushPipelines(bool final_for_all) ABSL_LOCKS_EXCLUDED(mu_);
   void FinishStream(uint64_t stream_id) ABSL_LOCKS_EXCLUDED(mu_);
@@ -266,11 +259,7 @@ class Driver : public LineSink, public DeliveryListener {
   // Clients no stream uses, and since when (by Key()).
   std::map<std::string, std::chrono::steady_clock::time_point> client_unused_since_
       ABSL_GUARDED_BY(mu_);
-  std::deque<Batch> queue_ ABSL_GUARDED_BY(mu_);
-  std::size_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;
-  // Bytes of memory-only (no-file) batches in queue_, by stream.
-  std::unordered_map<uint64_t, std::size_t> memory_queued_ ABSL_GUARDED_BY(mu_);
-  uint64_t queued_lines_ ABSL_GUARDED_BY(mu_) = 0;
+  ShippingQueue queue_ ABSL_GUARDED_BY(mu_);           // reader -> shipping thread
   uint64_t in_flight_lines_ ABSL_GUARDED_BY(mu_) = 0;  // taken from the queue, not yet pushed
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -21,6 +21,13 @@ namespace {
 constexpr std::size_t kReadBufferBytes = 256 * 1024;  // one read(2) from a FIFO at most
 constexpr int kPipeBytes = 1024 * 1024;               // fewer wake-ups per MB; best effort
 constexpr std::size_t kCoalesceBytes = 32 * 1024;
+// Lines go to the sink in hand-overs of about this many bytes at most (one line more): the
+// shipping thread serves the streams a hand-over at a time, so this bounds how long a
+// flooding stream whose pipeline is slow holds up another's lines.
+constexpr std::size_t kHandOverBytes = 64 * 1024;
+// A memory stream's FIFO is read for at most this many bytes per loop round: a FIFO its
+// writer keeps full would otherwise keep the loop (and the lines it decoded) to itself.
+constexpr std::size_t kDrainRoundBytes = 4 * kReadBufferBytes;
 constexpr std::chrono::milliseconds kCoalesceDelay{1};
 // A stream whose journal could not be read for a moment (kRetry, an unexpected error) is looked
 // at again this often; one paused for the sink's window waits for Wake().
@@ -37,6 +44,13 @@ UniqueFd OpenFifo(const std::string& path) {
 }
 
 constexpr uint32_t kFifoEvents = EPOLLIN | EPOLLRDHUP;
+
+// Bytes of the lines of `lines` from index `from` on.
+std::size_t LineBytesFrom(const std::vector<LogLine>& lines, std::size_t from) {
+  std::size_t bytes = 0;
+  for (std::size_t i = from; i < lines.size(); ++i) bytes += lines[i].line.size();
+  return bytes;
+}
 
 }  // namespace
 
@@ -569,6 +583,13 @@ void FifoReader::HandOver(Journaled& j) {
   j.lines.clear();
 }
 
+void FifoReader::HandOver(Stream& s) {
+  if (s.lines.empty()) return;
+  lines_read_.Add(s.lines.size());
+  sink_.OnLines(s.id, s.lines, JournalPosition{});
+  s.lines.clear();
+}
+
 bool FifoReader::Decode(Journaled& j) {
   constexpr std::size_t kRoundFrames = 8192;  // per call: other streams get their turn
   constexpr std::size_t kHandOverFrames = 256;
@@ -579,16 +600,18 @@ bool FifoReader::Decode(Journaled& j) {
   std::string_view body;
   JournalPosition start;
   std::size_t frames = 0;
+  std::size_t handover_bytes = 0;  // of j.lines
   while (!end) {
-    // Lines go to the sink in hand-overs of kHandOverFrames frames, and its window is checked
-    // before each hand-over (not per line: it takes a lock), so a window overshoots by at most
-    // one hand-over per stream.
-    if (frames % kHandOverFrames == 0) {
-      if (frames == kRoundFrames) {
-        j.more = true;
-        break;
-      }
+    if (frames == kRoundFrames) {
+      j.more = true;
+      break;
+    }
+    // Lines go to the sink in hand-overs of kHandOverFrames frames or kHandOverBytes, and its
+    // window is checked before each hand-over (not per line: it takes a lock), so a window
+    // overshoots by at most one hand-over per stream.
+    if (frames % kHandOverFrames == 0 || handover_bytes >= kHandOverBytes) {
       HandOver(j);
+      handover_bytes = 0;
       if (!sink_.WantsLines(j.id)) {
         j.paused = true;
         break;
@@ -621,7 +644,9 @@ bool FifoReader::Decode(Journaled& j) {
                     j.journal->dir().string(), start.segment, start.offset);
       continue;
     }
+    const std::size_t before = j.lines.size();
     j.assembler.Add(*entry, j.lines, FrameSpan{start, j.reader->position()});
+    handover_bytes += LineBytesFrom(j.lines, before);
   }
   if (end) j.assembler.Finish(j.lines);
   ReportReaderBytes(j);
@@ -637,7 +662,9 @@ bool FifoReader::Decode(Journaled& j) {
 
 bool FifoReader::Drain(Stream& s) {
   bool eof = false, corrupt = false;
-  for (;;) {
+  std::size_t handover_bytes = 0;  // of s.lines
+  // After kDrainRoundBytes the other FIFOs have their turn (epoll reports this one again).
+  for (std::size_t round = 0; round < kDrainRoundBytes;) {
     ssize_t n = read(s.fd.get(), read_buffer_.get(), kReadBufferBytes);
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -652,6 +679,7 @@ bool FifoReader::Drain(Stream& s) {
     }
     bytes_read_.Add(static_cast<uint64_t>(n));
     round_bytes_ += static_cast<std::size_t>(n);
+    round += static_cast<std::size_t>(n);
     // Decode straight from the read buffer; only a frame cut by the read waits in s.buffer.
     const bool buffered = !s.buffer.empty();
     if (buffered) s.buffer.append(read_buffer_.get(), static_cast<std::size_t>(n));
@@ -670,8 +698,14 @@ bool FifoReader::Drain(Stream& s) {
         corrupt = true;
         break;
       }
+      const std::size_t before = s.lines.size();
       s.assembler.Add(*entry, s.lines);
       rest.remove_prefix(used);
+      handover_bytes += LineBytesFrom(s.lines, before);
+      if (handover_bytes >= kHandOverBytes) {
+        HandOver(s);
+        handover_bytes = 0;
+      }
     }
     if (corrupt) break;
     if (buffered) {
@@ -683,11 +717,7 @@ bool FifoReader::Drain(Stream& s) {
   }
   if (eof || corrupt) s.assembler.Finish(s.lines);
   ReportCounts(s.assembler, s.reported);
-  if (!s.lines.empty()) {
-    lines_read_.Add(s.lines.size());
-    sink_.OnLines(s.id, s.lines, JournalPosition{});
-    s.lines.clear();
-  }
+  HandOver(s);
   if (corrupt) corrupt_streams_.Add();
   if (eof || corrupt) {
     if (eof && !s.buffer.empty()) {

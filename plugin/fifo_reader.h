@@ -133,6 +133,7 @@ class FifoReader {
   bool Decode(Journaled& j) ABSL_LOCKS_EXCLUDED(mu_);
   // Gives the lines decoded so far to the sink.
   void HandOver(Journaled& j);
+  void HandOver(Stream& s);
   void OnEvict(Journaled& j, uint64_t segment);
   // Adds what the assembler counted since `reported` to the metrics; updates `reported`.
   void ReportCounts(const LineAssembler& assembler, AssemblerCounts& reported);

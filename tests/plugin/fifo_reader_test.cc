@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
@@ -124,6 +125,116 @@ TEST_F(FifoReaderTest, AFifoThatReusesAClosedFdNumberIsDrained) {
   }
 }
 
+// Records the size of every batch handed over, by stream.
+class BatchRecordingSink : public CollectingSink {
+ public:
+  void OnLines(uint64_t stream_id, std::vector<LogLine>& lines,
+               const JournalPosition& resume) override {
+    std::size_t bytes = 0;
+    for (const LogLine& l : lines) bytes += l.line.size();
+    {
+      std::lock_guard lock(mu_);
+      max_batch_bytes_[stream_id] = std::max(max_batch_bytes_[stream_id], bytes);
+      line_count_[stream_id] += lines.size();
+    }
+    CollectingSink::OnLines(stream_id, lines, resume);
+  }
+  std::size_t MaxBatchBytes(uint64_t id) {
+    std::lock_guard lock(mu_);
+    return max_batch_bytes_[id];
+  }
+  std::size_t LineCount(uint64_t id) {
+    std::lock_guard lock(mu_);
+    return line_count_[id];
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<uint64_t, std::size_t> max_batch_bytes_;
+  std::map<uint64_t, std::size_t> line_count_;
+};
+
+// `count` frames of one line of `line_bytes` bytes each.
+std::string Frames(std::size_t count, std::size_t line_bytes) {
+  std::string frames;
+  const std::string frame = Frame(std::string(line_bytes, 'f'));
+  for (std::size_t i = 0; i < count; ++i) frames += frame;
+  return frames;
+}
+
+// The shipping thread serves the streams a batch at a time: a batch is what one stream's lines
+// can hold up another's (its pipeline runs on all of it first), so batches are bounded.
+constexpr std::size_t kMaxBatchBytes = 64 * 1024;
+
+// A memory stream (no-file) read its FIFO until a read came back short and handed everything
+// read over as one batch: a FIFO its writer keeps full gave one batch of unbounded size.
+TEST_F(FifoReaderTest, AMemoryStreamHandsOverItsLinesInBoundedBatches) {
+  const std::string path = (dir_ / "flood").string();
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  const int w = open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(w, 0);
+  ASSERT_EQ(fcntl(w, F_SETPIPE_SZ, 1024 * 1024), 1024 * 1024);
+  const std::string frames = Frames(1000, 1000);  // about 1 MiB, all in the pipe at once
+  ASSERT_EQ(write(w, frames.data(), frames.size()), static_cast<ssize_t>(frames.size()));
+  MetricsRegistry metrics;
+  BatchRecordingSink sink;
+  FifoReader reader(sink, metrics);
+  reader.Add(1, path, 1 << 20);
+  ASSERT_TRUE(WaitFor([&] { return sink.LineCount(1) == 1000; }, 10s)) << sink.LineCount(1);
+  EXPECT_LE(sink.MaxBatchBytes(1), kMaxBatchBytes + 1000)
+      << "one batch held " << sink.MaxBatchBytes(1) << " bytes of lines";
+  close(w);
+}
+
+// The loop read a memory stream's FIFO for as long as its writer kept it full: a flooding
+// no-file container kept every other container's FIFO from being read (and its lines piled up
+// in memory until the flood paused).
+TEST_F(FifoReaderTest, AFifoItsWriterKeepsFullDoesNotKeepTheReaderFromTheOthers) {
+  const std::string flood_path = (dir_ / "flood").string();
+  const std::string quiet_path = (dir_ / "quiet").string();
+  ASSERT_EQ(mkfifo(flood_path.c_str(), 0600), 0);
+  ASSERT_EQ(mkfifo(quiet_path.c_str(), 0600), 0);
+  const int flood = open(flood_path.c_str(), O_RDWR | O_CLOEXEC);  // blocking: waits for room
+  const int quiet = open(quiet_path.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(flood, 0);
+  ASSERT_GE(quiet, 0);
+  ASSERT_EQ(fcntl(flood, F_SETPIPE_SZ, 1024 * 1024), 1024 * 1024);
+  // Tiny lines: decoding them costs the reader far more than writing them costs the writer,
+  // so the writer keeps the FIFO full and every read comes back whole.
+  const std::string block = Frames(20000, 10);
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> written{0};
+  std::thread writer([&] {
+    while (!stop && written < 1024ull * 1024 * 1024) {
+      if (write(flood, block.data(), block.size()) != static_cast<ssize_t>(block.size())) break;
+      written += block.size();
+    }
+  });
+  MetricsRegistry metrics;
+  BatchRecordingSink sink;
+  FifoReader reader(sink, metrics);
+  reader.Add(1, flood_path, 1 << 20);
+  reader.Add(2, quiet_path, 1 << 20);
+  Counter& bytes_read =
+      metrics.GetCounter("skald_fifo_bytes_read_total", "Bytes read from container FIFOs.");
+  // The reader is busy with the flood before the neighbour writes its line.
+  ASSERT_TRUE(WaitFor([&] { return bytes_read.Value() > 4 * 1024 * 1024; }, 30s));
+  const std::string line = Frame("neighbour");
+  ASSERT_EQ(write(quiet, line.data(), line.size()), static_cast<ssize_t>(line.size()));
+  const uint64_t written_then = written;
+  const bool arrived = WaitFor([&] { return sink.LineCount(2) == 1; }, 30s);
+  const uint64_t flood_meanwhile = written - written_then;
+  stop = true;
+  writer.join();  // the reader drains the FIFO: a write waiting for room returns
+  close(flood);
+  close(quiet);
+  EXPECT_TRUE(arrived) << "the neighbour's line was not read while the flood went on";
+  // Read within a few rounds of the flood's (each at most 1 MiB): not after the flood's
+  // writer paused or hundreds of MiB later.
+  EXPECT_LT(flood_meanwhile, 64u * 1024 * 1024)
+      << "the flood wrote " << flood_meanwhile << " bytes before the neighbour's line was read";
+}
+
 class FifoReaderJournalTest : public FifoReaderTest {
  protected:
   void SetUp() override {
@@ -149,6 +260,23 @@ class FifoReaderJournalTest : public FifoReaderTest {
   }
   fs::path journal_dir_;
 };
+
+// A journal stream handed its lines over every 256 frames: 4 MiB of dockerd's 16 KiB chunks in
+// one batch.
+TEST_F(FifoReaderJournalTest, AJournalStreamHandsOverItsLinesInBoundedBatches) {
+  auto journal = Journal::Open(journal_dir_, {});
+  auto writer = journal->StartWriter("/fifo");
+  writer->Append(Frames(300, 10000));
+  writer->Seal();
+  MetricsRegistry metrics;
+  BatchRecordingSink sink;
+  FifoReader reader(sink, metrics);
+  reader.AddJournalStream(1, journal, {}, 1 << 20);  // no session: it replays and ends
+  ASSERT_TRUE(sink.WaitEnded(1, 10s));
+  EXPECT_EQ(sink.LineCount(1), 300u);
+  EXPECT_LE(sink.MaxBatchBytes(1), kMaxBatchBytes + 10000)
+      << "one batch held " << sink.MaxBatchBytes(1) << " bytes of lines";
+}
 
 // The journal cannot be written any more (here: its directory was removed; a full disk does
 // the same): the container must not block. Its lines go on in memory, and journaling resumes
