@@ -78,6 +78,7 @@ class DriverIsolationTest : public ::testing::Test {
     config_.hostname = "test-host";
   }
   void TearDown() override {
+    flood_ = false;
     for (std::thread& t : threads_) t.join();
     driver_.reset();
     for (int fd : fds_) close(fd);
@@ -134,6 +135,9 @@ class DriverIsolationTest : public ::testing::Test {
   std::unique_ptr<Driver> driver_;
   std::vector<int> fds_;
   std::vector<std::thread> threads_;
+  // A test's writer thread runs while this is set (a member: an ASSERT that returns from the
+  // test body leaves the thread running until TearDown).
+  std::atomic<bool> flood_{true};
 };
 
 const std::string kIdA = std::string(64, 'a');
@@ -398,7 +402,7 @@ TEST_F(DriverIsolationTest, AFloodingNoFileContainerDoesNotDropItsNeighboursLine
   int wc;
   const std::string fc = MakeFifo("fc", &wc);
   driver_->StartLogging(fc, Info(kIdA, {{"no-file", "true"}}));
-  std::atomic<bool> flood{true};
+  std::atomic<bool>& flood = flood_;
   threads_.emplace_back([&] {
     std::string big = "abc123";
     while (big.size() < 16000) big += "x0123456789y";
