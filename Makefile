@@ -9,8 +9,9 @@ CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 # .ci/toolchain-arm64.cmake; its programs run here under qemu-aarch64-static). A foreign
 # architecture's build directories and pushed tags carry ARCH_SUFFIX (-arm64).
 HOST_ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
-ARM64_CMAKE := -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/.ci/toolchain-arm64.cmake \
-  $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# Every build directory compiles through ccache when it is installed.
+CCACHE_CMAKE := $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+ARM64_CMAKE := -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/.ci/toolchain-arm64.cmake $(CCACHE_CMAKE)
 ARCH ?= $(HOST_ARCH)
 ifeq ($(ARCH),$(HOST_ARCH))
 ARCH_SUFFIX :=
@@ -44,11 +45,12 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config clang-format \
   libbenchmark-dev libsimdjson-dev libabsl-dev ca-certificates tzdata \
   busybox-static docker-compose curl valgrind docker-registry openssl nginx-light \
   libmaxminddb-dev
-# make asan / tsan / fuzz: clang with its sanitizer and libFuzzer runtimes.
-DEB_PACKAGES += clang libclang-rt-14-dev llvm
+# make asan / tsan / fuzz / thread-safety: clang with its sanitizer and libFuzzer runtimes;
+# ccache (.ci/run keeps its cache with the Loki build's).
+DEB_PACKAGES += clang libclang-rt-14-dev llvm ccache
 
 .PHONY: all deps build test unit integration e2e unit-arm64 e2e-arm64 plugin install uninstall \
-  push bench format check-format clean thread-safety
+  push bench format check-format clean thread-safety asan tsan fuzz
 
 all: build
 
@@ -63,7 +65,7 @@ deps:
 	@tests/e2e/ensure-dockerd.sh
 
 $(BUILD)/build.ninja:
-	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS) $(CCACHE_CMAKE)
 
 build: $(BUILD)/build.ninja
 	ninja -C $(BUILD) -j$(JOBS)
@@ -79,7 +81,7 @@ integration: build
 # nsswitch.conf and zoneinfo. Prints the rootfs size and the binary's idle peak RSS.
 plugin:
 	cmake -S . -B $(RELEASE_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DSKALD_BUILD_TESTS=OFF \
-	  -DSKALD_BUILD_BENCH=OFF -DSKALD_COMMIT=$(COMMIT) $(ARCH_CMAKE) >/dev/null
+	  -DSKALD_BUILD_BENCH=OFF -DSKALD_COMMIT=$(COMMIT) $(CCACHE_CMAKE) $(ARCH_CMAKE) >/dev/null
 	ninja -C $(RELEASE_BUILD) -j$(JOBS) skald
 	rm -rf $(BUNDLE) && mkdir -p $(BUNDLE)
 	sed 's|"description": "skald: |"description": "skald $(VERSION) ($(COMMIT)): |' config.json \
@@ -176,25 +178,31 @@ BENCH_OUT ?= build/bench
 bench:
 	BENCH_BUILD=$(BENCH_BUILD) BENCH_OUT=$(BENCH_OUT) BENCH_JOBS=$(JOBS) tests/bench/run-bench.sh
 
-# Thread-safety analysis: the stage library and the plugin built by clang with -Wthread-safety
-# -Werror (every ABSL_GUARDED_BY and ABSL_EXCLUSIVE_LOCKS_REQUIRED checked), in a build dir of
-# its own, unoptimized and without tests or benchmarks; then the check that the analysis is
-# live (tests/thread_safety). CI runs it.
-TSA_BUILD ?= build-tsa
-CCACHE := $(shell command -v ccache 2>/dev/null)
+# The clang builds (README: Fuzzing and sanitizers). One build directory, CLANG_BUILD, holds
+# the product built once by clang with ASan + UBSan, libFuzzer's coverage instrumentation and
+# -Wthread-safety -Werror (tests/sanitize/configure.sh); three targets use it:
+#   thread-safety  the plugin built there (every ABSL_GUARDED_BY and ABSL_EXCLUSIVE_LOCKS_REQUIRED
+#                  checked), then the check that the analysis is live (tests/thread_safety)
+#   asan           the unit and integration tests under ASan + UBSan (and LeakSanitizer)
+#   fuzz           every tests/fuzz target for FUZZ_SECONDS on a scratch copy of its seed corpus
+# `make tsan`: the concurrent parts' unit tests under ThreadSanitizer, in TSAN_BUILD
+# (tests/sanitize/run-sanitizer.sh). CI runs all four.
+CLANG_BUILD ?= build-clang
+TSAN_BUILD ?= build-tsan
+FUZZ_SECONDS ?= 60
 thread-safety:
-	CC=clang CXX=clang++ cmake -S . -B $(TSA_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-	  -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DSKALD_THREAD_SAFETY=ON -DSKALD_BUILD_TESTS=OFF \
-	  -DSKALD_BUILD_BENCH=OFF $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)) >/dev/null
-	ninja -C $(TSA_BUILD) -j$(JOBS) skald
+	tests/sanitize/configure.sh $(CLANG_BUILD) clang
+	ninja -C $(CLANG_BUILD) -j$(JOBS) skald
 	tests/thread_safety/must-not-compile.sh clang++ .
 
-# Fuzzing (README: Fuzzing and sanitizers) in a clang build dir of its own: every tests/fuzz
-# target for FUZZ_SECONDS on a scratch copy of its seed corpus.
-.PHONY: fuzz
-FUZZ_SECONDS ?= 60
+asan:
+	SAN_BUILD=$(CLANG_BUILD) SAN_JOBS=$(JOBS) tests/sanitize/run-sanitizer.sh asan
+
+tsan:
+	SAN_BUILD=$(TSAN_BUILD) SAN_JOBS=$(JOBS) tests/sanitize/run-sanitizer.sh tsan
+
 fuzz:
-	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) tests/fuzz/run-fuzz.sh
+	FUZZ_BUILD=$(CLANG_BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) tests/fuzz/run-fuzz.sh
 
 FORMAT_FILES = $(shell git ls-files '*.cc' '*.h')
 format:
@@ -204,4 +212,4 @@ check-format:
 	clang-format --dry-run -Werror $(FORMAT_FILES)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(CLANG_BUILD) $(TSAN_BUILD)

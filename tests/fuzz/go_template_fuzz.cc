@@ -3,7 +3,8 @@
 // Input: the template text. It runs on data holding every kind of value (strings, numbers,
 // booleans, null; `.Entry` and `.Value` are the input itself, as the stages pass the line).
 // Checks: a refusal is a ConfigError with a message; an execution that succeeds gives at most
-// kMaxOutputBytes, one that fails says why, and executing again gives the same result.
+// kMaxOutputBytes, one that fails says why, and executing again gives the same result (the
+// same output too, unless the template names a function of the clock or of chance).
 #include <cstdint>
 #include <string>
 
@@ -12,6 +13,22 @@
 #include "tests/fuzz/fuzz_support.h"
 
 using skald::stages::GoTemplate;
+
+namespace {
+
+// Functions whose output depends on the clock, on chance or on the network: a template that
+// names one may write something else when executed again ({{uuidv4}} always does).
+bool MayWriteOtherwise(std::string_view text) {
+  for (const std::string_view name :
+       {"rand", "shuffle", "uuidv4", "bcrypt", "htpasswd", "genPrivateKey", "genCA",
+        "genSelfSigned", "genSigned", "buildCustomCert", "encryptAES", "now", "ago",
+        "getHostByName"}) {
+    if (text.find(name) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text = skald::fuzz::AsView(data, size);
@@ -47,7 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string again;
   const GoTemplate copy = tmpl;
   FUZZ_CHECK(copy.Execute(values, &again) == result);
-  if (result == GoTemplate::Result::kOk) FUZZ_CHECK(again == out);
+  if (result == GoTemplate::Result::kOk && !MayWriteOtherwise(text)) FUZZ_CHECK(again == out);
   FUZZ_CHECK(tmpl.source() == text);
   return 0;
 }

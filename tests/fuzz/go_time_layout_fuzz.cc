@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 2; i < lines.size(); ++i) {
     const std::optional<int64_t> t = layout.Parse(lines[i], kNow);
     FUZZ_CHECK(layout.Parse(lines[i], kNow) == t);
-    (void)layout.Parse(lines[i], 0);
+    (void)layout.Parse(lines[i], int64_t{0});
     (void)layout.Parse(lines[i], INT64_MAX);
     (void)layout.Parse(lines[i], INT64_MIN);
   }

@@ -24,6 +24,8 @@
 #include "plugin/container_info.h"
 #include "plugin/frame_codec.h"
 #include "plugin/journal.h"
+#include "plugin/journal_frame_reader.h"
+#include "plugin/journal_writer.h"
 #include "plugin/line_assembler.h"
 #include "plugin/log_options.h"
 #include "plugin/secret_store.h"

@@ -17,6 +17,7 @@
 
 #include "plugin/frame_codec.h"
 #include "plugin/journal.h"
+#include "plugin/journal_writer.h"
 #include "plugin/plugin_api_requests.h"
 #include "plugin/read_logs.h"
 #include "tests/fuzz/fuzz_support.h"

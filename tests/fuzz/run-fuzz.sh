@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# `make fuzz`: builds the libFuzzer targets of tests/fuzz (clang; ASan, UBSan) in their own
-# build directory and runs each for FUZZ_SECONDS on a scratch copy of its seed corpus
-# (tests/fuzz/corpus/<name>/ is never modified). Prints per target the executions, libFuzzer's
-# final coverage (cov: edges, ft: features) and the corpus size; fails when any target found a
-# crash, a leak, a timeout or an out-of-memory (the input is saved in the run directory).
+# `make fuzz`: builds the libFuzzer targets of tests/fuzz (clang; ASan, UBSan) in the clang
+# build directory that `make asan` and `make thread-safety` share (tests/sanitize/configure.sh:
+# the product is compiled once for the three) and runs each for FUZZ_SECONDS on a scratch copy
+# of its seed corpus (tests/fuzz/corpus/<name>/ is never modified). Prints per target the
+# executions, libFuzzer's final coverage (cov: edges, ft: features) and the corpus size; fails
+# when any target found a crash, a leak, a timeout or an out-of-memory (the input is saved in
+# the run directory).
 #
 # Environment (all optional):
-#   FUZZ_BUILD     build directory (build-fuzz)
+#   FUZZ_BUILD     build directory (build-clang)
 #   FUZZ_SECONDS   seconds per target (60)
 #   FUZZ_TARGETS   names to run, e.g. "go_template relabel" (every target)
 #   FUZZ_JOBS      ninja -j (2)
@@ -15,22 +17,12 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
-build="${FUZZ_BUILD:-build-fuzz}"
+build="${FUZZ_BUILD:-build-clang}"
 seconds="${FUZZ_SECONDS:-60}"
 jobs="${FUZZ_JOBS:-2}"
 runs="${FUZZ_RUNS:-$build/runs}"
 
 log() { printf '[fuzz] %s\n' "$*" >&2; }
-
-if [[ ! -f "$build/build.ninja" ]]; then
-  # -O1 without NDEBUG: sanitizer reports with usable stacks, and the libraries' own checks on.
-  CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DSKALD_FUZZ=ON \
-    -DSKALD_BUILD_TESTS=OFF -DSKALD_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" >/dev/null
-fi
-build_start=$(date +%s)
-ninja -C "$build" -j"$jobs"
-log "built in $(($(date +%s) - build_start)) s"
 
 names=()
 if [[ -n "${FUZZ_TARGETS:-}" ]]; then
@@ -41,6 +33,11 @@ else
     names+=("${n%_fuzz}")
   done
 fi
+
+tests/sanitize/configure.sh "$build" clang
+build_start=$(date +%s)
+ninja -C "$build" -j"$jobs" "${names[@]/%/_fuzz}"
+log "built in $(($(date +%s) - build_start)) s"
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"

@@ -73,6 +73,7 @@ class DriverIsolationTest : public testing::DriverFixture {
   DriverIsolationTest() : DriverFixture("skald-review-test") {}
 
   void TearDown() override {
+    flood_ = false;
     for (std::thread& t : threads_) t.join();
     DriverFixture::TearDown();
   }
@@ -94,6 +95,9 @@ class DriverIsolationTest : public testing::DriverFixture {
     return true;
   }
   std::vector<std::thread> threads_;
+  // A test's writer thread runs while this is set (a member: an ASSERT that returns from the
+  // test body leaves the thread running until TearDown).
+  std::atomic<bool> flood_{true};
 };
 
 const std::string kIdA = std::string(64, 'a');
@@ -358,7 +362,7 @@ TEST_F(DriverIsolationTest, AFloodingNoFileContainerDoesNotDropItsNeighboursLine
   int wc;
   const std::string fc = MakeFifo("fc", &wc);
   driver_->StartLogging(fc, Info(kIdA, {{"no-file", "true"}}));
-  std::atomic<bool> flood{true};
+  std::atomic<bool>& flood = flood_;
   threads_.emplace_back([&] {
     std::string big = "abc123";
     while (big.size() < 16000) big += "x0123456789y";

@@ -446,9 +446,10 @@ namespace {
 TEST(FifoReaderTickTest, TheTickRunsWhenDueAndNeverOnItsOwn) {
   CollectingSink sink;
   MetricsRegistry metrics;
-  FifoReader reader(sink, metrics);
+  // Before the reader: its thread may run the tick until the reader is destroyed.
   std::atomic<int> ticks{0};
   std::atomic<int> again_ms{-1};  // < 0: kNoTick
+  FifoReader reader(sink, metrics);
   reader.SetTick([&] {
     ++ticks;
     const int again = again_ms.load();
