@@ -53,6 +53,7 @@
 #include "plugin/metrics.h"
 #include "plugin/pipeline_metrics_observer.h"
 #include "plugin/push_client.h"
+#include "plugin/retention_schedule.h"
 #include "plugin/secret_store.h"
 #include "plugin/shipping_queue.h"
 #include "plugin/stream_labels.h"

@@ -18,7 +18,7 @@ GrowingThreadPool::GrowingThreadPool(std::size_t min_idle, std::size_t max_threa
   state_->max_threads = max_threads;
   state_->idle_timeout = idle_timeout;
   state_->thread_name = thread_name;
-  std::lock_guard lock(state_->mu);
+  absl::MutexLock lock(&state_->mu);
   for (std::size_t i = 0; i < min_idle; ++i) StartWorker(state_);
 }
 
@@ -40,24 +40,31 @@ void GrowingThreadPool::StartWorker(const std::shared_ptr<State>& state) {
 }
 
 void GrowingThreadPool::enqueue(std::function<void()> fn) {
-  std::lock_guard lock(state_->mu);
+  absl::MutexLock lock(&state_->mu);
   if (state_->shutdown) return;
   state_->tasks.push_back(std::move(fn));
   if (state_->idle < state_->tasks.size() && state_->threads < state_->max_threads) {
     StartWorker(state_);
   }
-  state_->cv.notify_one();
+  state_->cv.Signal();
 }
 
 void GrowingThreadPool::Work(std::shared_ptr<State> state) {
-  std::unique_lock lock(state->mu);
+  state->mu.Lock();
   for (;;) {
-    const auto ready = [&] { return state->shutdown || !state->tasks.empty(); };
     bool woke = true;
     if (state->idle > state->min_idle) {
-      woke = state->cv.wait_for(lock, state->idle_timeout, ready);  // a spare worker
+      // A spare worker: waits at most idle_timeout.
+      const absl::Time deadline = absl::Now() + absl::FromChrono(state->idle_timeout);
+      while (!state->shutdown && state->tasks.empty()) {
+        if (state->cv.WaitWithDeadline(&state->mu, deadline)) {
+          woke = state->shutdown || !state->tasks.empty();
+          break;
+        }
+      }
     } else {
-      state->cv.wait(lock, ready);  // one of the `min_idle` kept: no timer
+      // One of the `min_idle` kept: no timer.
+      while (!state->shutdown && state->tasks.empty()) state->cv.Wait(&state->mu);
     }
     if (!woke && state->idle > state->min_idle) break;  // idle too long and not needed
     if (state->tasks.empty()) {
@@ -67,31 +74,35 @@ void GrowingThreadPool::Work(std::shared_ptr<State> state) {
     auto task = std::move(state->tasks.front());
     state->tasks.pop_front();
     --state->idle;
-    lock.unlock();
+    state->mu.Unlock();
     try {
       task();
     } catch (const std::exception& e) {
       spdlog::error("API server: a request failed: {}", e.what());
     }
     task = nullptr;  // what the task holds goes before the worker counts as idle
-    lock.lock();
+    state->mu.Lock();
     ++state->idle;
   }
   --state->idle;
   --state->threads;
-  state->done_cv.notify_all();
+  state->done_cv.SignalAll();
+  state->mu.Unlock();
 }
 
 void GrowingThreadPool::shutdown() {
-  std::unique_lock lock(state_->mu);
+  absl::MutexLock lock(&state_->mu);
   state_->shutdown = true;
-  state_->cv.notify_all();
+  state_->cv.SignalAll();
   // Tasks already running (open connections) end when the server closes their sockets.
-  state_->done_cv.wait_for(lock, shutdown_wait_, [&] { return state_->threads == 0; });
+  const absl::Time deadline = absl::Now() + absl::FromChrono(shutdown_wait_);
+  while (state_->threads != 0) {
+    if (state_->done_cv.WaitWithDeadline(&state_->mu, deadline)) break;
+  }
 }
 
 std::size_t GrowingThreadPool::threads() const {
-  std::lock_guard lock(state_->mu);
+  absl::MutexLock lock(&state_->mu);
   return state_->threads;
 }
 

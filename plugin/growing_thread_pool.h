@@ -15,15 +15,15 @@
 // after its shutdown without destroying the server).
 #pragma once
 
+#include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
 #include <httplib.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 
 namespace skald {
 
@@ -42,19 +42,21 @@ class GrowingThreadPool : public httplib::TaskQueue {
 
  private:
   struct State {
+    // Set before the first worker starts, then only read.
     std::size_t min_idle;
     std::size_t max_threads;
     std::chrono::seconds idle_timeout;
     const char* thread_name;
-    std::mutex mu;
-    std::condition_variable cv;
-    std::condition_variable done_cv;
-    std::deque<std::function<void()>> tasks;
-    std::size_t threads = 0;
-    std::size_t idle = 0;
-    bool shutdown = false;
+    absl::Mutex mu;
+    absl::CondVar cv;       // a task came, or shutdown
+    absl::CondVar done_cv;  // a worker exited
+    std::deque<std::function<void()>> tasks ABSL_GUARDED_BY(mu);
+    std::size_t threads ABSL_GUARDED_BY(mu) = 0;
+    std::size_t idle ABSL_GUARDED_BY(mu) = 0;
+    bool shutdown ABSL_GUARDED_BY(mu) = false;
   };
-  static void StartWorker(const std::shared_ptr<State>& state);  // state->mu held
+  static void StartWorker(const std::shared_ptr<State>& state)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(state->mu);
   static void Work(std::shared_ptr<State> state);
 
   const std::shared_ptr<State> state_;

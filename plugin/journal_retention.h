@@ -10,10 +10,7 @@
 // Apply() decides and evicts; removing a stopped container's journal is left to its owner (the
 // driver), which must check under its own lock that no container started meanwhile.
 //
-// RetentionSchedule says when Apply() is due: the budget at most once per kBudgetInterval
-// after something changed (a stream left, journals were found, bytes were journaled), the age
-// limit when the next stopped container's journal reaches it. It takes no lock: its owner
-// guards it.
+// When Apply() is due: plugin/retention_schedule.h.
 #pragma once
 
 #include <chrono>
@@ -64,41 +61,6 @@ class JournalRetention {
  private:
   uint64_t max_total_bytes_;
   std::chrono::seconds max_age_;
-};
-
-// When JournalRetention::Apply() is due. Not thread-safe: its owner guards it.
-class RetentionSchedule {
- public:
-  using Clock = std::chrono::steady_clock;
-  // The budget is looked at no more often than this.
-  static constexpr std::chrono::seconds kBudgetInterval{1};
-
-  // Something changed the journals' total (a stream left, journals were found).
-  void BudgetDue() { budget_due_ = true; }
-  // The age limit is to be looked at by `at` (an earlier time asked for stays).
-  void AgeCheckBy(Clock::time_point at) { next_age_check_ = std::min(next_age_check_, at); }
-  // When the age limit is due next (time_point::max(): not until asked).
-  Clock::time_point next_age_check() const { return next_age_check_; }
-
-  struct Checks {
-    bool budget = false;  // apply the budget
-    bool age = false;     // and the age limit
-    // Neither is due now: how long until one is (nullopt: none until asked).
-    std::optional<Clock::duration> wait;
-  };
-  // At `now`, with `journaled_bytes` moved into journals so far (FifoReader::JournaledBytes(),
-  // bytes journaled since the last check make the budget due): what to apply. Checks it returns
-  // are taken as done.
-  Checks Begin(Clock::time_point now, uint64_t journaled_bytes);
-
- private:
-  // A budget check is due (BudgetDue), or bytes were journaled since it looked (the count was
-  // `checked_bytes_` then).
-  bool budget_due_ = true;
-  uint64_t checked_bytes_ = 0;
-  Clock::time_point last_budget_check_{};
-  // When the next stopped container's journal reaches the age limit (max: none).
-  Clock::time_point next_age_check_ = Clock::time_point::min();
 };
 
 }  // namespace skald

@@ -101,26 +101,31 @@ Histogram::Snapshot Histogram::Read() const {
 MetricsRegistry::MetricsRegistry() : now_ns_(SteadyNowNs) {}
 
 void MetricsRegistry::SetClockForTesting(std::function<int64_t()> now_ns) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   now_ns_ = std::move(now_ns);
 }
 
 void MetricsRegistry::CheckWrittenNamesLocked(const std::string& name, MetricType type) const {
-  auto clash = [&](const std::string& other, const std::string& written) {
+  // (`other_type` is passed in: the lambda is analysed on its own, without mu_ held.)
+  auto clash = [&](const std::string& other, MetricType other_type, const std::string& written) {
     throw std::logic_error("metric " + name + " would write " + written + ", which the " +
-                           TypeName(families_.at(other).type) + " " + other + " writes");
+                           TypeName(other_type) + " " + other + " writes");
   };
   for (std::string_view suffix : kHistogramSuffixes) {
     // A histogram writes name + suffix: no other family may have that name.
     if (type == MetricType::kHistogram) {
       const std::string written = name + std::string(suffix);
-      if (families_.count(written)) clash(written, written);
+      if (auto it = families_.find(written); it != families_.end()) {
+        clash(written, it->second.type, written);
+      }
     }
     // And a family named like that is written by the histogram it extends.
     if (name.size() > suffix.size() && name.ends_with(suffix)) {
       const std::string stem = name.substr(0, name.size() - suffix.size());
       auto it = families_.find(stem);
-      if (it != families_.end() && it->second.type == MetricType::kHistogram) clash(stem, name);
+      if (it != families_.end() && it->second.type == MetricType::kHistogram) {
+        clash(stem, it->second.type, name);
+      }
     }
   }
 }
@@ -157,7 +162,7 @@ MetricsRegistry::Family& MetricsRegistry::FamilyLocked(const std::string& name,
 
 Counter& MetricsRegistry::GetCounter(const std::string& name, const std::string& help,
                                      const MetricLabels& labels) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   Family& f = FamilyLocked(name, help, MetricType::kCounter, nullptr);
   auto it = f.index.find(labels);
   if (it != f.index.end()) return counters_[it->second];
@@ -168,7 +173,7 @@ Counter& MetricsRegistry::GetCounter(const std::string& name, const std::string&
 
 Gauge& MetricsRegistry::GetGauge(const std::string& name, const std::string& help,
                                  const MetricLabels& labels) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   Family& f = FamilyLocked(name, help, MetricType::kGauge, nullptr);
   auto it = f.index.find(labels);
   if (it != f.index.end()) return gauges_[it->second];
@@ -180,7 +185,7 @@ Gauge& MetricsRegistry::GetGauge(const std::string& name, const std::string& hel
 Histogram& MetricsRegistry::GetHistogram(const std::string& name, const std::string& help,
                                          const std::vector<double>& upper_bounds,
                                          const MetricLabels& labels) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   Family& f = FamilyLocked(name, help, MetricType::kHistogram, &upper_bounds);
   auto it = f.index.find(labels);
   if (it != f.index.end()) return histograms_[it->second];
@@ -190,7 +195,7 @@ Histogram& MetricsRegistry::GetHistogram(const std::string& name, const std::str
 }
 
 uint64_t MetricsRegistry::CounterTotal(const std::string& name) const {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = families_.find(name);
   if (it == families_.end() || it->second.type != MetricType::kCounter) return 0;
   uint64_t total = 0;
@@ -200,7 +205,7 @@ uint64_t MetricsRegistry::CounterTotal(const std::string& name) const {
 }
 
 void MetricsRegistry::DeclareFamily(const std::string& name, const FamilyOptions& options) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = families_.find(name);
   if (it == families_.end()) {
     CheckWrittenNamesLocked(name, options.type);
@@ -227,7 +232,7 @@ void MetricsRegistry::DeclareFamily(const std::string& name, const FamilyOptions
 }
 
 void MetricsRegistry::RemoveFamily(const std::string& name) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = families_.find(name);
   if (it != families_.end() && it->second.declared) families_.erase(it);
 }
@@ -266,7 +271,7 @@ void MetricsRegistry::ExpireLocked(Family& f, int64_t now) {
 
 MetricsRegistry::Update MetricsRegistry::CounterAdd(const std::string& name,
                                                     const MetricLabels& labels, double n) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   Update result;
   Series* s = SeriesLocked(name, labels, MetricType::kCounter, &result);
   if (s && n > 0) s->value += n;
@@ -275,7 +280,7 @@ MetricsRegistry::Update MetricsRegistry::CounterAdd(const std::string& name,
 
 MetricsRegistry::Update MetricsRegistry::GaugeSet(const std::string& name,
                                                   const MetricLabels& labels, double value) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   Update result;
   if (Series* s = SeriesLocked(name, labels, MetricType::kGauge, &result)) s->value = value;
   return result;
@@ -283,7 +288,7 @@ MetricsRegistry::Update MetricsRegistry::GaugeSet(const std::string& name,
 
 MetricsRegistry::Update MetricsRegistry::GaugeAdd(const std::string& name,
                                                   const MetricLabels& labels, double n) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   Update result;
   if (Series* s = SeriesLocked(name, labels, MetricType::kGauge, &result)) s->value += n;
   return result;
@@ -292,7 +297,7 @@ MetricsRegistry::Update MetricsRegistry::GaugeAdd(const std::string& name,
 MetricsRegistry::Update MetricsRegistry::HistogramObserve(const std::string& name,
                                                           const MetricLabels& labels,
                                                           double value) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   Update result;
   if (Series* s = SeriesLocked(name, labels, MetricType::kHistogram, &result)) {
     ++s->buckets[BucketOf(families_.at(name).buckets, value)];
@@ -302,7 +307,7 @@ MetricsRegistry::Update MetricsRegistry::HistogramObserve(const std::string& nam
 }
 
 std::string MetricsRegistry::RenderPrometheus() {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   const int64_t now = now_ns_();
   std::string out;
   std::vector<uint64_t> cumulative;

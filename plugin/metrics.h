@@ -13,6 +13,9 @@
 // whole numbers, written exactly.
 #pragma once
 
+#include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
+
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -20,7 +23,6 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -146,23 +148,24 @@ class MetricsRegistry {
   };
   // The family `name` of `type`, created with `help` (and `buckets`) if new.
   Family& FamilyLocked(const std::string& name, const std::string& help, MetricType type,
-                       const std::vector<double>* buckets);
+                       const std::vector<double>* buckets) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Throws std::logic_error when a new family `name` of `type` would write a name another
   // family writes (a histogram's _bucket, _sum, _count).
-  void CheckWrittenNamesLocked(const std::string& name, MetricType type) const;
+  void CheckWrittenNamesLocked(const std::string& name, MetricType type) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The series of a declared family to update, created on first use if there is room; null
   // otherwise, with *result saying why.
   Series* SeriesLocked(const std::string& name, const MetricLabels& labels, MetricType type,
-                       Update* result);
+                       Update* result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes the series of a declared family not updated for its max_idle_ns.
   static void ExpireLocked(Family& f, int64_t now);
 
-  mutable std::mutex mu_;
-  std::map<std::string, Family> families_;
-  std::deque<Counter> counters_;
-  std::deque<Gauge> gauges_;
-  std::deque<Histogram> histograms_;
-  std::function<int64_t()> now_ns_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, Family> families_ ABSL_GUARDED_BY(mu_);
+  std::deque<Counter> counters_ ABSL_GUARDED_BY(mu_);
+  std::deque<Gauge> gauges_ ABSL_GUARDED_BY(mu_);
+  std::deque<Histogram> histograms_ ABSL_GUARDED_BY(mu_);
+  std::function<int64_t()> now_ns_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace skald

@@ -85,7 +85,7 @@ PluginApiServer::PluginApiServer(Driver& driver)
     // Without a resolver there is no journal to read: the daemon's own cache serves docker logs.
     bool read_logs;
     {
-      std::lock_guard lock(resolver_mu_);
+      absl::MutexLock lock(&resolver_mu_);
       read_logs = static_cast<bool>(resolver_);
     }
     Reply(res, nlohmann::json{{"Cap", {{"ReadLogs", read_logs}}}});
@@ -124,7 +124,7 @@ PluginApiServer::PluginApiServer(Driver& driver)
 }
 
 void PluginApiServer::SetJournalResolver(JournalResolver resolver) {
-  std::lock_guard lock(resolver_mu_);
+  absl::MutexLock lock(&resolver_mu_);
   resolver_ = std::move(resolver);
 }
 
@@ -141,7 +141,7 @@ void PluginApiServer::ReadLogs(const std::string& body, httplib::Response& res) 
   }
   JournalResolver resolver;
   {
-    std::lock_guard lock(resolver_mu_);
+    absl::MutexLock lock(&resolver_mu_);
     resolver = resolver_;
   }
   std::string error;
@@ -212,7 +212,7 @@ void PluginApiServer::Start() {
 void PluginApiServer::BeginStop() {
   if (stopping_.exchange(true)) return;
   {
-    std::lock_guard lock(followers_mu_);
+    absl::MutexLock lock(&followers_mu_);
     for (const auto& journal : followers_) journal->Interrupt();
   }
   if (server_) server_->stop();
@@ -234,14 +234,14 @@ PluginApiServer::FollowerRegistration::FollowerRegistration(PluginApiServer* ser
                                                             std::shared_ptr<Journal> journal)
     : server_(server), journal_(std::move(journal)) {
   if (server_ == nullptr) return;
-  std::lock_guard lock(server_->followers_mu_);
+  absl::MutexLock lock(&server_->followers_mu_);
   server_->followers_.insert(journal_);
   if (server_->stopping_) journal_->Interrupt();
 }
 
 PluginApiServer::FollowerRegistration::~FollowerRegistration() {
   if (server_ == nullptr) return;
-  std::lock_guard lock(server_->followers_mu_);
+  absl::MutexLock lock(&server_->followers_mu_);
   server_->followers_.erase(server_->followers_.find(journal_));
 }
 

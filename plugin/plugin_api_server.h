@@ -11,9 +11,11 @@
 // answer within a few seconds.
 #pragma once
 
+#include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
+
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -37,7 +39,7 @@ class PluginApiServer {
 
   // Where ReadLogs finds a container's journal. Set it before Start(): the daemon asks for the
   // capabilities once, when it loads the plugin.
-  void SetJournalResolver(JournalResolver resolver);
+  void SetJournalResolver(JournalResolver resolver) ABSL_LOCKS_EXCLUDED(resolver_mu_);
 
   // Removes a stale socket file and binds. Returns false (and logs why) on failure.
   bool Bind(const std::string& socket_path);
@@ -45,7 +47,7 @@ class PluginApiServer {
   void Start();
   // Stops accepting, ends `docker logs` answers (followers included) and returns at once; the
   // serving thread ends once open connections close (idle keep-alive ones within a second).
-  void BeginStop();
+  void BeginStop() ABSL_LOCKS_EXCLUDED(followers_mu_);
   // BeginStop(), then waits for the serving thread.
   void Stop();
   // True while the daemon can reach the API: the server listens, is not stopping, and its
@@ -69,13 +71,13 @@ class PluginApiServer {
   void ReadLogs(const std::string& body, httplib::Response& res);
 
   Driver& driver_;
-  mutable std::mutex resolver_mu_;
-  JournalResolver resolver_;
+  mutable absl::Mutex resolver_mu_;
+  JournalResolver resolver_ ABSL_GUARDED_BY(resolver_mu_);
   std::atomic<bool> stopping_{false};  // ends follow streams when the server stops
   // Journals being followed (`docker logs -f`), woken by BeginStop (a multiset: several
   // followers of one container).
-  std::mutex followers_mu_;
-  std::multiset<std::shared_ptr<Journal>> followers_;
+  absl::Mutex followers_mu_;
+  std::multiset<std::shared_ptr<Journal>> followers_ ABSL_GUARDED_BY(followers_mu_);
   std::unique_ptr<httplib::Server> server_;
   std::string socket_path_;
   std::thread thread_;

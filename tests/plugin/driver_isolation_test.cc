@@ -24,6 +24,7 @@
 #include "plugin/frame_codec.h"
 #include "plugin/journal.h"
 #include "plugin/push_client.h"
+#include "tests/plugin/driver_fixture.h"
 #include "tests/plugin/plugin_test_support.h"
 #include "tests/tools/fake_loki.h"
 #include "tests/tools/test_slowdown.h"
@@ -67,43 +68,14 @@ std::string Frame(const std::string& line, int64_t time_nano = NowNano()) {
 // ---------------------------------------------------------------------------------------------
 // Driver
 
-class DriverIsolationTest : public ::testing::Test {
+class DriverIsolationTest : public testing::DriverFixture {
  protected:
-  void SetUp() override {
-    ASSERT_TRUE(loki_.Start());
-    char tmpl[] = "/tmp/skald-review-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    config_.state_dir = dir_ / "state";
-    config_.hostname = "test-host";
-  }
+  DriverIsolationTest() : DriverFixture("skald-review-test") {}
+
   void TearDown() override {
     flood_ = false;
     for (std::thread& t : threads_) t.join();
-    driver_.reset();
-    for (int fd : fds_) close(fd);
-    fs::remove_all(dir_);
-  }
-
-  void StartDriver() { driver_ = std::make_unique<Driver>(config_, metrics_); }
-
-  ContainerInfo Info(const std::string& id, std::map<std::string, std::string> opts = {}) {
-    ContainerInfo info;
-    info.container_id = id;
-    info.container_name = "/" + id.substr(0, 8);
-    info.config = std::move(opts);
-    info.config.emplace("loki-url", loki_.PushUrl());
-    info.config.emplace("loki-batch-wait", "50ms");
-    return info;
-  }
-
-  std::string MakeFifo(const std::string& name, int* write_fd) {
-    const std::string path = (dir_ / name).string();
-    EXPECT_EQ(mkfifo(path.c_str(), 0600), 0);
-    *write_fd = open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
-    EXPECT_GE(*write_fd, 0);
-    fds_.push_back(*write_fd);
-    return path;
+    DriverFixture::TearDown();
   }
   // Writes a frame, waiting while the FIFO is full; false after `timeout`.
   bool Write(int fd, const std::string& line, std::chrono::milliseconds timeout = 10s) {
@@ -122,18 +94,6 @@ class DriverIsolationTest : public ::testing::Test {
     }
     return true;
   }
-  void CloseFd(int fd) {
-    close(fd);
-    std::erase(fds_, fd);
-  }
-  fs::path JournalDir(const std::string& id) { return config_.state_dir / "containers" / id; }
-
-  FakeLoki loki_;
-  fs::path dir_;
-  DriverConfig config_;
-  MetricsRegistry metrics_;
-  std::unique_ptr<Driver> driver_;
-  std::vector<int> fds_;
   std::vector<std::thread> threads_;
   // A test's writer thread runs while this is set (a member: an ASSERT that returns from the
   // test body leaves the thread running until TearDown).

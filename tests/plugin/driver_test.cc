@@ -16,6 +16,7 @@
 
 #include "plugin/frame_codec.h"
 #include "plugin/journal_format.h"
+#include "tests/plugin/driver_fixture.h"
 #include "tests/plugin/plugin_test_support.h"
 #include "tests/tools/fake_loki.h"
 
@@ -35,52 +36,14 @@ std::string Frame(const std::string& line, std::chrono::nanoseconds age = {}) {
                                         .count());
 }
 
-class DriverTest : public ::testing::Test {
+class DriverTest : public testing::DriverFixture {
  protected:
-  void SetUp() override {
-    ASSERT_TRUE(loki_.Start());
-    char tmpl[] = "/tmp/skald-driver-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    config_.state_dir = dir_ / "state";
-    config_.hostname = "test-host";
-  }
-  void TearDown() override {
-    driver_.reset();
-    for (int fd : fds_) close(fd);
-    fs::remove_all(dir_);
-  }
+  DriverTest() : DriverFixture("skald-driver-test") {}
 
-  void StartDriver() { driver_ = std::make_unique<Driver>(config_, metrics_); }
-
-  ContainerInfo Info(const std::string& id, std::map<std::string, std::string> opts = {}) {
-    ContainerInfo info;
-    info.container_id = id;
-    info.container_name = "/" + id.substr(0, 8);
-    info.config = std::move(opts);
-    info.config.emplace("loki-url", loki_.PushUrl());
-    info.config.emplace("loki-batch-wait", "50ms");
-    return info;
-  }
-
-  // A FIFO held open for writing, as dockerd holds it.
-  std::string MakeFifo(const std::string& name, int* write_fd) {
-    const std::string path = (dir_ / name).string();
-    EXPECT_EQ(mkfifo(path.c_str(), 0600), 0);
-    *write_fd = open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
-    EXPECT_GE(*write_fd, 0);
-    fds_.push_back(*write_fd);
-    return path;
-  }
   void Write(int fd, const std::string& line, std::chrono::nanoseconds age = {}) {
     const std::string frame = Frame(line, age);
     ASSERT_EQ(write(fd, frame.data(), frame.size()), static_cast<ssize_t>(frame.size()));
   }
-  void CloseFd(int fd) {
-    close(fd);
-    std::erase(fds_, fd);
-  }
-  fs::path JournalDir(const std::string& id) { return config_.state_dir / "containers" / id; }
   // Container `id` logs one line through the FIFO `fifo_name` and stops; returns once Loki has
   // the line and the stream ended. (Call it in ASSERT_NO_FATAL_FAILURE.)
   void LogOneLineAndStop(const std::string& id, const std::string& fifo_name) {
@@ -93,13 +56,6 @@ class DriverTest : public ::testing::Test {
     CloseFd(w);
     ASSERT_TRUE(WaitFor([&] { return driver_->LiveStreams() == 0; }, 10s));
   }
-
-  FakeLoki loki_;
-  fs::path dir_;
-  DriverConfig config_;
-  MetricsRegistry metrics_;
-  std::unique_ptr<Driver> driver_;
-  std::vector<int> fds_;
 };
 
 const std::string kId1 = std::string(64, 'a');
