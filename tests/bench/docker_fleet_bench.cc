@@ -21,7 +21,7 @@
 // host reboot).
 //
 //   docker_fleet_bench --skald-bundle DIR --go-driver PATH --loki-dir DIR [--loki-port P]
-//                      [--runs 100x10,100x2000] [--parallel 20] [--journals 1000]
+//                      [--runs 100x10,100x2000] [--parallel 5] [--journals 1000]
 //                      [--idle-s 30] [--drivers skald,go] [--json FILE]
 #include <dirent.h>
 #include <signal.h>
@@ -73,7 +73,7 @@ struct Options {
   std::string loki_dir;
   int loki_port = 0;
   std::vector<Workload> runs = {{100, 10}, {100, 2000}};
-  int parallel = 20;
+  int parallel = 5;
   int journals = 1000;
   int idle_s = 30;
   std::string drivers = "skald,go";
@@ -272,7 +272,7 @@ int Main(int argc, char** argv) {
   if ((wanted("go") && opt.go_driver.empty()) || (wanted("skald") && opt.skald_bundle.empty()) ||
       opt.loki_dir.empty()) {
     std::cerr << "usage: docker_fleet_bench --skald-bundle DIR --go-driver PATH --loki-dir DIR\n"
-                 "         [--loki-port P] [--runs 100x10,100x2000] [--parallel 20]\n"
+                 "         [--loki-port P] [--runs 100x10,100x2000] [--parallel 5]\n"
                  "         [--journals 1000] [--idle-s 30] [--drivers skald,go] [--json F]\n";
     return 2;
   }
