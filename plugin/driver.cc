@@ -1,13 +1,9 @@
 #include "plugin/driver.h"
 
-#include <re2/re2.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cctype>
 #include <functional>
-#include <nlohmann/json.hpp>
-#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -16,6 +12,8 @@
 #include "pipeline_stages/relabel.h"
 #include "plugin/container_labels.h"
 #include "plugin/container_pipeline.h"
+#include "plugin/driver_stream.h"
+#include "plugin/replay_info.h"
 #include "plugin/shipment_ledger.h"
 #include "plugin/thread_name.h"
 
@@ -29,51 +27,6 @@ std::size_t LinesBytes(const std::vector<LogLine>& lines) {
   std::size_t bytes = 0;
   for (const LogLine& l : lines) bytes += l.line.size() + sizeof(LogLine);
   return bytes;
-}
-
-}  // namespace
-
-struct Driver::Stream {
-  uint64_t id;
-  std::string file;  // the first session's FIFO
-  ContainerInfo info;
-  LogOptions options;
-  std::shared_ptr<PushClient> client;
-  std::atomic<bool> stop_requested{false};
-  // Not empty: the stream's options cannot be used (recovered without usable info.json or
-  // options); its lines are drained into the journal and held there, never sent.
-  std::string held_reason;
-  int64_t held_accounted = 0;  // (shipping thread) pipeline-held bytes counted in the windows
-  // Labels and stages (shipping thread only); null for a held stream.
-  std::unique_ptr<ContainerPipeline> pipeline;
-  // With a journal:
-  std::shared_ptr<Journal> journal;
-  JournalPosition last_resume;  // of the newest shipment (shipping thread)
-  std::atomic<int64_t> window_bytes{0};
-  // What all streams of this stream's Loki client hold (Driver::client_windows_).
-  std::shared_ptr<std::atomic<int64_t>> client_window;
-  bool finished = false;  // (Driver::mu_) the FIFOs ended and the last lines were shipped
-  JournalPosition end;    // (Driver::mu_) once finished: where its decoding stopped
-  // The container's previous stream, still waiting for acknowledgements when this one began
-  // after it (at its end): this stream's cursor is persisted only once that one retired.
-  std::shared_ptr<Stream> predecessor;
-  std::atomic<bool> retired{false};
-  // The shipments handed to the client and not settled yet, the acknowledged cursor.
-  ShipmentLedger ledger;
-};
-
-namespace {
-
-// Container ids name directories: accept only what Docker produces.
-bool ValidContainerId(const std::string& id) {
-  return !id.empty() && id.size() <= 128 && std::all_of(id.begin(), id.end(), [](unsigned char c) {
-    return std::isalnum(c) || c == '_';
-  });
-}
-
-bool IsFifo(const std::string& path) {
-  std::error_code ec;
-  return std::filesystem::is_fifo(path, ec);
 }
 
 }  // namespace
@@ -114,6 +67,8 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
   metrics.GetCounter("skald_entries_sent_total", "Entries delivered to Loki.");
   if (!config_.state_dir.empty()) {
     store_ = std::make_unique<JournalStore>(config_.state_dir, config_.journal_max_total_bytes);
+    retention_ = std::make_unique<JournalRetention>(config_.journal_max_total_bytes,
+                                                    config_.journal_max_age);
     secrets_ = std::make_unique<SecretStore>(config_.state_dir / "secrets");
   }
   reader_ = std::make_unique<FifoReader>(*this, metrics);
@@ -183,151 +138,6 @@ std::shared_ptr<Journal> Driver::OpenJournalLocked(const std::string& container_
   auto journal = Journal::Open(store_->ContainerDir(container_id), limits);  // may throw
   journals_[container_id] = journal;
   return journal;
-}
-
-void Driver::Recover() {
-  if (!store_) return;
-  for (const std::string& id : store_->ContainerIds()) {
-    if (!ValidContainerId(id)) continue;
-    try {
-      RecoverContainer(id);
-    } catch (const std::exception& e) {
-      spdlog::error("journal of container {}: cannot recover it: {}", id.substr(0, 12), e.what());
-    }
-  }
-  // Secrets no journal refers to any more (their containers' journals are gone) go.
-  secrets_->Retain(retained_secrets_);
-  retained_secrets_.clear();
-  {
-    // The journals found: the budget and the age limit look at them now.
-    absl::MutexLock lock(&mu_);
-    budget_due_ = true;
-    next_age_check_ = std::chrono::steady_clock::time_point::min();
-  }
-  reader_->TickWithin(std::chrono::milliseconds(0));
-}
-
-std::string Driver::ReplayInfoJson(const ContainerInfo& info, const LogOptions& options) {
-  // Of the environment and the labels, only what becomes a label: the rest may hold secrets and
-  // a replay needs none.
-  ContainerInfo kept = KeepLabelSources(info, options);
-  // Options that hold credentials are kept once, in the secrets file; info.json names them.
-  for (auto& [option, value] : kept.config) {
-    const bool secret =
-        option == "loki-bearer-token" || option == "loki-headers" ||
-        ((option == "loki-url" || option == "loki-proxy-url") && RedactUrl(value) != value);
-    if (secret && !value.empty()) value = secrets_->Put(value);  // throws std::system_error
-  }
-  return kept.ToJson().dump();
-}
-
-std::string Driver::ResolveSecrets(ContainerInfo& info) {
-  for (auto& [option, value] : info.config) {
-    if (!SecretStore::IsReference(value)) continue;
-    auto secret = secrets_->Get(value);
-    if (!secret) return "the secret of its log-opt " + option + " is no longer kept";
-    value = *secret;
-  }
-  return "";
-}
-
-void Driver::RecoverContainer(const std::string& id) {
-  std::shared_ptr<Journal> journal;
-  {
-    absl::MutexLock lock(&mu_);
-    journal = OpenJournalLocked(id, LogOptions{});
-  }
-  ContainerInfo info;
-  info.container_id = id;
-  std::string unusable;  // why the container's options cannot be used; empty when they can
-  try {
-    if (auto text = journal->ReadInfo()) {
-      info = ContainerInfo::FromJson(nlohmann::json::parse(*text));
-      info.container_id = id;
-      for (const auto& [option, value] : info.config) {
-        if (SecretStore::IsReference(value)) retained_secrets_.insert(value);
-      }
-      unusable = ResolveSecrets(info);
-    } else {
-      unusable = "its info.json is missing";
-    }
-  } catch (const std::exception& e) {
-    unusable = std::string("its info.json is unreadable: ") + e.what();
-  }
-  std::vector<std::unique_ptr<Journal::Writer>> writers;
-  std::vector<std::string> fifos;
-  for (const Journal::LiveSession& session : journal->LiveSessions()) {
-    try {
-      if (IsFifo(session.fifo_path)) {
-        writers.push_back(journal->ResumeWriter(session));
-        fifos.push_back(session.fifo_path);
-      } else {
-        journal->SealSession(session);
-      }
-    } catch (const std::exception& e) {
-      spdlog::error("journal of container {}: the session of segment {}: {}", id.substr(0, 12),
-                    session.segment, e.what());
-    }
-  }
-  const JournalPosition cursor = journal->ReadCursor().value_or(journal->Begin());
-  if (writers.empty() && !(cursor < journal->End())) return;  // nothing to do
-  std::shared_ptr<Stream> stream;
-  if (unusable.empty()) {
-    try {
-      stream = MakeStream(fifos.empty() ? std::string() : fifos.front(), info);
-    } catch (const std::exception& e) {
-      unusable = e.what();
-    }
-  }
-  if (!unusable.empty()) {
-    if (writers.empty()) {
-      spdlog::error(
-          "journal of container {} ({}): cannot replay it ({}); its undelivered lines stay on "
-          "disk",
-          info.ID(), info.Name(), unusable);
-      return;
-    }
-    // A FIFO that is not read blocks its container: it is always drained. Its lines stay in
-    // the journal (docker logs) and are counted as held; a start with usable options replays
-    // them from the cursor.
-    spdlog::error(
-        "container {} ({}): its options cannot be used ({}); its FIFO is drained into the "
-        "journal and its lines are held there (not sent) until the plugin starts with usable "
-        "options",
-        info.ID(), info.Name(), unusable);
-    stream = std::make_shared<Stream>();
-    stream->file = fifos.front();
-    stream->info = info;
-    stream->held_reason = "unusable_options";
-    stream->client_window = std::make_shared<std::atomic<int64_t>>(0);
-  }
-  {
-    absl::MutexLock lock(&mu_);
-    journal->SetLimits(
-        {stream->options.max_size, stream->options.max_file, stream->options.block_when_full});
-    stream->journal = journal;
-    stream->ledger.StartAt(cursor);
-    stream->last_resume = cursor;
-    stream->id = next_id_++;
-    streams_[stream->id] = stream;
-    stream_by_container_[id] = stream->id;
-    for (const std::string& f : fifos) stream_by_file_[f] = stream->id;
-    live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
-  }
-  journal->SetAcknowledged(cursor);
-  reader_->AddJournalStream(stream->id, journal, cursor, stream->options.max_line_size);
-  for (std::size_t i = 0; i < writers.size(); ++i) {
-    try {
-      reader_->AddSession(stream->id, fifos[i], writers[i]);
-    } catch (const std::exception& e) {
-      spdlog::error("container {}: cannot re-open {}: {}", info.ID(), fifos[i], e.what());
-      if (writers[i]) writers[i]->Seal();
-    }
-  }
-  spdlog::info(
-      "container {} ({}): resumed {} FIFO(s), replaying its journal from segment {} "
-      "offset {}",
-      info.ID(), info.Name(), fifos.size(), cursor.segment, cursor.offset);
 }
 
 void Driver::StartInMemory(const std::string& file, std::shared_ptr<Stream> stream) {
@@ -422,7 +232,7 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
       bool with_reader = false;
       try {
         try {
-          journal->WriteInfo(ReplayInfoJson(info, stream->options));
+          journal->WriteInfo(ReplayInfoJson(info, stream->options, *secrets_));
           if (!writer) writer = journal->StartWriter(file);
         } catch (const std::system_error& e) {
           journal_error = e.what();
@@ -937,22 +747,18 @@ std::chrono::milliseconds Driver::RetireIdleClients() {
 void Driver::StreamLeftLocked() {
   live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
   // Its client may be unused now, and the journals' total is looked at once more.
-  budget_due_ = true;
+  retention_schedule_.BudgetDue();
   reader_->TickWithin(
       std::min<std::chrono::milliseconds>(config_.client_idle_timeout, std::chrono::seconds(1)));
 }
 
 void Driver::ScheduleAgeCheck(std::filesystem::file_time_type last_write) {
   using namespace std::chrono;
-  auto in = steady_clock::duration::zero();
-  if (last_write != std::filesystem::file_time_type::min()) {
-    in = std::max(
-        in, duration_cast<steady_clock::duration>(last_write + config_.journal_max_age -
-                                                  std::filesystem::file_time_type::clock::now()));
-  }
+  const auto in =
+      retention_->UntilExpiry(last_write, std::filesystem::file_time_type::clock::now());
   {
     absl::MutexLock lock(&mu_);
-    next_age_check_ = std::min(next_age_check_, steady_clock::now() + in);
+    retention_schedule_.AgeCheckBy(steady_clock::now() + in);
   }
   reader_->TickWithin(ceil<milliseconds>(in));
 }
@@ -982,116 +788,33 @@ std::chrono::milliseconds Driver::Maintain() {
   // happens next (asked before the count is read, so that no byte goes unnoticed).
   reader_->TickWhenJournaled(seconds(1));
   const uint64_t journaled = reader_->JournaledBytes();
-  bool budget_due;
-  steady_clock::time_point age_due;
-  {
-    absl::MutexLock lock(&mu_);
-    budget_due = budget_due_ || journaled != budget_checked_bytes_;
-    age_due = next_age_check_;
-  }
-  const bool check_age = now_steady >= age_due;
-  const bool check_budget = budget_due && now_steady - last_budget_check_ >= seconds(1);
-  if (!check_budget && !check_age) {
-    if (budget_due) sooner(last_budget_check_ + seconds(1) - now_steady);
-    if (age_due != steady_clock::time_point::max()) sooner(age_due - now_steady);
-    return next;
-  }
-  last_budget_check_ = now_steady;
   // Journals of containers with no stream (stopped, delivered) are candidates for removal.
-  std::vector<std::pair<std::string, std::shared_ptr<Journal>>> idle, live;
+  std::vector<JournalRetention::Entry> stopped, live;
+  bool check_age = false;
   {
     absl::MutexLock lock(&mu_);
-    budget_due_ = false;
-    budget_checked_bytes_ = journaled;
-    if (check_age) next_age_check_ = steady_clock::time_point::max();
+    const RetentionSchedule::Checks checks = retention_schedule_.Begin(now_steady, journaled);
+    if (!checks.budget && !checks.age) {
+      if (checks.wait) sooner(*checks.wait);
+      return next;
+    }
+    check_age = checks.age;
     for (const auto& [id, j] : journals_) {
-      (stream_by_container_.count(id) ? live : idle).emplace_back(id, j);
+      (stream_by_container_.count(id) ? live : stopped).emplace_back(id, j);
     }
   }
-  uint64_t total = 0;
-  for (const auto& [id, j] : idle) total += j->TotalBytes();
-  for (const auto& [id, j] : live) total += j->TotalBytes();
-
-  // Age limit: stopped containers' journals not written for journal_max_age, unless keep-file.
-  const auto now = std::filesystem::file_time_type::clock::now();
-  std::vector<std::string> removed;
-  std::optional<std::filesystem::file_time_type> next_expiry;  // of those kept
-  for (auto it = idle.begin(); check_age && it != idle.end();) {
-    auto& [id, j] = *it;
-    const auto last_write = j->LastWrite();
-    bool expired = now - last_write > config_.journal_max_age;
-    bool keep = false;
-    if (expired) {
-      if (auto text = j->ReadInfo()) {
-        try {
-          auto info = ContainerInfo::FromJson(nlohmann::json::parse(*text));
-          if (ParseGoBool(info.config.count("keep-file") ? info.config.at("keep-file") : "false")
-                  .value_or(false)) {
-            expired = false;
-            keep = true;
-          }
-        } catch (const std::exception&) {
-        }
-      }
-    }
-    if (expired) {
-      total -= std::min(total, j->TotalBytes());
-      spdlog::info("journal of stopped container {}: older than the age limit; removed",
-                   id.substr(0, 12));
-      removed.push_back(id);
-      it = idle.erase(it);
-    } else {
-      if (!keep && (!next_expiry || last_write + config_.journal_max_age < *next_expiry)) {
-        next_expiry = last_write + config_.journal_max_age;
-      }
-      ++it;
-    }
-  }
-  if (next_expiry) {
-    const auto in = std::max(steady_clock::duration::zero(),
-                             duration_cast<steady_clock::duration>(*next_expiry - now));
-    {
-      absl::MutexLock lock(&mu_);
-      next_age_check_ = std::min(next_age_check_, now_steady + in);
-    }
-  }
+  const JournalRetention::Outcome outcome =
+      retention_->Apply(std::move(stopped), std::move(live), check_age,
+                        std::filesystem::file_time_type::clock::now());
   {
     absl::MutexLock lock(&mu_);
-    if (next_age_check_ != steady_clock::time_point::max()) {
-      sooner(next_age_check_ - now_steady);
+    if (outcome.next_expiry_in)
+      retention_schedule_.AgeCheckBy(now_steady + *outcome.next_expiry_in);
+    if (retention_schedule_.next_age_check() != steady_clock::time_point::max()) {
+      sooner(retention_schedule_.next_age_check() - now_steady);
     }
   }
-  // Plugin-wide budget: stopped containers' journals go first (least recently written first),
-  // then the oldest segments of the largest live journals.
-  if (total > config_.journal_max_total_bytes) {
-    std::vector<std::pair<std::filesystem::file_time_type, std::size_t>> order;
-    for (std::size_t i = 0; i < idle.size(); ++i)
-      order.emplace_back(idle[i].second->LastWrite(), i);
-    std::sort(order.begin(), order.end());
-    std::vector<std::pair<std::string, std::shared_ptr<Journal>>> sorted;
-    for (const auto& [time, i] : order) sorted.push_back(std::move(idle[i]));
-    idle.swap(sorted);
-  }
-  for (auto it = idle.begin(); total > config_.journal_max_total_bytes && it != idle.end(); ++it) {
-    total -= std::min(total, it->second->TotalBytes());
-    spdlog::info(
-        "journal of stopped container {}: removed to stay within the plugin-wide "
-        "journal budget ({} bytes)",
-        it->first.substr(0, 12), config_.journal_max_total_bytes);
-    removed.push_back(it->first);
-  }
-  while (total > config_.journal_max_total_bytes && !live.empty()) {
-    auto largest = std::max_element(live.begin(), live.end(), [](const auto& a, const auto& b) {
-      return a.second->TotalBytes() < b.second->TotalBytes();
-    });
-    const uint64_t freed = largest->second->EvictOldest();
-    if (freed == 0) {
-      live.erase(largest);
-      continue;
-    }
-    total -= std::min(total, freed);
-  }
-  for (const std::string& id : removed) {
+  for (const std::string& id : outcome.remove) {
     // Under the lock: a StartLogging of the container must not open the directory while it is
     // being removed.
     absl::MutexLock lock(&mu_);
@@ -1107,7 +830,7 @@ std::chrono::milliseconds Driver::Maintain() {
       spdlog::error("journal {}: cannot remove it: {}", j->dir().string(), e.what());
     }
   }
-  journal_bytes_gauge_.Set(static_cast<int64_t>(total));
+  journal_bytes_gauge_.Set(static_cast<int64_t>(outcome.total_bytes));
   return next;
 }
 

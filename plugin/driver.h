@@ -45,6 +45,7 @@
 #include "plugin/fifo_reader.h"
 #include "plugin/health_report.h"
 #include "plugin/journal.h"
+#include "plugin/journal_retention.h"
 #include "plugin/journal_store.h"
 #include "plugin/journal_writer.h"
 #include "plugin/log_options.h"
@@ -144,7 +145,7 @@ class Driver : public LineSink, public DeliveryListener {
       ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  struct Stream;
+  struct Stream;  // plugin/driver_stream.h
 
   // The shared client for `config`, and the window its streams share.
   std::shared_ptr<PushClient> ClientFor(const LokiClientConfig& config,
@@ -165,14 +166,9 @@ class Driver : public LineSink, public DeliveryListener {
   std::shared_ptr<Journal> OpenJournalLocked(const std::string& container_id,
                                              const LogOptions& options)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Recover() of one container's journal; throws what opening it throws.
+  // Recover() of one container's journal (plugin/driver_recovery.cc); throws what opening it
+  // throws.
   void RecoverContainer(const std::string& id) ABSL_LOCKS_EXCLUDED(mu_);
-  // What info.json keeps for a replay: `info` without the environment variables and container
-  // labels no option selects, credentials replaced by references into secrets_ (throws
-  // std::system_error when the secrets file cannot be written).
-  std::string ReplayInfoJson(const ContainerInfo& info, const LogOptions& options);
-  // Puts the secrets back into an info.json's options; returns why it cannot, or "".
-  std::string ResolveSecrets(ContainerInfo& info);
   void ShipLoop() ABSL_LOCKS_EXCLUDED(mu_);
   // Waits at most `timeout` for a batch in queue_ or for stopping_; false: none came.
   bool WaitForBatchLocked(std::chrono::milliseconds timeout) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -231,7 +227,8 @@ class Driver : public LineSink, public DeliveryListener {
 
   // Set in the constructor, then only read.
   std::unique_ptr<JournalStore> store_;
-  std::unique_ptr<SecretStore> secrets_;  // with store_
+  std::unique_ptr<SecretStore> secrets_;         // with store_
+  std::unique_ptr<JournalRetention> retention_;  // with store_
 
   // The registry and the queue. Streams' own fields say which of them mu_ guards; a stream's
   // acknowledgements have their own lock (ShipmentLedger), taken after mu_ when both are held.
@@ -245,13 +242,8 @@ class Driver : public LineSink, public DeliveryListener {
   // Finished journaled streams still waiting for acknowledgements, by container.
   std::map<std::string, std::shared_ptr<Stream>> retiring_by_container_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<Journal>> journals_ ABSL_GUARDED_BY(mu_);  // by id
-  // A budget check is due (a stream left, journals were found), or bytes were journaled since
-  // it looked (FifoReader::JournaledBytes() was this then).
-  bool budget_due_ ABSL_GUARDED_BY(mu_) = true;
-  uint64_t budget_checked_bytes_ ABSL_GUARDED_BY(mu_) = 0;
-  // When the next stopped container's journal reaches the age limit (max: none).
-  std::chrono::steady_clock::time_point next_age_check_ ABSL_GUARDED_BY(mu_) =
-      std::chrono::steady_clock::time_point::min();
+  // When the journal budget and the age limit are due (Maintain).
+  RetentionSchedule retention_schedule_ ABSL_GUARDED_BY(mu_);
   // Decoded, not acknowledged: what the journaled streams of each client hold (by Key()).
   std::map<std::string, std::shared_ptr<std::atomic<int64_t>>> client_windows_ ABSL_GUARDED_BY(mu_);
   // By LokiClientConfig::Key().
@@ -265,8 +257,6 @@ class Driver : public LineSink, public DeliveryListener {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
 
   std::set<std::string> retained_secrets_;  // (Recover only) references the journals make
-  // The reader thread's (Maintain).
-  std::chrono::steady_clock::time_point last_budget_check_;
 
   // Shipping thread's scratch, shared by every stream (a vector per stream would keep the
   // capacity of its largest batch for the stream's life).

@@ -8,11 +8,11 @@
 
 #include <cerrno>
 #include <cstring>
-#include <deque>
 #include <system_error>
 
 #include "plugin/frame_codec.h"
 #include "plugin/journal_frame_reader.h"
+#include "plugin/memory_fallback.h"
 #include "plugin/thread_name.h"
 
 namespace skald {
@@ -33,8 +33,6 @@ constexpr std::chrono::milliseconds kCoalesceDelay{1};
 // at again this often; one paused for the sink's window waits for Wake().
 constexpr std::chrono::milliseconds kPausedRetry{250};
 constexpr std::chrono::seconds kJournalRetry{1};  // a journal that refused bytes is tried again
-// Memory mode: lines waiting for the sink's window, per session, before the oldest are dropped.
-constexpr std::size_t kMemoryModeBytes = 1024 * 1024;
 // Opens a FIFO for reading without blocking, with a large pipe buffer (best effort).
 UniqueFd OpenFifo(const std::string& path) {
   UniqueFd fd(open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
@@ -90,12 +88,8 @@ struct FifoReader::Session {
   // tried again at `retry_at`).
   bool blocked = false;
   std::chrono::steady_clock::time_point retry_at{};
-  // Memory mode.
-  std::string pending;  // bytes read, not decoded: the start of a frame at most
-  std::unique_ptr<LineAssembler> assembler;
-  AssemblerCounts reported;
-  std::deque<LogLine> queued;  // decoded, waiting for the sink's window
-  std::size_t queued_bytes = 0;
+  // Since the journal first refused bytes (memory mode, and the lines it queued after).
+  std::unique_ptr<MemoryFallback> memory;
 };
 
 FifoReader::FifoReader(LineSink& sink, MetricsRegistry& metrics)
@@ -358,16 +352,16 @@ bool FifoReader::OnWriteError(Session& session, Journaled& j, const std::system_
   }
   // The segment may end inside a frame whose rest is still in the FIFO: that frame's start
   // goes on in memory with it.
+  std::string pending;
   try {
-    session.pending = session.writer->CutAtFrameBoundary();
+    pending = session.writer->CutAtFrameBoundary();
   } catch (const std::system_error& e) {
     spdlog::error("{}: {}; the frame it was writing is skipped", session.path, e.what());
-    session.pending.clear();
   }
   session.writer->Seal();
   session.writer.reset();
-  session.assembler = std::make_unique<LineAssembler>(j.max_line_bytes);
-  session.reported = {};
+  if (!session.memory) session.memory = std::make_unique<MemoryFallback>();
+  session.memory->Start(std::move(pending), j.max_line_bytes);
   if (session.blocked) {
     session.blocked = false;
     Watch(session.fd.get(), kFifoEvents, EPOLL_CTL_MOD);
@@ -380,7 +374,7 @@ bool FifoReader::TryResumeJournal(Session& session, Journaled& j) {
   try {
     writer = j.journal->StartWriter(session.path);
     // The start of a frame whose rest is in the FIFO: the new segment begins with it.
-    if (!session.pending.empty()) writer->Append(session.pending);
+    if (!session.memory->pending().empty()) writer->Append(session.memory->pending());
   } catch (const std::system_error& e) {
     if (writer) writer->Seal();
     session.retry_at = std::chrono::steady_clock::now() + kJournalRetry;
@@ -393,16 +387,9 @@ bool FifoReader::TryResumeJournal(Session& session, Journaled& j) {
     return false;
   }
   spdlog::info("{}: the journal takes bytes again; journaling resumed", session.path);
-  session.pending.clear();
-  std::vector<LogLine> rest;
-  session.assembler->Finish(rest);  // a line open in memory ends here; the journal goes on
-  for (LogLine& l : rest) {
-    session.queued_bytes += l.line.size();
-    session.queued.push_back(std::move(l));
-  }
-  ReportCounts(*session.assembler, session.reported);
+  session.memory->Finish();  // a line open in memory ends here; the journal goes on
+  ReportCounts(session.memory->assembler(), session.memory->reported());
   HandOverMemory(session, j);
-  session.assembler.reset();
   session.writer = std::move(writer);
   return true;
 }
@@ -412,9 +399,9 @@ bool FifoReader::FeedMemory(Session& session, Journaled& j) {
   if (std::chrono::steady_clock::now() >= session.retry_at && TryResumeJournal(session, j)) {
     return Feed(session, j);
   }
+  MemoryFallback& memory = *session.memory;
   std::size_t moved = 0;
   bool eof = false;
-  std::vector<LogLine> lines;
   while (moved < kRoundBytes) {
     const ssize_t n = read(session.fd.get(), read_buffer_.get(), kReadBufferBytes);
     if (n < 0) {
@@ -432,44 +419,23 @@ bool FifoReader::FeedMemory(Session& session, Journaled& j) {
     moved += static_cast<std::size_t>(n);
     round_bytes_ += static_cast<std::size_t>(n);
     bytes_read_.Add(static_cast<uint64_t>(n));
-    session.pending.append(read_buffer_.get(), static_cast<std::size_t>(n));
-    std::string_view rest = session.pending;
-    std::string_view body;
-    std::size_t used = 0;
-    for (;;) {
-      const FrameStatus st = NextFrame(rest, &body, &used);
-      if (st == FrameStatus::kNeedMore) break;
-      auto entry = st == FrameStatus::kOk ? DecodeLogEntry(body) : std::nullopt;
-      if (!entry) {
-        // Out of step with the frames (the journal could not hand back the start of the
-        // frame it was writing): look for the next frame one byte on.
-        torn_bytes_.Add(1);
-        rest.remove_prefix(1);
-        continue;
-      }
-      session.assembler->Add(*entry, lines);
-      rest.remove_prefix(used);
+    if (const uint64_t skipped =
+            memory.Decode(std::string_view(read_buffer_.get(), static_cast<std::size_t>(n)));
+        skipped > 0) {
+      torn_bytes_.Add(skipped);
     }
-    session.pending.erase(0, session.pending.size() - rest.size());
     if (static_cast<std::size_t>(n) < kReadBufferBytes) break;
   }
-  if (eof) session.assembler->Finish(lines);
-  ReportCounts(*session.assembler, session.reported);
-  for (LogLine& l : lines) {
-    session.queued_bytes += l.line.size();
-    session.queued.push_back(std::move(l));
-  }
+  if (eof) memory.Finish();
+  ReportCounts(memory.assembler(), memory.reported());
   HandOverMemory(session, j, /*all=*/eof);
   return !eof;
 }
 
 void FifoReader::HandOverMemory(Session& session, Journaled& j, bool all) {
-  uint64_t dropped = 0;
-  while (session.queued_bytes > kMemoryModeBytes && session.queued.size() > 1) {
-    session.queued_bytes -= session.queued.front().line.size();
-    session.queued.pop_front();
-    ++dropped;
-  }
+  if (!session.memory) return;
+  MemoryFallback& memory = *session.memory;
+  const uint64_t dropped = memory.DropOverflow();
   if (dropped > 0) {
     lines_read_.Add(dropped);
     disk_full_lines_.Add(dropped);
@@ -481,17 +447,11 @@ void FifoReader::HandOverMemory(Session& session, Journaled& j, bool all) {
           session.path, dropped, Suppressed(suppressed));
     }
   }
-  constexpr std::size_t kHandOverLines = 256;
   std::vector<LogLine> handover;
   // At the end of the session the rest goes whatever the window (it is at most
-  // kMemoryModeBytes): the session and its queue are about to go.
-  while (!session.queued.empty() && (all || sink_.WantsLines(j.id))) {
-    handover.clear();
-    while (!session.queued.empty() && handover.size() < kHandOverLines) {
-      session.queued_bytes -= session.queued.front().line.size();
-      handover.push_back(std::move(session.queued.front()));
-      session.queued.pop_front();
-    }
+  // MemoryFallback::kMaxQueuedBytes): the session and its queue are about to go.
+  while (!memory.empty() && (all || sink_.WantsLines(j.id))) {
+    memory.TakeHandOver(handover);
     lines_read_.Add(handover.size());
     sink_.OnLines(j.id, handover, ResumeOf(j));
   }
@@ -826,7 +786,7 @@ void FifoReader::Loop() {
       absl::MutexLock lock(&mu_);
       for (auto& [fd, s] : sessions_) {
         if (s->blocked) blocked.push_back(s.get());
-        if (!s->queued.empty() && woken) waiting.push_back(s.get());
+        if (s->memory && !s->memory->empty() && woken) waiting.push_back(s.get());
       }
       for (auto& [id, j] : journaled_) {
         if (j->more || (j->paused && woken) || (j->retry && retry_due)) {

@@ -19,12 +19,12 @@
 //
 // When the journal cannot be written (disk full, an I/O error, its directory removed), a
 // session goes on in memory: with loki-on-full=drop (the default) its FIFO is read and its
-// lines handed to the sink at once, at most kMemoryModeBytes of them waiting for the sink's
-// window (the oldest beyond are dropped, counted as `disk_full`), and the journal is tried
-// again every second; with loki-on-full=block the bytes stay in the FIFO (the container
-// blocks, as the user chose) until the journal takes them. Errors are logged rate-limited.
-// No I/O error or exception leaves the loop's thread: it is logged and that stream alone is
-// held back.
+// lines handed to the sink at once, at most 1 MiB of them waiting for the sink's window (the
+// oldest beyond are dropped, counted as `disk_full`; plugin/memory_fallback.h), and the
+// journal is tried again every second; with loki-on-full=block the bytes stay in the FIFO (the
+// container blocks, as the user chose) until the journal takes them. Errors are logged
+// rate-limited. No I/O error or exception leaves the loop's thread: it is logged and that stream
+// alone is held back.
 #pragma once
 
 #include <absl/base/thread_annotations.h>

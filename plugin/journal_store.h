@@ -1,5 +1,6 @@
 // JournalStore: all journals under one state directory (`<root>/containers/<id>/`), and the
-// plugin-wide budget over them (max_total_bytes; the driver enforces it and the age limit).
+// plugin-wide budget over them (max_total_bytes; plugin/journal_retention.h enforces it and the
+// age limit, when the driver's maintenance tick runs it).
 // A store holds an exclusive lock on `<root>/lock` for its life: two copies of the plugin (say
 // `skald` and an alias `loki`) sharing a state directory would replay each other's journals.
 #pragma once

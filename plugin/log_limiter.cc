@@ -3,7 +3,7 @@
 namespace skald {
 
 bool LogLimiter::Allow(const std::string& key, uint64_t& suppressed) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   State& s = state_[key];
   const auto now = std::chrono::steady_clock::now();
   if (s.last.time_since_epoch().count() != 0 && now - s.last < interval_) {

@@ -3,10 +3,12 @@
 // plugin's log, which dockerd keeps. Thread-safe.
 #pragma once
 
+#include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
+
 #include <chrono>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 
 namespace skald {
@@ -17,7 +19,7 @@ class LogLimiter {
       : interval_(interval) {}
 
   // Returns true when the caller may log now; `suppressed` is how many were skipped since.
-  bool Allow(const std::string& key, uint64_t& suppressed);
+  bool Allow(const std::string& key, uint64_t& suppressed) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct State {
@@ -25,8 +27,8 @@ class LogLimiter {
     uint64_t suppressed = 0;
   };
   const std::chrono::steady_clock::duration interval_;
-  std::mutex mu_;
-  std::map<std::string, State> state_;
+  absl::Mutex mu_;
+  std::map<std::string, State> state_ ABSL_GUARDED_BY(mu_);
 };
 
 // " (N similar messages suppressed)", or "" when N is 0.

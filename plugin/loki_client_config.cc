@@ -1,7 +1,5 @@
 #include "plugin/loki_client_config.h"
 
-#include <openssl/evp.h>
-
 #include <algorithm>
 #include <cctype>
 #include <string_view>
@@ -9,23 +7,11 @@
 #include "pipeline_stages/tenant_id.h"
 #include "plugin/loki_credentials.h"
 #include "plugin/loki_url.h"
+#include "plugin/sha256_hex.h"
 #include "plugin/user_files.h"
 
 namespace skald {
 namespace {
-
-std::string Sha256Hex(std::string_view data, std::size_t hex_chars) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), digest, &len, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len && out.size() < hex_chars; ++i) {
-    out += kHex[digest[i] >> 4];
-    out += kHex[digest[i] & 0xF];
-  }
-  return out;
-}
 
 // RFC 9110 token characters (header names).
 bool IsTokenChar(unsigned char c) {

@@ -2,6 +2,7 @@
 //
 // Wiring only: flags and environment -> the plugin API socket (bound first), the driver, the
 // metrics endpoint; SIGTERM/SIGINT flush what can be sent within a few seconds, then exit.
+#include <absl/synchronization/mutex.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
@@ -65,6 +66,11 @@ void Usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Debian's abseil is built with the lock-order graph on (absl::Mutex checks every
+  // acquisition for a potential deadlock): ten times the cost of a lock, on every batch of
+  // every container. The tests keep it on; the lock order is also checked by the compiler
+  // (-Wthread-safety).
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   std::string socket_path = EnvOr("SKALD_SOCKET", "/run/docker/plugins/skald.sock");
   if (argc > 1) {
     // The plugin's own log lines go to stderr and only when they are errors.

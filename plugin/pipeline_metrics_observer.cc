@@ -105,12 +105,12 @@ void PipelineMetricsObserver::StageFailed(std::string_view stage, std::string_vi
 std::unique_ptr<stages::MetricDeclaration> PipelineMetricsObserver::DeclareMetric(
     const stages::MetricDesc& desc, std::string_view declared_by) {
   const std::vector<std::string> written = WrittenNames(desc);
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   // Metrics whose names this one would take. A live one refuses the declaration; one whose
   // declarations are all gone makes way (with its series).
   std::set<std::string> replaced;
-  auto check = [&](const std::string& taken, const std::string& other_name) {
-    const Declared& other = declared_.at(other_name);
+  // (`other` is passed in: the lambda is analysed on its own, without mu_ held.)
+  auto check = [&](const std::string& taken, const std::string& other_name, const Declared& other) {
     const bool same = other_name == desc.name && other.desc.type == desc.type;
     if (same && other.desc.buckets == desc.buckets) return;  // the same metric
     if (other.declarers.empty()) {
@@ -131,9 +131,13 @@ std::unique_ptr<stages::MetricDeclaration> PipelineMetricsObserver::DeclareMetri
         ". A metric name has one type across all containers while one that declared it runs: "
         "rename one of them (the metric's name or its prefix)");
   };
-  if (declared_.count(desc.name)) check(desc.name, desc.name);
+  if (auto it = declared_.find(desc.name); it != declared_.end()) {
+    check(desc.name, desc.name, it->second);
+  }
   for (const std::string& name : written) {
-    if (auto it = owner_.find(name); it != owner_.end()) check(name, it->second);
+    if (auto it = owner_.find(name); it != owner_.end()) {
+      check(name, it->second, declared_.at(it->second));
+    }
   }
   for (const std::string& name : replaced) {
     metrics_.RemoveFamily(name);
@@ -170,7 +174,7 @@ std::unique_ptr<stages::MetricDeclaration> PipelineMetricsObserver::DeclareMetri
 
 void PipelineMetricsObserver::Release(const std::string& name,
                                       std::list<std::string>::iterator declarer) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   // The metric and its series stay until a declaration of another type replaces them.
   if (auto it = declared_.find(name); it != declared_.end()) it->second.declarers.erase(declarer);
 }

@@ -15,11 +15,13 @@
 // outlive them.
 #pragma once
 
+#include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
+
 #include <chrono>
 #include <list>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -38,7 +40,8 @@ class PipelineMetricsObserver : public stages::PipelineObserver {
   void EntryDropped(std::string_view reason) override;
   void StageFailed(std::string_view stage, std::string_view reason) override;
   std::unique_ptr<stages::MetricDeclaration> DeclareMetric(const stages::MetricDesc& desc,
-                                                           std::string_view declared_by) override;
+                                                           std::string_view declared_by) override
+      ABSL_LOCKS_EXCLUDED(mu_);
   void CounterAdd(const stages::MetricDesc& desc, const stages::LabelSet& labels,
                   double delta) override;
   void GaugeSet(const stages::MetricDesc& desc, const stages::LabelSet& labels,
@@ -54,15 +57,17 @@ class PipelineMetricsObserver : public stages::PipelineObserver {
     stages::MetricDesc desc;           // of the declaration that created it
     std::list<std::string> declarers;  // live declarations, oldest first
   };
-  void Release(const std::string& name, std::list<std::string>::iterator declarer);
+  void Release(const std::string& name, std::list<std::string>::iterator declarer)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Counts (and logs, at most once a minute per metric) an update a full metric dropped.
   void UpdateDropped(const std::string& name, MetricsRegistry::Update result);
 
   MetricsRegistry& metrics_;
   LogLimiter full_log_{std::chrono::minutes(1)};  // by metric name
-  std::mutex mu_;
-  std::map<std::string, Declared> declared_;  // by metric name (with its prefix)
-  std::map<std::string, std::string> owner_;  // exported family name -> metric name
+  absl::Mutex mu_;
+  // By metric name (with its prefix).
+  std::map<std::string, Declared> declared_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> owner_ ABSL_GUARDED_BY(mu_);  // family name -> metric name
 };
 
 }  // namespace skald

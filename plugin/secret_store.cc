@@ -1,6 +1,5 @@
 #include "plugin/secret_store.h"
 
-#include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 
 #include <fstream>
@@ -9,24 +8,12 @@
 #include <system_error>
 
 #include "plugin/posix_file.h"
+#include "plugin/sha256_hex.h"
 
 namespace skald {
 namespace {
 
 constexpr std::string_view kPrefix = "skald-secret:";
-
-std::string Digest(const std::string& value) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(value.data(), value.size(), digest, &len, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len && out.size() < 32; ++i) {
-    out += kHex[digest[i] >> 4];
-    out += kHex[digest[i] & 0xF];
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -53,8 +40,8 @@ bool SecretStore::IsReference(const std::string& value) {
 }
 
 std::string SecretStore::Put(const std::string& value) {
-  const std::string reference = std::string(kPrefix) + Digest(value);
-  std::lock_guard lock(mu_);
+  const std::string reference = std::string(kPrefix) + Sha256Hex(value, 32);
+  absl::MutexLock lock(&mu_);
   auto [it, inserted] = values_.try_emplace(reference, value);
   if (inserted) {
     try {
@@ -68,14 +55,14 @@ std::string SecretStore::Put(const std::string& value) {
 }
 
 std::optional<std::string> SecretStore::Get(const std::string& reference) const {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = values_.find(reference);
   if (it == values_.end()) return std::nullopt;
   return it->second;
 }
 
 void SecretStore::Retain(const std::set<std::string>& references) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   bool changed = false;
   for (auto it = values_.begin(); it != values_.end();) {
     if (references.count(it->first)) {

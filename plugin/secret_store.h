@@ -7,9 +7,11 @@
 // such value; the store maps references to values. Values are never logged. Thread-safe.
 #pragma once
 
+#include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
+
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -23,21 +25,21 @@ class SecretStore {
 
   // Keeps `value` and returns its reference (the same value, the same reference). Throws
   // std::system_error when the file cannot be written.
-  std::string Put(const std::string& value);
+  std::string Put(const std::string& value) ABSL_LOCKS_EXCLUDED(mu_);
   // The value of a reference Put returned, or nullopt.
-  std::optional<std::string> Get(const std::string& reference) const;
+  std::optional<std::string> Get(const std::string& reference) const ABSL_LOCKS_EXCLUDED(mu_);
   // Forgets every value but those of `references` (rewrites the file when it changes).
-  void Retain(const std::set<std::string>& references);
+  void Retain(const std::set<std::string>& references) ABSL_LOCKS_EXCLUDED(mu_);
 
   // True when `value` is a reference (what info.json holds in place of a secret).
   static bool IsReference(const std::string& value);
 
  private:
-  void WriteLocked();  // throws std::system_error
+  void WriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);  // throws std::system_error
 
   const std::filesystem::path path_;
-  mutable std::mutex mu_;
-  std::map<std::string, std::string> values_;  // reference -> value
+  mutable absl::Mutex mu_;
+  std::map<std::string, std::string> values_ ABSL_GUARDED_BY(mu_);  // reference -> value
 };
 
 }  // namespace skald

@@ -32,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/bench/bench_cli.h"
 #include "tests/bench/bench_lines.h"
 #include "tests/bench/docker_bench_support.h"
 #include "tests/bench/proc_stats.h"
@@ -212,32 +213,32 @@ json Medians(const json& runs) {
 
 int Main(int argc, char** argv) {
   Options opt;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string a = argv[i];
-    const std::string v = argv[i + 1];
-    if (a == "--go-driver") {
-      opt.go_driver = v;
-    } else if (a == "--loki-dir") {
-      opt.loki_dir = v;
-    } else if (a == "--loki-port") {
-      opt.loki_port = std::stoi(v);
-    } else if (a == "--skald-plugin") {
-      opt.skald_plugin = v;
-    } else if (a == "--lines") {
-      opt.lines = std::stoi(v);
-    } else if (a == "--repeat") {
-      opt.repeat = std::stoi(v);
-    } else if (a == "--json") {
-      opt.json_path = v;
-    } else if (a == "--skald-is-build") {
-      opt.skald_is_build = v;
-    } else if (a == "--drivers") {
-      opt.drivers = v;
-    } else {
-      std::cerr << "docker_bench: unknown argument '" << a << "'\n";
-      return 2;
-    }
-  }
+  const bool parsed =
+      ParseFlags(argc, argv, "docker_bench", [&](const std::string& a, const std::string& v) {
+        if (a == "--go-driver") {
+          opt.go_driver = v;
+        } else if (a == "--loki-dir") {
+          opt.loki_dir = v;
+        } else if (a == "--loki-port") {
+          opt.loki_port = std::stoi(v);
+        } else if (a == "--skald-plugin") {
+          opt.skald_plugin = v;
+        } else if (a == "--lines") {
+          opt.lines = std::stoi(v);
+        } else if (a == "--repeat") {
+          opt.repeat = std::stoi(v);
+        } else if (a == "--json") {
+          opt.json_path = v;
+        } else if (a == "--skald-is-build") {
+          opt.skald_is_build = v;
+        } else if (a == "--drivers") {
+          opt.drivers = v;
+        } else {
+          return false;
+        }
+        return true;
+      });
+  if (!parsed) return 2;
   auto wanted = [&](const std::string& driver) {
     return ("," + opt.drivers + ",").find("," + driver + ",") != std::string::npos;
   };
@@ -343,11 +344,7 @@ int Main(int argc, char** argv) {
   out["results"] = results;
   if (!stopped.empty()) out["stopped"] = stopped;
   out["ok"] = ok;
-  if (!opt.json_path.empty()) {
-    std::ofstream(opt.json_path) << out.dump(2) << "\n";
-  } else {
-    std::cout << out.dump(2) << "\n";
-  }
+  WriteJson(out, opt.json_path);
   return ok ? 0 : 1;
 }
 
@@ -355,10 +352,5 @@ int Main(int argc, char** argv) {
 }  // namespace skald::bench
 
 int main(int argc, char** argv) {
-  try {
-    return skald::bench::Main(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "docker_bench: " << e.what() << "\n";
-    return 1;
-  }
+  return skald::bench::RunMain("docker_bench", skald::bench::Main, argc, argv);
 }

@@ -44,7 +44,9 @@
 #include <thread>
 #include <vector>
 
+#include "tests/bench/bench_cli.h"
 #include "tests/bench/docker_bench_support.h"
+#include "tests/bench/idle_stats.h"
 #include "tests/bench/proc_stats.h"
 #include "tests/e2e/e2e_support.h"
 
@@ -80,66 +82,6 @@ struct Options {
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-// Per thread of `pid`: name and voluntary context switches.
-std::map<int, std::pair<std::string, long long>> ThreadSwitches(pid_t pid) {
-  std::map<int, std::pair<std::string, long long>> out;
-  const std::string base = "/proc/" + std::to_string(pid) + "/task";
-  DIR* dir = opendir(base.c_str());
-  if (dir == nullptr) return out;
-  while (dirent* e = readdir(dir)) {
-    const int tid = std::atoi(e->d_name);
-    if (tid <= 0) continue;
-    const std::string task = base + "/" + e->d_name;
-    const std::string comm = e2e::Trim(ReadFileOr(task + "/comm"));
-    std::istringstream in(ReadFileOr(task + "/status"));
-    for (std::string line; std::getline(in, line);) {
-      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) {
-        out[tid] = {comm, std::atoll(line.c_str() + 24)};
-      }
-    }
-  }
-  closedir(dir);
-  return out;
-}
-
-// The idle figures of several processes over the same `seconds`.
-std::map<std::string, json> MeasureIdle(const std::map<std::string, pid_t>& pids, int seconds) {
-  std::map<std::string, std::map<int, std::pair<std::string, long long>>> before;
-  std::map<std::string, double> cpu0;
-  for (const auto& [name, pid] : pids) {
-    before[name] = ThreadSwitches(pid);
-    cpu0[name] = ProcessCpuSeconds(pid);
-  }
-  const auto t0 = Clock::now();
-  std::this_thread::sleep_for(std::chrono::seconds(seconds));
-  const double wall = Seconds(Clock::now() - t0);
-  std::map<std::string, json> out;
-  for (const auto& [name, pid] : pids) {
-    const double cpu = ProcessCpuSeconds(pid) - cpu0[name];
-    const auto after = ThreadSwitches(pid);
-    long long total = 0;
-    std::map<std::string, long long> by_name;
-    for (const auto& [tid, nc] : after) {
-      auto it = before[name].find(tid);
-      const long long d = nc.second - (it == before[name].end() ? 0 : it->second.second);
-      total += d;
-      by_name[nc.first] += d;
-    }
-    json threads = json::object();
-    for (const auto& [n, c] : by_name) {
-      if (c > 0) threads[n] = static_cast<double>(c) / wall;
-    }
-    out[name] = {{"seconds", wall},
-                 {"cpu_s", cpu},
-                 {"cpu_percent", cpu / wall * 100.0},
-                 {"wakeups_per_s", static_cast<double>(total) / wall},
-                 {"threads", after.size()},
-                 {"rss_bytes", ProcessStatusBytes(pid, "VmRSS")},
-                 {"wakeups_per_s_by_thread", threads}};
-  }
-  return out;
-}
-
 std::string RandomHex(std::size_t n) {
   static std::mt19937_64 rng(std::random_device{}());
   static const char* kHex = "0123456789abcdef";
@@ -167,15 +109,6 @@ class SkaldPlugin {
     Docker({"plugin", "rm", "-f", kSkaldPlugin}, 60s);  // its journals with it
   }
 };
-
-std::vector<std::string> Split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string part; std::getline(in, part, ',');) {
-    if (!part.empty()) out.push_back(part);
-  }
-  return out;
-}
 
 struct Driver {
   std::string name;  // skald, go
@@ -302,39 +235,37 @@ int FillJournals(const std::string& state_dir, int journals) {
 
 int Main(int argc, char** argv) {
   Options opt;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string a = argv[i];
-    const std::string v = argv[i + 1];
-    if (a == "--skald-bundle") {
-      opt.skald_bundle = v;
-    } else if (a == "--go-driver") {
-      opt.go_driver = v;
-    } else if (a == "--loki-dir") {
-      opt.loki_dir = v;
-    } else if (a == "--loki-port") {
-      opt.loki_port = std::stoi(v);
-    } else if (a == "--runs") {
-      opt.runs.clear();
-      for (const std::string& r : Split(v)) {
-        const auto x = r.find('x');
-        if (x == std::string::npos) throw std::invalid_argument("--runs wants NxM[,NxM...]");
-        opt.runs.push_back({std::stoi(r.substr(0, x)), std::stoi(r.substr(x + 1))});
-      }
-    } else if (a == "--parallel") {
-      opt.parallel = std::stoi(v);
-    } else if (a == "--journals") {
-      opt.journals = std::stoi(v);
-    } else if (a == "--idle-s") {
-      opt.idle_s = std::max(1, std::stoi(v));
-    } else if (a == "--drivers") {
-      opt.drivers = v;
-    } else if (a == "--json") {
-      opt.json_path = v;
-    } else {
-      std::cerr << "docker_fleet_bench: unknown argument '" << a << "'\n";
-      return 2;
-    }
-  }
+  const bool parsed =
+      ParseFlags(argc, argv, "docker_fleet_bench", [&](const std::string& a, const std::string& v) {
+        if (a == "--skald-bundle") {
+          opt.skald_bundle = v;
+        } else if (a == "--go-driver") {
+          opt.go_driver = v;
+        } else if (a == "--loki-dir") {
+          opt.loki_dir = v;
+        } else if (a == "--loki-port") {
+          opt.loki_port = std::stoi(v);
+        } else if (a == "--runs") {
+          opt.runs.clear();
+          for (const auto& [containers, lines] : WorkloadList(v, a)) {
+            opt.runs.push_back({containers, lines});
+          }
+        } else if (a == "--parallel") {
+          opt.parallel = std::stoi(v);
+        } else if (a == "--journals") {
+          opt.journals = std::stoi(v);
+        } else if (a == "--idle-s") {
+          opt.idle_s = std::max(1, std::stoi(v));
+        } else if (a == "--drivers") {
+          opt.drivers = v;
+        } else if (a == "--json") {
+          opt.json_path = v;
+        } else {
+          return false;
+        }
+        return true;
+      });
+  if (!parsed) return 2;
   auto wanted = [&](const std::string& d) {
     return ("," + opt.drivers + ",").find("," + d + ",") != std::string::npos;
   };
@@ -453,11 +384,7 @@ int Main(int argc, char** argv) {
   }
   out["idle"] = idle;
   out["ok"] = ok;
-  if (!opt.json_path.empty()) {
-    std::ofstream(opt.json_path) << out.dump(2) << "\n";
-  } else {
-    std::cout << out.dump(2) << "\n";
-  }
+  WriteJson(out, opt.json_path);
   return ok ? 0 : 1;
 }
 
@@ -465,10 +392,5 @@ int Main(int argc, char** argv) {
 }  // namespace skald::bench
 
 int main(int argc, char** argv) {
-  try {
-    return skald::bench::Main(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "docker_fleet_bench: " << e.what() << "\n";
-    return 1;
-  }
+  return skald::bench::RunMain("docker_fleet_bench", skald::bench::Main, argc, argv);
 }

@@ -45,7 +45,9 @@
 #include <vector>
 
 #include "plugin/frame_codec.h"
+#include "tests/bench/bench_cli.h"
 #include "tests/bench/bench_lines.h"
+#include "tests/bench/idle_stats.h"
 #include "tests/bench/proc_stats.h"
 #include "tests/integration/fake_daemon.h"
 #include "tests/tools/fake_loki.h"
@@ -97,59 +99,12 @@ std::string Frames(int container, int lines) {
   return bytes;
 }
 
-// Per thread of `pid`: its name and voluntary context switches (how often it went to sleep,
-// i.e. woke up again).
-std::map<int, std::pair<std::string, long long>> ThreadSwitches(pid_t pid) {
-  std::map<int, std::pair<std::string, long long>> out;
-  const std::string base = "/proc/" + std::to_string(pid) + "/task";
-  DIR* dir = opendir(base.c_str());
-  if (dir == nullptr) return out;
-  while (dirent* e = readdir(dir)) {
-    const int tid = std::atoi(e->d_name);
-    if (tid <= 0) continue;
-    const std::string task = base + "/" + e->d_name;
-    std::string comm = ReadFileOr(task + "/comm");
-    while (!comm.empty() && comm.back() == '\n') comm.pop_back();
-    std::istringstream in(ReadFileOr(task + "/status"));
-    long long voluntary = -1;
-    for (std::string line; std::getline(in, line);) {
-      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) {
-        voluntary = std::atoll(line.c_str() + 24);
-      }
-    }
-    if (voluntary >= 0) out[tid] = {comm, voluntary};
-  }
-  closedir(dir);
-  return out;
-}
-
 // CPU and wake-ups of `pid` over `seconds`, nothing else touching it.
 json MeasureIdle(pid_t pid, int seconds) {
-  const auto before = ThreadSwitches(pid);
-  const double cpu0 = ProcessCpuSeconds(pid);
-  const auto t0 = Clock::now();
-  std::this_thread::sleep_for(std::chrono::seconds(seconds));
-  const double cpu1 = ProcessCpuSeconds(pid);
-  const double wall = Seconds(Clock::now() - t0);
-  const auto after = ThreadSwitches(pid);
-  long long total = 0;
-  std::map<std::string, long long> by_name;
-  for (const auto& [tid, name_count] : after) {
-    auto it = before.find(tid);
-    const long long delta = name_count.second - (it == before.end() ? 0 : it->second.second);
-    total += delta;
-    by_name[name_count.first] += delta;
-  }
-  json threads = json::object();
-  for (const auto& [name, n] : by_name) {
-    if (n > 0) threads[name] = static_cast<double>(n) / wall;
-  }
-  return {{"seconds", wall},
-          {"cpu_s", cpu1 - cpu0},
-          {"cpu_percent", (cpu1 - cpu0) / wall * 100.0},
-          {"wakeups_per_s", static_cast<double>(total) / wall},
-          {"threads", after.size()},
-          {"wakeups_per_s_by_thread", threads}};
+  json m =
+      skald::bench::MeasureIdle(std::map<std::string, pid_t>{{"skald", pid}}, seconds)["skald"];
+  m.erase("rss_bytes");
+  return m;
 }
 
 // Waits until no stream is live (every FIFO ended, every line acknowledged, cursors final).
@@ -263,15 +218,6 @@ json RunIdle(const Options& opt, int journals) {
   return out;
 }
 
-std::vector<std::string> Split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string part; std::getline(in, part, ',');) {
-    if (!part.empty()) out.push_back(part);
-  }
-  return out;
-}
-
 void PrintIdle(const json& idle, const char* phase) {
   if (!idle.contains(phase)) return;
   const json& m = idle[phase];
@@ -290,45 +236,35 @@ void PrintIdle(const json& idle, const char* phase) {
 
 int Main(int argc, char** argv) {
   Options opt;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (i + 1 >= argc) {
-      std::cerr << "fleet_bench: " << a << " needs a value\n";
-      return 2;
-    }
-    const std::string v = argv[++i];
-    if (a == "--skald") {
-      opt.skald = v;
-    } else if (a == "--runs") {
-      opt.runs.clear();
-      for (const std::string& r : Split(v)) {
-        const auto x = r.find('x');
-        if (x == std::string::npos) {
-          std::cerr << "fleet_bench: --runs wants NxM[,NxM...], not '" << v << "'\n";
-          return 2;
+  const bool parsed =
+      ParseFlags(argc, argv, "fleet_bench", [&](const std::string& a, const std::string& v) {
+        if (a == "--skald") {
+          opt.skald = v;
+        } else if (a == "--runs") {
+          opt.runs.clear();
+          for (const auto& [containers, lines] : WorkloadList(v, a)) {
+            opt.runs.push_back({containers, lines});
+          }
+        } else if (a == "--pipeline") {
+          opt.pipeline = v;
+        } else if (a == "--idle-journals") {
+          opt.idle_journals = IntList(v);
+        } else if (a == "--idle-s") {
+          opt.idle_s = std::max(1, std::stoi(v));
+        } else if (a == "--repeat") {
+          opt.repeat = std::max(1, std::stoi(v));
+        } else if (a == "--timeout-s") {
+          opt.timeout_s = std::stoi(v);
+        } else if (a == "--keep-alive") {
+          opt.keep_alive = v != "0" && v != "false";
+        } else if (a == "--json") {
+          opt.json_path = v;
+        } else {
+          return false;
         }
-        opt.runs.push_back({std::stoi(r.substr(0, x)), std::stoi(r.substr(x + 1))});
-      }
-    } else if (a == "--pipeline") {
-      opt.pipeline = v;
-    } else if (a == "--idle-journals") {
-      opt.idle_journals.clear();
-      for (const std::string& n : Split(v)) opt.idle_journals.push_back(std::stoi(n));
-    } else if (a == "--idle-s") {
-      opt.idle_s = std::max(1, std::stoi(v));
-    } else if (a == "--repeat") {
-      opt.repeat = std::max(1, std::stoi(v));
-    } else if (a == "--timeout-s") {
-      opt.timeout_s = std::stoi(v);
-    } else if (a == "--keep-alive") {
-      opt.keep_alive = v != "0" && v != "false";
-    } else if (a == "--json") {
-      opt.json_path = v;
-    } else {
-      std::cerr << "fleet_bench: unknown argument '" << a << "'\n";
-      return 2;
-    }
-  }
+        return true;
+      });
+  if (!parsed) return 2;
   if (opt.skald.empty()) {
     std::cerr << "usage: fleet_bench --skald PATH [--runs 100x10,100x2000] [--pipeline none|seed]\n"
                  "                   [--idle-journals 0,1000] [--idle-s S] [--repeat R]\n"
@@ -392,15 +328,13 @@ int Main(int argc, char** argv) {
     out["idle"].push_back(std::move(r));
   }
   out["ok"] = ok;
-  if (!opt.json_path.empty()) {
-    std::ofstream(opt.json_path) << out.dump(2) << "\n";
-  } else {
-    std::cout << out.dump(2) << "\n";
-  }
+  WriteJson(out, opt.json_path);
   return ok ? 0 : 1;
 }
 
 }  // namespace
 }  // namespace skald::bench
 
-int main(int argc, char** argv) { return skald::bench::Main(argc, argv); }
+int main(int argc, char** argv) {
+  return skald::bench::RunMain("fleet_bench", skald::bench::Main, argc, argv);
+}

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "plugin/frame_codec.h"
+#include "tests/bench/bench_cli.h"
 #include "tests/bench/bench_lines.h"
 #include "tests/bench/proc_stats.h"
 #include "tests/integration/fake_daemon.h"
@@ -272,55 +273,36 @@ json RunOutage(const Options& opt) {
   return r;
 }
 
-std::vector<int> ParseInts(const std::string& s) {
-  std::vector<int> out;
-  std::stringstream in(s);
-  for (std::string part; std::getline(in, part, ',');) out.push_back(std::stoi(part));
-  return out;
-}
-
-std::vector<std::string> ParseList(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string part; std::getline(in, part, ',');) out.push_back(part);
-  return out;
-}
-
 int Main(int argc, char** argv) {
   Options opt;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (v == nullptr) {
-      std::cerr << "plugin_load_bench: " << a << " needs a value\n";
-      return 2;
-    }
-    if (a == "--skald") {
-      opt.skald = v;
-    } else if (a == "--containers") {
-      opt.containers = ParseInts(v);
-    } else if (a == "--lines") {
-      opt.lines = std::stoull(v);
-    } else if (a == "--pipelines") {
-      opt.pipelines = ParseList(v);
-    } else if (a == "--timeout-s") {
-      opt.timeout_s = std::stoi(v);
-    } else if (a == "--json") {
-      opt.json_path = v;
-    } else if (a == "--repeat") {
-      opt.repeat = std::max(1, std::stoi(v));
-    } else if (a == "--frames-per-write") {
-      opt.frames_per_write = std::max(1, std::stoi(v));
-    } else if (a == "--outage-s") {
-      opt.outage_s = std::stoi(v);
-    } else if (a == "--outage-rate") {
-      opt.outage_rate = std::stoi(v);
-    } else {
-      std::cerr << "plugin_load_bench: unknown argument '" << a << "'\n";
-      return 2;
-    }
-    ++i;
-  }
+  const bool parsed =
+      ParseFlags(argc, argv, "plugin_load_bench", [&](const std::string& a, const std::string& v) {
+        if (a == "--skald") {
+          opt.skald = v;
+        } else if (a == "--containers") {
+          opt.containers = IntList(v);
+        } else if (a == "--lines") {
+          opt.lines = std::stoull(v);
+        } else if (a == "--pipelines") {
+          opt.pipelines = SplitList(v);
+        } else if (a == "--timeout-s") {
+          opt.timeout_s = std::stoi(v);
+        } else if (a == "--json") {
+          opt.json_path = v;
+        } else if (a == "--repeat") {
+          opt.repeat = std::max(1, std::stoi(v));
+        } else if (a == "--frames-per-write") {
+          opt.frames_per_write = std::max(1, std::stoi(v));
+        } else if (a == "--outage-s") {
+          opt.outage_s = std::stoi(v);
+        } else if (a == "--outage-rate") {
+          opt.outage_rate = std::stoi(v);
+        } else {
+          return false;
+        }
+        return true;
+      });
+  if (!parsed) return 2;
   if (opt.skald.empty()) {
     std::cerr << "usage: plugin_load_bench --skald PATH [--containers 1,10,50,100] [--lines N]\n"
                  "                         [--pipelines none,seed] [--timeout-s S] [--json F]\n"
@@ -399,15 +381,13 @@ int Main(int argc, char** argv) {
     out["outage"] = std::move(r);
   }
   out["ok"] = ok;
-  if (!opt.json_path.empty()) {
-    std::ofstream(opt.json_path) << out.dump(2) << "\n";
-  } else {
-    std::cout << out.dump(2) << "\n";
-  }
+  WriteJson(out, opt.json_path);
   return ok ? 0 : 1;
 }
 
 }  // namespace
 }  // namespace skald::bench
 
-int main(int argc, char** argv) { return skald::bench::Main(argc, argv); }
+int main(int argc, char** argv) {
+  return skald::bench::RunMain("plugin_load_bench", skald::bench::Main, argc, argv);
+}

@@ -18,9 +18,12 @@
 #include "plugin/driver.h"
 #include "plugin/frame_codec.h"
 #include "plugin/push_client.h"
+#include "tests/plugin/plugin_test_support.h"
 
 namespace skald {
 namespace {
+
+using testing::WaitFor;
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -72,24 +75,7 @@ class FakeClient : public PushClient {
   std::deque<LokiEntry> held_;
 };
 
-bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < until) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return pred();
-}
-
-std::string Frame(const std::string& line) {
-  LogEntryView e;
-  e.source = "stdout";
-  e.time_nano = 1'000'000'000;
-  e.line = line;
-  std::string out;
-  EncodeFrame(e, out);
-  return out;
-}
+std::string Frame(const std::string& line) { return testing::StdoutFrame(line, 1'000'000'000); }
 
 const std::string kId = std::string(64, 'd');
 

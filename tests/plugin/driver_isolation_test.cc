@@ -24,6 +24,7 @@
 #include "plugin/frame_codec.h"
 #include "plugin/journal.h"
 #include "plugin/push_client.h"
+#include "tests/plugin/plugin_test_support.h"
 #include "tests/tools/fake_loki.h"
 #include "tests/tools/test_slowdown.h"
 
@@ -45,6 +46,8 @@ extern "C" int getaddrinfo(const char* __restrict name, const char* __restrict s
 namespace skald {
 namespace {
 
+using testing::WaitFor;
+
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using testing::FakeLoki;
@@ -58,22 +61,7 @@ int64_t NowNano() {
 }
 
 std::string Frame(const std::string& line, int64_t time_nano = NowNano()) {
-  LogEntryView e;
-  e.source = "stdout";
-  e.time_nano = time_nano;
-  e.line = line;
-  std::string out;
-  EncodeFrame(e, out);
-  return out;
-}
-
-bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < until) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return pred();
+  return testing::StdoutFrame(line, time_nano);
 }
 
 // ---------------------------------------------------------------------------------------------

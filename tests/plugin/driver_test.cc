@@ -16,10 +16,13 @@
 
 #include "plugin/frame_codec.h"
 #include "plugin/journal_format.h"
+#include "tests/plugin/plugin_test_support.h"
 #include "tests/tools/fake_loki.h"
 
 namespace skald {
 namespace {
+
+using testing::WaitFor;
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -27,24 +30,9 @@ using testing::FakeLoki;
 
 // `age`: how long before now the daemon read the line.
 std::string Frame(const std::string& line, std::chrono::nanoseconds age = {}) {
-  LogEntryView e;
-  e.source = "stdout";
-  e.time_nano = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                    std::chrono::system_clock::now().time_since_epoch() - age)
-                    .count();
-  e.line = line;
-  std::string out;
-  EncodeFrame(e, out);
-  return out;
-}
-
-bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < until) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return pred();
+  return testing::StdoutFrame(line, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch() - age)
+                                        .count());
 }
 
 class DriverTest : public ::testing::Test {
@@ -93,6 +81,18 @@ class DriverTest : public ::testing::Test {
     std::erase(fds_, fd);
   }
   fs::path JournalDir(const std::string& id) { return config_.state_dir / "containers" / id; }
+  // Container `id` logs one line through the FIFO `fifo_name` and stops; returns once Loki has
+  // the line and the stream ended. (Call it in ASSERT_NO_FATAL_FAILURE.)
+  void LogOneLineAndStop(const std::string& id, const std::string& fifo_name) {
+    int w;
+    const std::string f = MakeFifo(fifo_name, &w);
+    driver_->StartLogging(f, Info(id));
+    Write(w, "one line");
+    ASSERT_TRUE(loki_.WaitForEntries(1, 10s));
+    driver_->StopLogging(f);
+    CloseFd(w);
+    ASSERT_TRUE(WaitFor([&] { return driver_->LiveStreams() == 0; }, 10s));
+  }
 
   FakeLoki loki_;
   fs::path dir_;
@@ -359,20 +359,13 @@ TEST_F(DriverTest, ANoFileStreamsUndeliveredLinesAgeInTheClient) {
       10s));
 }
 
-// driver.cc Maintain / ScheduleAgeCheck: nothing checks the age limit on a timer any more; a
-// stopped container's journal is looked at when it reaches the limit, and so is one found at
-// start.
+// Driver::Maintain / ScheduleAgeCheck (the schedule: plugin/journal_retention.h): nothing checks
+// the age limit on a timer any more; a stopped container's journal is looked at when it reaches the
+// limit, and so is one found at start.
 TEST_F(DriverTest, AStoppedContainersJournalGoesWhenItReachesTheAgeLimit) {
   config_.journal_max_age = 2s;
   StartDriver();
-  int w;
-  const std::string f = MakeFifo("f1", &w);
-  driver_->StartLogging(f, Info(kId1));
-  Write(w, "one line");
-  ASSERT_TRUE(loki_.WaitForEntries(1, 10s));
-  driver_->StopLogging(f);
-  CloseFd(w);
-  ASSERT_TRUE(WaitFor([&] { return driver_->LiveStreams() == 0; }, 10s));
+  ASSERT_NO_FATAL_FAILURE(LogOneLineAndStop(kId1, "f1"));
   ASSERT_TRUE(fs::exists(JournalDir(kId1)));
   EXPECT_TRUE(WaitFor([&] { return !fs::exists(JournalDir(kId1)); }, 20s))
       << "the journal outlived the age limit";
@@ -380,14 +373,7 @@ TEST_F(DriverTest, AStoppedContainersJournalGoesWhenItReachesTheAgeLimit) {
 
 TEST_F(DriverTest, AJournalFoundAtStartGoesWhenItReachesTheAgeLimit) {
   StartDriver();
-  int w;
-  const std::string f = MakeFifo("f1", &w);
-  driver_->StartLogging(f, Info(kId1));
-  Write(w, "one line");
-  ASSERT_TRUE(loki_.WaitForEntries(1, 10s));
-  driver_->StopLogging(f);
-  CloseFd(w);
-  ASSERT_TRUE(WaitFor([&] { return driver_->LiveStreams() == 0; }, 10s));
+  ASSERT_NO_FATAL_FAILURE(LogOneLineAndStop(kId1, "f1"));
   driver_.reset();
   config_.journal_max_age = 2s;
   StartDriver();

@@ -20,9 +20,12 @@
 
 #include "plugin/frame_codec.h"
 #include "plugin/journal.h"
+#include "tests/plugin/plugin_test_support.h"
 
 namespace skald {
 namespace {
+
+using testing::WaitFor;
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -59,24 +62,7 @@ class CollectingSink : public LineSink {
   std::set<uint64_t> ended_;
 };
 
-std::string Frame(const std::string& line) {
-  LogEntryView e;
-  e.source = "stdout";
-  e.time_nano = 1;
-  e.line = line;
-  std::string out;
-  EncodeFrame(e, out);
-  return out;
-}
-
-bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < until) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return pred();
-}
+std::string Frame(const std::string& line) { return testing::StdoutFrame(line, 1); }
 
 class FifoReaderTest : public ::testing::Test {
  protected:

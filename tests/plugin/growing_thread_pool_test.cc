@@ -11,19 +11,14 @@
 #include <string>
 #include <thread>
 
+#include "tests/plugin/plugin_test_support.h"
+
 namespace skald {
 namespace {
 
-using namespace std::chrono_literals;
+using testing::WaitFor;
 
-bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < until) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return pred();
-}
+using namespace std::chrono_literals;
 
 // Workers beyond min_idle go after idle_timeout; min_idle stay (waiting without a timer), and
 // every worker carries the pool's thread name.

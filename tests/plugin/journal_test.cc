@@ -17,21 +17,14 @@
 #include "plugin/journal_frame_reader.h"
 #include "plugin/journal_store.h"
 #include "plugin/journal_writer.h"
+#include "tests/plugin/plugin_test_support.h"
 
 namespace skald {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string Frame(std::string_view line) {
-  LogEntryView e;
-  e.source = "stdout";
-  e.time_nano = 1700000000000000000;
-  e.line = line;
-  std::string out;
-  EncodeFrame(e, out);
-  return out;
-}
+std::string Frame(std::string_view line) { return testing::StdoutFrame(line, 1700000000000000000); }
 
 std::string LineText(int i) { return "line " + std::to_string(i) + std::string(i % 7 * 3, 'x'); }
 

@@ -1,0 +1,24 @@
+// IdleStats: what an idle process costs over a while: CPU, wake-ups (voluntary context
+// switches) in all and by thread name, threads, RSS. For the fleet benchmarks' idle figures.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+
+namespace skald::bench {
+
+// Per thread of `pid`: its name and voluntary context switches (how often it went to sleep,
+// i.e. woke up again).
+std::map<int, std::pair<std::string, long long>> ThreadSwitches(pid_t pid);
+
+// The idle figures of the processes `pids` (by a name of the caller's) over the same
+// `seconds`: seconds, cpu_s, cpu_percent, wakeups_per_s, threads, rss_bytes,
+// wakeups_per_s_by_thread.
+std::map<std::string, nlohmann::json> MeasureIdle(const std::map<std::string, pid_t>& pids,
+                                                  int seconds);
+
+}  // namespace skald::bench
