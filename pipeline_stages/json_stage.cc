@@ -642,6 +642,9 @@ bool JsonStage::Extract(std::string_view text) {
   if (doc.current_location().get(trailing) == simdjson::SUCCESS) return false;  // text after }
 
   for (size_t idx : deep_) {
+    // simdjson gives the document up at an error in the text that a path ran into (its parser
+    // is gone: a rewind would dereference null): the line is not JSON.
+    if (!doc.is_alive()) return false;
     doc.rewind();
     od::value cur;
     if (doc.get_value().get(cur)) return false;
@@ -677,6 +680,7 @@ bool JsonStage::Extract(std::string_view text) {
     }
     if (ok && Store(cur, values_[idx])) found_[idx] = 1;
   }
+  if (!doc.is_alive()) return false;
   for (size_t i = 0; i < expressions_.size(); ++i) {
     if (!found_[i]) values_[i].SetNull();
   }

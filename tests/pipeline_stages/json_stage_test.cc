@@ -81,6 +81,31 @@ TEST(JsonStage, DropMalformedReportsReason) {
   EXPECT_EQ(obs.drops, std::vector<std::string>{"drop_malformed"});
 }
 
+// make fuzz (json_stage): simdjson gives a document up (its parser null) at an error in the text
+// that a path runs into, and the next path's rewind dereferenced it (a null-pointer member
+// access under UBSan; in a release build, a SIGSEGV of the plugin for one container's line).
+// Here a path into "user" meets the stray ':' and the next one is evaluated after it.
+TEST(JsonStage, ATextErrorMetByOneDeepPathMakesTheLineMalformed) {
+  testing::RecordingObserver obs;
+  auto out = RunOne(
+      R"(
+- json:
+    expressions: {id: user.id, first_tag: 'user.tags[0]', tags: user.tags, q: '"a.b"'}
+    drop_malformed: true
+)",
+      MakeEntry(R"({"user":{"id":123456789012:4567891,"tags":["x"]},"a.b":"quoted"})"), &obs);
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(obs.drops, std::vector<std::string>{"drop_malformed"});
+  // The same stage reads the next, well-formed line.
+  EXPECT_EQ(OnlyLine(R"(
+- json: {expressions: {id: user.id, first_tag: 'user.tags[0]'}}
+- template: {source: o, template: '{{ .id }} {{ .first_tag }}'}
+- output: {source: o}
+)",
+                     R"({"user":{"id":12,"tags":["x"]}})"),
+            "12 x");
+}
+
 TEST(JsonStage, ErrorNamesStageKeyAndExpression) {
   const std::string e = BuildError(R"(
 - static_labels: {a: b}
