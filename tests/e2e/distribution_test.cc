@@ -338,17 +338,7 @@ TEST_F(Distribution, TheDaemonWideDefault) {
   const std::string script = SourceDir() + "/tests/e2e/restart-dockerd.sh";
   const fs::path conf = "/etc/docker/daemon.json";
   const bool had_conf = fs::exists(conf);
-  const fs::path saved = fs::path(*dir_) / "daemon.json.orig";
-  if (had_conf) fs::copy_file(conf, saved, fs::copy_options::overwrite_existing);
-  struct Restore {
-    std::string script, saved;
-    bool had_conf;
-    ~Restore() {
-      auto r = had_conf ? RunCommand({script, "--daemon-json", saved}, 180s)
-                        : RunCommand({script, "--no-daemon-json"}, 180s);
-      EXPECT_TRUE(r.ok()) << "daemon.json not restored: " << r.Describe();
-    }
-  } restore{script, saved.string(), had_conf};
+  DaemonJsonRestorer restore;
 
   nlohmann::json config = nlohmann::json::object();
   if (had_conf) config = nlohmann::json::parse(ReadText(conf), nullptr, false);

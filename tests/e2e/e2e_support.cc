@@ -259,6 +259,29 @@ CommandResult Docker(const std::vector<std::string>& args, std::chrono::millisec
   return RunCommand(argv, timeout);
 }
 
+namespace {
+constexpr const char* kDaemonJson = "/etc/docker/daemon.json";
+}  // namespace
+
+DaemonJsonRestorer::DaemonJsonRestorer() {
+  if (!std::filesystem::exists(kDaemonJson)) return;
+  saved_ = (std::filesystem::temp_directory_path() /
+            ("skald-e2e-daemon.json." + std::to_string(getpid()) + "." + std::to_string(NowNs())))
+               .string();
+  std::filesystem::copy_file(kDaemonJson, saved_);
+}
+
+DaemonJsonRestorer::~DaemonJsonRestorer() {
+  const std::string script = SourceDir() + "/tests/e2e/restart-dockerd.sh";
+  auto r = saved_.empty() ? RunCommand({script, "--no-daemon-json"}, 180s)
+                          : RunCommand({script, "--daemon-json", saved_}, 180s);
+  EXPECT_TRUE(r.ok()) << "daemon.json not restored: " << r.Describe();
+  if (!saved_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove(saved_, ec);
+  }
+}
+
 ContainerGuard::~ContainerGuard() { RemoveAll(); }
 
 void ContainerGuard::RemoveAll() {

@@ -82,6 +82,21 @@ std::string EnvOr(const char* name, std::string_view fallback);
 CommandResult Docker(const std::vector<std::string>& args,
                      std::chrono::milliseconds timeout = 120s);
 
+// Puts /etc/docker/daemon.json back as it was when this was made, when it goes out of scope:
+// dockerd is restarted on the saved copy (tests/e2e/restart-dockerd.sh --daemon-json), or
+// without a file when there was none; a failure is a test failure. Make it before the test
+// changes the file (through the same script).
+class DaemonJsonRestorer {
+ public:
+  DaemonJsonRestorer();
+  ~DaemonJsonRestorer();
+  DaemonJsonRestorer(const DaemonJsonRestorer&) = delete;
+  DaemonJsonRestorer& operator=(const DaemonJsonRestorer&) = delete;
+
+ private:
+  std::string saved_;  // the copy; empty: there was no daemon.json
+};
+
 // Removes the named containers (docker rm -f) when it goes out of scope.
 class ContainerGuard {
  public:

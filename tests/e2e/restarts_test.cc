@@ -4,10 +4,9 @@
 // The live-restore scenario restarts dockerd twice (sets live-restore, restores the setting).
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -16,8 +15,6 @@
 
 namespace skald::e2e {
 namespace {
-
-namespace fs = std::filesystem;
 
 class Restarts : public SkaldTest {
  protected:
@@ -72,28 +69,12 @@ TEST_F(Restarts, EveryLineArrivesAcrossADaemonRestartWithLiveRestore) {
   auto info = Docker({"info", "--format", "{{.LiveRestoreEnabled}}"});
   const bool was_enabled = info.ok() && info.out.find("true") != std::string::npos;
   // daemon.json is put back as found (not with "live-restore": false added).
-  const fs::path conf = "/etc/docker/daemon.json";
-  const bool had_conf = fs::exists(conf);
-  const fs::path saved =
-      fs::temp_directory_path() / ("skald-e2e-daemon.json." + std::to_string(getpid()));
-  if (had_conf) fs::copy_file(conf, saved, fs::copy_options::overwrite_existing);
+  std::optional<DaemonJsonRestorer> restore;
   if (!was_enabled) {
+    restore.emplace();
     auto r = RunCommand({script, "--live-restore", "true"}, 120s);
     ASSERT_TRUE(r.ok()) << r.Describe();
   }
-  struct Restore {
-    std::string script, saved;
-    bool was_enabled, had_conf;
-    ~Restore() {
-      if (!was_enabled) {
-        auto r = had_conf ? RunCommand({script, "--daemon-json", saved}, 120s)
-                          : RunCommand({script, "--no-daemon-json"}, 120s);
-        EXPECT_TRUE(r.ok()) << "daemon.json not restored: " << r.Describe();
-      }
-      std::error_code ec;
-      fs::remove(saved, ec);
-    }
-  } restore{script, saved.string(), was_enabled, had_conf};
 
   const std::string name = NewContainer();
   const double received_before = LinesReceived();
