@@ -38,7 +38,6 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -49,6 +48,7 @@
 #include "tests/bench/idle_stats.h"
 #include "tests/bench/proc_stats.h"
 #include "tests/e2e/e2e_support.h"
+#include "tests/tools/random_hex.h"
 
 namespace skald::bench {
 namespace {
@@ -58,6 +58,7 @@ using e2e::Docker;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
+using testing::RandomHex;
 
 constexpr const char* kSkaldPlugin = "skald-bench-fleet";
 constexpr const char* kGoPlugin = "skald-bench-go-driver";
@@ -81,14 +82,6 @@ struct Options {
 };
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-std::string RandomHex(std::size_t n) {
-  static std::mt19937_64 rng(std::random_device{}());
-  static const char* kHex = "0123456789abcdef";
-  std::string s;
-  for (std::size_t i = 0; i < n; ++i) s += kHex[rng() % 16];
-  return s;
-}
 
 // skald, copy of its own: created from the bundle, metrics on `metrics_port`.
 class SkaldPlugin {

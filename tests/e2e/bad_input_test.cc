@@ -17,6 +17,7 @@
 #include "tests/e2e/e2e_support.h"
 #include "tests/tools/fake_loki.h"
 #include "tests/tools/scripted_http_peer.h"
+#include "tests/tools/yaml_alias_bomb.h"
 
 namespace skald::e2e {
 namespace {
@@ -448,13 +449,7 @@ TEST_F(BadInput, TwoContainersDeclaringOneMetricWithTwoTypes) {
 // built. `docker run` fails at once naming the bound; the plugin does not notice.
 TEST_F(BadInput, AYamlAliasBombInTheStages) {
   StartNeighbour();
-  std::string yaml = "- &s0 {match: {selector: '{a=\"b\"}', stages: [{static_labels: {x: y}}]}}\n";
-  for (int level = 1; level <= 8; ++level) {
-    const std::string use = "*s" + std::to_string(level - 1);
-    yaml += "- &s" + std::to_string(level) + " {match: {selector: '{a=\"b\"}', stages: [" + use;
-    for (int k = 1; k < 10; ++k) yaml += "," + use;
-    yaml += "]}}\n";
-  }
+  const std::string yaml = skald::testing::YamlAliasBomb();
   const std::string name = NewContainer();
   auto run =
       Docker(RunArgs(name, {"loki-pipeline-stages=" + yaml}, {"loggen", "--lines", "5"}), 120s);

@@ -13,24 +13,16 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
 
 #include "plugin/frame_codec.h"
+#include "tests/tools/random_hex.h"
 
 namespace skald::testing {
 
 namespace {
-
-std::string RandomHex(std::size_t n) {
-  static std::mt19937_64 rng(std::random_device{}());
-  static const char* kHex = "0123456789abcdef";
-  std::string s;
-  for (std::size_t i = 0; i < n; ++i) s += kHex[rng() % 16];
-  return s;
-}
 
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "tests/pipeline_stages/stage_test_util.h"
+#include "tests/tools/yaml_alias_bomb.h"
 
 namespace skald::stages {
 namespace {
@@ -219,13 +220,7 @@ TEST(Pipeline, NonIndexedLabelsIsTheOldNameOfStructuredMetadata) {
 // 776 bytes whose aliases nest 8 deep, 10 uses each: 1.1 * 10^8 stages if each alias were built
 // at every use (minutes and gigabytes). Counting stages as they are built stops at the bound.
 TEST(Pipeline, AYamlAliasBombIsRefusedAtOnce) {
-  std::string yaml = "- &s0 {match: {selector: '{a=\"b\"}', stages: [{static_labels: {x: y}}]}}\n";
-  for (int level = 1; level <= 8; ++level) {
-    const std::string use = "*s" + std::to_string(level - 1);
-    yaml += "- &s" + std::to_string(level) + " {match: {selector: '{a=\"b\"}', stages: [" + use;
-    for (int k = 1; k < 10; ++k) yaml += "," + use;
-    yaml += "]}}\n";
-  }
+  const std::string yaml = skald::testing::YamlAliasBomb();
   EXPECT_LT(yaml.size(), 800u);
   const auto start = std::chrono::steady_clock::now();
   const std::string error = BuildError(yaml);
