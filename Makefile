@@ -204,6 +204,7 @@ bench:
 CLANG_BUILD ?= build-clang
 TSAN_BUILD ?= build-tsan
 FUZZ_SECONDS ?= 60
+FUZZ_SEED ?=
 thread-safety:
 	tests/sanitize/configure.sh $(CLANG_BUILD) clang
 	ninja -C $(CLANG_BUILD) -j$(JOBS) skald
@@ -216,7 +217,7 @@ tsan:
 	SAN_BUILD=$(TSAN_BUILD) SAN_JOBS=$(JOBS) tests/sanitize/run-sanitizer.sh tsan
 
 fuzz:
-	FUZZ_BUILD=$(CLANG_BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) tests/fuzz/run-fuzz.sh
+	FUZZ_BUILD=$(CLANG_BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_SEED=$(FUZZ_SEED) FUZZ_JOBS=$(JOBS) tests/fuzz/run-fuzz.sh
 
 FORMAT_FILES = $(shell git ls-files '*.cc' '*.h')
 format:

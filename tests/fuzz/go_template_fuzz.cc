@@ -17,12 +17,14 @@ using skald::stages::GoTemplate;
 namespace {
 
 // Functions whose output depends on the clock, on chance or on the network: a template that
-// names one may write something else when executed again ({{uuidv4}} always does).
+// names one may write something else when executed again ({{uuidv4}} always does; sprig's
+// date, dateInZone and htmlDate format the current time when given no time: {{.X | date
+// "05.000000000"}} with .X missing).
 bool MayWriteOtherwise(std::string_view text) {
   for (const std::string_view name :
        {"rand", "shuffle", "uuidv4", "bcrypt", "htpasswd", "genPrivateKey", "genCA",
-        "genSelfSigned", "genSigned", "buildCustomCert", "encryptAES", "now", "ago",
-        "getHostByName"}) {
+        "genSelfSigned", "genSigned", "buildCustomCert", "encryptAES", "now", "ago", "date",
+        "Date", "getHostByName"}) {
     if (text.find(name) != std::string_view::npos) return true;
   }
   return false;

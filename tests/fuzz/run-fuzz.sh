@@ -13,6 +13,11 @@
 #   FUZZ_TARGETS   names to run, e.g. "go_template relabel" (every target)
 #   FUZZ_JOBS      ninja -j (2)
 #   FUZZ_RUNS      where runs go: <dir>/<name>/{corpus,crashes,log} (FUZZ_BUILD/runs)
+#   FUZZ_SEED      libFuzzer's -seed (random): with one given, a run on the same build repeats
+#                  the same inputs in the same order (as many as fit in FUZZ_SECONDS)
+#
+# A failing input is also printed in base64 (and its first bytes escaped), so a CI log is
+# enough to reproduce a failure found on another machine.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -55,6 +60,7 @@ for name in "${names[@]}"; do
   args=(-max_total_time="$seconds" -print_final_stats=1 -timeout=30 -rss_limit_mb=2048
     -artifact_prefix="$dir/crashes/")
   [[ -f "tests/fuzz/$name.dict" ]] && args+=(-dict="tests/fuzz/$name.dict")
+  [[ -n "${FUZZ_SEED:-}" ]] && args+=(-seed="$FUZZ_SEED")
   log "$name: ${seconds} s"
   rc=0
   "$bin" "${args[@]}" "$dir/corpus" >"$dir/log" 2>&1 || rc=$?
@@ -72,6 +78,12 @@ for name in "${names[@]}"; do
     ls "$dir/crashes" >&2 || true
     grep -E 'ERROR:|runtime error:|invariant failed|deadly signal|uncaught|SUMMARY' "$dir/log" \
       | head -20 >&2 || true
+    grep -E '^ *#[0-9]+ 0x' "$dir/log" | head -25 >&2 || true
+    for input in "$dir"/crashes/*; do
+      [[ -f "$input" ]] || continue
+      log "$(basename "$input") ($(stat -c %s "$input") bytes), base64 (decode with base64 -d):"
+      head -c 65536 "$input" | base64 -w 100 >&2
+    done
   fi
   rows+=("| $name | $seconds | ${execs:-?} | ${speed:-?} | ${cov:-?} | ${ft:-?} | ${corp:-?} | $result |")
 done
