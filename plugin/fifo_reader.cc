@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "plugin/frame_codec.h"
+#include "plugin/hand_over_bounds.h"
 #include "plugin/journal_frame_reader.h"
 #include "plugin/memory_fallback.h"
 #include "plugin/thread_name.h"
@@ -21,13 +22,6 @@ namespace {
 constexpr std::size_t kReadBufferBytes = 256 * 1024;  // one read(2) from a FIFO at most
 constexpr int kPipeBytes = 1024 * 1024;               // fewer wake-ups per MB; best effort
 constexpr std::size_t kCoalesceBytes = 32 * 1024;
-// Lines go to the sink in hand-overs of about this many bytes at most (one line more): the
-// shipping thread serves the streams a hand-over at a time, so this bounds how long a
-// flooding stream whose pipeline is slow holds up another's lines.
-constexpr std::size_t kHandOverBytes = 64 * 1024;
-// A memory stream's FIFO is read for at most this many bytes per loop round: a FIFO its
-// writer keeps full would otherwise keep the loop (and the lines it decoded) to itself.
-constexpr std::size_t kDrainRoundBytes = 4 * kReadBufferBytes;
 constexpr std::chrono::milliseconds kCoalesceDelay{1};
 // A stream whose journal could not be read for a moment (kRetry, an unexpected error) is looked
 // at again this often; one paused for the sink's window waits for Wake().
@@ -280,7 +274,8 @@ void FifoReader::Close(int fd) {
 }
 
 bool FifoReader::Feed(Session& session, Journaled& j) {
-  constexpr std::size_t kRoundBytes = 16 * 1024 * 1024;  // then let other FIFOs have a turn
+  // Splicing into the journal decodes nothing: a longer round, then other FIFOs have a turn.
+  constexpr std::size_t kRoundBytes = 16 * 1024 * 1024;
   if (!session.writer) return FeedMemory(session, j);
   if (session.blocked && std::chrono::steady_clock::now() < session.retry_at) return true;
   std::size_t moved = 0;
@@ -395,14 +390,13 @@ bool FifoReader::TryResumeJournal(Session& session, Journaled& j) {
 }
 
 bool FifoReader::FeedMemory(Session& session, Journaled& j) {
-  constexpr std::size_t kRoundBytes = 16 * 1024 * 1024;
   if (std::chrono::steady_clock::now() >= session.retry_at && TryResumeJournal(session, j)) {
     return Feed(session, j);
   }
   MemoryFallback& memory = *session.memory;
   std::size_t moved = 0;
   bool eof = false;
-  while (moved < kRoundBytes) {
+  while (moved < hand_over::kRoundBytes) {
     const ssize_t n = read(session.fd.get(), read_buffer_.get(), kReadBufferBytes);
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -552,7 +546,6 @@ void FifoReader::HandOver(Stream& s) {
 
 bool FifoReader::Decode(Journaled& j) {
   constexpr std::size_t kRoundFrames = 8192;  // per call: other streams get their turn
-  constexpr std::size_t kHandOverFrames = 256;
   j.more = false;
   j.paused = false;
   j.retry = false;
@@ -566,10 +559,10 @@ bool FifoReader::Decode(Journaled& j) {
       j.more = true;
       break;
     }
-    // Lines go to the sink in hand-overs of kHandOverFrames frames or kHandOverBytes, and its
+    // Lines go to the sink in hand-overs (hand_over_bounds.h; counted in frames here), and its
     // window is checked before each hand-over (not per line: it takes a lock), so a window
     // overshoots by at most one hand-over per stream.
-    if (frames % kHandOverFrames == 0 || handover_bytes >= kHandOverBytes) {
+    if (frames % hand_over::kMaxLines == 0 || handover_bytes >= hand_over::kMaxBytes) {
       HandOver(j);
       handover_bytes = 0;
       if (!sink_.WantsLines(j.id)) {
@@ -623,8 +616,8 @@ bool FifoReader::Decode(Journaled& j) {
 bool FifoReader::Drain(Stream& s) {
   bool eof = false, corrupt = false;
   std::size_t handover_bytes = 0;  // of s.lines
-  // After kDrainRoundBytes the other FIFOs have their turn (epoll reports this one again).
-  for (std::size_t round = 0; round < kDrainRoundBytes;) {
+  // After hand_over::kRoundBytes the other FIFOs have their turn (epoll reports this one again).
+  for (std::size_t round = 0; round < hand_over::kRoundBytes;) {
     ssize_t n = read(s.fd.get(), read_buffer_.get(), kReadBufferBytes);
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -662,7 +655,7 @@ bool FifoReader::Drain(Stream& s) {
       s.assembler.Add(*entry, s.lines);
       rest.remove_prefix(used);
       handover_bytes += LineBytesFrom(s.lines, before);
-      if (handover_bytes >= kHandOverBytes) {
+      if (hand_over::Full(s.lines.size(), handover_bytes)) {
         HandOver(s);
         handover_bytes = 0;
       }

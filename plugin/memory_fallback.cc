@@ -1,6 +1,7 @@
 #include "plugin/memory_fallback.h"
 
 #include "plugin/frame_codec.h"
+#include "plugin/hand_over_bounds.h"
 
 namespace skald {
 
@@ -62,7 +63,9 @@ uint64_t MemoryFallback::DropOverflow() {
 
 void MemoryFallback::TakeHandOver(std::vector<LogLine>& out) {
   out.clear();
-  while (!queued_.empty() && out.size() < kHandOverLines) {
+  std::size_t bytes = 0;
+  while (!queued_.empty() && !hand_over::Full(out.size(), bytes)) {
+    bytes += queued_.front().line.size();
     queued_bytes_ -= queued_.front().line.size();
     out.push_back(std::move(queued_.front()));
     queued_.pop_front();

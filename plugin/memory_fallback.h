@@ -4,11 +4,11 @@
 // takes them.
 //
 // At most kMaxQueuedBytes of lines wait: beyond, the oldest are dropped (the reader counts them
-// as `disk_full`), one line always stays. Lines go to the sink in hand-overs of at most
-// kHandOverLines. When journaling resumes, the line being assembled ends (Finish) and the
-// lines still queued stay until the window takes them or the session ends; a later refusal
-// starts decoding again (Start) behind them.
-// Not thread-safe: the reader's loop thread owns it.
+// as `disk_full`), one line always stays. Lines go to the sink in hand-overs bounded as
+// the reader's others are (hand_over_bounds.h). When journaling resumes, the line being assembled
+// ends (Finish) and the lines still queued stay until the window takes them or the session ends; a
+// later refusal starts decoding again (Start) behind them. Not thread-safe: the reader's loop
+// thread owns it.
 #pragma once
 
 #include <cstddef>
@@ -26,7 +26,6 @@ namespace skald {
 class MemoryFallback {
  public:
   static constexpr std::size_t kMaxQueuedBytes = 1024 * 1024;
-  static constexpr std::size_t kHandOverLines = 256;
 
   // Decoding starts (again) with a new assembler. `pending`: the start of a frame the journal
   // could not take whose rest is still in the FIFO (empty: the FIFO is at a frame boundary).
@@ -49,7 +48,8 @@ class MemoryFallback {
   // Drops the oldest lines while more than kMaxQueuedBytes are queued (the newest line always
   // stays); returns how many went.
   uint64_t DropOverflow();
-  // Moves the oldest kHandOverLines lines at most into `out` (cleared first).
+  // Moves the oldest lines into `out` (cleared first): one hand-over (hand_over::Full), at
+  // least one line when any is queued.
   void TakeHandOver(std::vector<LogLine>& out);
   bool empty() const { return queued_.empty(); }
   std::size_t queued_lines() const { return queued_.size(); }

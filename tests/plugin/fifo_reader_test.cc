@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "plugin/frame_codec.h"
+#include "plugin/hand_over_bounds.h"
 #include "plugin/journal.h"
 #include "tests/plugin/plugin_test_support.h"
 
@@ -150,7 +151,7 @@ std::string Frames(std::size_t count, std::size_t line_bytes) {
 
 // The shipping thread serves the streams a batch at a time: a batch is what one stream's lines
 // can hold up another's (its pipeline runs on all of it first), so batches are bounded.
-constexpr std::size_t kMaxBatchBytes = 64 * 1024;
+constexpr std::size_t kMaxBatchBytes = hand_over::kMaxBytes;
 
 // A memory stream (no-file) read its FIFO until a read came back short and handed everything
 // read over as one batch: a FIFO its writer keeps full gave one batch of unbounded size.
@@ -262,6 +263,44 @@ TEST_F(FifoReaderJournalTest, AJournalStreamHandsOverItsLinesInBoundedBatches) {
   EXPECT_EQ(sink.LineCount(1), 300u);
   EXPECT_LE(sink.MaxBatchBytes(1), kMaxBatchBytes + 10000)
       << "one batch held " << sink.MaxBatchBytes(1) << " bytes of lines";
+}
+
+// A stream whose journal refuses bytes (disk full) read up to 16 MiB of its FIFO per round and
+// handed its lines over 256 at a time whatever their size: up to 1 MiB in one batch, and a
+// round far longer than the other ways of reading a FIFO allow.
+TEST_F(FifoReaderJournalTest, AStreamWhoseJournalRefusesBytesHandsOverInBoundedBatches) {
+  MetricsRegistry metrics;
+  BatchRecordingSink sink;
+  FifoReader reader(sink, metrics);
+  auto journal = Journal::Open(journal_dir_, {.max_segment_bytes = 4096, .max_segments = 1000});
+  std::string fifo;
+  const int w = MakeFifo("fifo", &fifo);
+  auto writer = journal->StartWriter(fifo);
+  reader.AddJournalStream(1, journal, {}, 1 << 20);
+  ASSERT_TRUE(reader.AddSession(1, fifo, writer));
+  fs::remove_all(journal_dir_);  // a full disk does the same
+  int small = 0;
+  for (; small < 2000 && metrics.CounterTotal("skald_journal_write_errors_total") == 0; ++small) {
+    ASSERT_EQ(WriteLines(w, small, small + 1), 1);
+    std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_GT(metrics.CounterTotal("skald_journal_write_errors_total"), 0u);
+  ASSERT_TRUE(WaitFor([&] { return sink.LineCount(1) == static_cast<std::size_t>(small); }, 10s));
+  // 90 lines of 10,000 bytes in the FIFO at once: the reader finds whole reads to decode.
+  constexpr std::size_t kBig = 90, kBigBytes = 10000;
+  const std::string frames = Frames(kBig, kBigBytes);
+  std::size_t off = 0;
+  for (int i = 0; i < 1000 && off < frames.size(); ++i) {
+    const ssize_t n = write(w, frames.data() + off, frames.size() - off);
+    if (n > 0) off += static_cast<std::size_t>(n);
+    if (off < frames.size()) std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_EQ(off, frames.size());
+  ASSERT_TRUE(WaitFor([&] { return sink.LineCount(1) == small + kBig; }, 10s))
+      << sink.LineCount(1) << " of " << small + kBig;
+  EXPECT_LE(sink.MaxBatchBytes(1), kMaxBatchBytes + kBigBytes)
+      << "one batch held " << sink.MaxBatchBytes(1) << " bytes of lines";
+  close(w);
 }
 
 // The journal cannot be written any more (here: its directory was removed; a full disk does

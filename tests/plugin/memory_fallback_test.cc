@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "plugin/hand_over_bounds.h"
 #include "tests/plugin/plugin_test_support.h"
 
 namespace skald {
@@ -95,23 +96,58 @@ TEST(MemoryFallbackTest, DropsTheOldestBeyondTheBoundAndKeepsTheNewestLine) {
   EXPECT_EQ(big.queued_lines(), 1u);
 }
 
-TEST(MemoryFallbackTest, HandOversHoldAtMostKHandOverLines) {
+TEST(MemoryFallbackTest, HandOversHoldAtMostKMaxLines) {
   MemoryFallback m;
   m.Start("", 1024);
   std::string frames;
-  const std::size_t n = MemoryFallback::kHandOverLines * 2 + 3;
+  const std::size_t n = hand_over::kMaxLines * 2 + 3;
   for (std::size_t i = 0; i < n; ++i) frames += Frame("line " + std::to_string(i));
   m.Decode(frames);
   std::vector<LogLine> batch{LogLine{}};
   m.TakeHandOver(batch);
-  EXPECT_EQ(batch.size(), MemoryFallback::kHandOverLines);
+  EXPECT_EQ(batch.size(), hand_over::kMaxLines);
   EXPECT_EQ(batch.front().line, "line 0");
   m.TakeHandOver(batch);
-  EXPECT_EQ(batch.size(), MemoryFallback::kHandOverLines);
+  EXPECT_EQ(batch.size(), hand_over::kMaxLines);
   m.TakeHandOver(batch);
   EXPECT_EQ(batch.size(), 3u);
   EXPECT_EQ(batch.back().line, "line " + std::to_string(n - 1));
   EXPECT_TRUE(m.empty());
+}
+
+// A hand-over was 256 lines whatever their size: 4 MiB of dockerd's 16 KiB chunks held up the
+// other streams on the shipping thread as long as the stream's pipeline took over all of them.
+TEST(MemoryFallbackTest, HandOversHoldAtMostKMaxBytesAndOneLine) {
+  constexpr std::size_t kLineBytes = 16 * 1024;
+  MemoryFallback m;
+  m.Start("", 1 << 20);
+  const std::size_t n = MemoryFallback::kMaxQueuedBytes / kLineBytes;
+  for (std::size_t i = 0; i < n; ++i) m.Decode(Frame(std::string(kLineBytes, 'a' + i % 26)));
+  ASSERT_EQ(m.queued_lines(), n);
+  std::vector<LogLine> batch;
+  std::size_t lines = 0;
+  while (!m.empty()) {
+    m.TakeHandOver(batch);
+    std::size_t bytes = 0;
+    for (const LogLine& l : batch) bytes += l.line.size();
+    ASSERT_FALSE(batch.empty());
+    EXPECT_LE(bytes, hand_over::kMaxBytes + kLineBytes)
+        << "a hand-over of " << batch.size() << " lines";
+    EXPECT_EQ(batch.front().line[0], static_cast<char>('a' + lines % 26));
+    lines += batch.size();
+  }
+  EXPECT_EQ(lines, n);
+  EXPECT_EQ(m.queued_bytes(), 0u);
+
+  // One line over the byte bound still goes, alone.
+  m.Decode(Frame(std::string(hand_over::kMaxBytes * 2, 'x')));
+  m.Decode(Frame("small"));
+  m.TakeHandOver(batch);
+  ASSERT_EQ(batch.size(), 1u);
+  EXPECT_EQ(batch[0].line.size(), hand_over::kMaxBytes * 2);
+  m.TakeHandOver(batch);
+  ASSERT_EQ(batch.size(), 1u);
+  EXPECT_EQ(batch[0].line, "small");
 }
 
 }  // namespace
