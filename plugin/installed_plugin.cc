@@ -12,7 +12,10 @@ namespace skald {
 namespace {
 
 nlohmann::json GetJson(httplib::Client& docker, const std::string& path, const std::string& what) {
-  auto res = docker.Get(path);
+  // Over a unix socket the client's own Host header would be the socket's path, which dockerd
+  // (Go's net/http) refuses: "400 Bad Request: malformed Host header". The Docker CLI sends a
+  // placeholder name too.
+  auto res = docker.Get(path, httplib::Headers{{"Host", "localhost"}});
   if (!res) {
     throw std::runtime_error("cannot reach the Docker daemon to read " + what + ": " +
                              httplib::to_string(res.error()));

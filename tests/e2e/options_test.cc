@@ -1,11 +1,13 @@
 // Bad --log-opt values refuse the container at `docker run`, with a message that names the
-// option and the value; plugin-wide settings (docker plugin set) serve containers that give none.
+// option and the value; plugin-wide settings (docker plugin set) serve containers that give none,
+// and `skald check --plugin` sees them.
 #include <gtest/gtest.h>
 
 #include <regex>
 #include <string>
 
 #include "tests/e2e/e2e_support.h"
+#include "tests/tools/random_hex.h"
 
 namespace skald::e2e {
 namespace {
@@ -87,6 +89,39 @@ TEST_F(PluginSettings, LokiUrlSetOnThePluginServesAContainerThatGivesNone) {
   auto run = Docker(RunArgs(name, {}, {"loggen", "--lines", "500"}, /*loki_url=*/""), 60s);
   ASSERT_TRUE(run.ok()) << run.Describe();
   EXPECT_EQ(loki().WaitForCount(Selector(name), 500, 60s), 500u);
+}
+
+// `skald check --plugin NAME` reads the installed plugin's settings from the real daemon: a
+// LOKI_URL set on the plugin makes a check without loki-url pass (without --plugin it fails),
+// the setting is named and its password never printed, and a typo is still an error.
+TEST_F(PluginSettings, CheckWithPluginSeesThePluginWideSettingsOfTheRealDaemon) {
+  const std::string skald = E2eEnv::Get().Bundle() + "/rootfs/usr/bin/skald";
+  const std::string password = "S3cr3t-" + skald::testing::RandomHex(12);
+  std::string url = loki().PushUrl();
+  url.insert(url.find("://") + 3, "skald:" + password + "@");
+  ASSERT_TRUE(SetPluginEnv("LOKI_URL=" + url));
+
+  auto alone = RunCommand({skald, "check"}, 60s);
+  EXPECT_EQ(alone.exit_code, 1) << "a check without loki-url passed: " << alone.Describe();
+  EXPECT_NE((alone.out + alone.err).find("loki-url"), std::string::npos) << alone.Describe();
+
+  auto with = RunCommand({skald, "check", "--plugin", driver_}, 60s);
+  EXPECT_EQ(with.exit_code, 0) << with.Describe();
+  EXPECT_NE((with.out + with.err).find("LOKI_URL"), std::string::npos)
+      << "the plugin-wide setting used is not named: " << with.Describe();
+
+  auto typo =
+      RunCommand({skald, "check", "--plugin", driver_, "--log-opt", "loki-batch-sise=400"}, 60s);
+  EXPECT_EQ(typo.exit_code, 1) << typo.Describe();
+  EXPECT_NE((typo.out + typo.err).find("did you mean 'loki-batch-size'"), std::string::npos)
+      << typo.Describe();
+
+  auto missing = RunCommand({skald, "check", "--plugin", "no-such-plugin-" + password}, 60s);
+  EXPECT_NE(missing.exit_code, 0) << "an unknown plugin was accepted: " << missing.Describe();
+  for (const CommandResult* r : {&with, &typo}) {
+    EXPECT_EQ((r->out + r->err).find(password), std::string::npos)
+        << "the password of LOKI_URL was printed: " << r->Describe();
+  }
 }
 
 }  // namespace

@@ -123,11 +123,22 @@ TEST(Cli, DryRunRefusesBadOptions) {
   EXPECT_THAT(r.out, Not(HasSubstr("entries would be sent")));
 }
 
-// A Docker daemon that knows one plugin, as GET /plugins/NAME/json and /info answer.
+// A Docker daemon that knows one plugin, as GET /plugins/NAME/json and /info answer. Like
+// dockerd (Go's net/http), it refuses a request whose Host header is not a host name: a client
+// that names the socket's path there gets "400 Bad Request: malformed Host header".
 class FakeDockerSocket {
  public:
   FakeDockerSocket(std::string path, std::string root) : path_(std::move(path)) {
     server_.set_address_family(AF_UNIX);
+    server_.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+      const std::string host = req.get_header_value("Host");
+      if (!host.empty() && host.find_first_of("/ ") == std::string::npos) {
+        return httplib::Server::HandlerResponse::Unhandled;
+      }
+      res.status = 400;
+      res.set_content("400 Bad Request: malformed Host header", "text/plain");
+      return httplib::Server::HandlerResponse::Handled;
+    });
     server_.Get("/plugins/skald-test:latest/json",
                 [](const httplib::Request&, httplib::Response& res) {
                   res.set_content(R"({"Id":"abc123","Name":"skald-test:latest","Enabled":true,
