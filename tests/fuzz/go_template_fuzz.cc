@@ -23,8 +23,8 @@ namespace {
 bool MayWriteOtherwise(std::string_view text) {
   for (const std::string_view name :
        {"rand", "shuffle", "uuidv4", "bcrypt", "htpasswd", "genPrivateKey", "genCA",
-        "genSelfSigned", "genSigned", "buildCustomCert", "encryptAES", "now", "ago", "date",
-        "Date", "getHostByName"}) {
+        "genSelfSigned", "genSigned", "buildCustomCert", "encryptAES", "now", "ago", "date", "Date",
+        "getHostByName"}) {
     if (text.find(name) != std::string_view::npos) return true;
   }
   return false;
