@@ -236,6 +236,17 @@ class FifoReaderJournalTest : public FifoReaderTest {
     EXPECT_GE(w, 0);
     return w;
   }
+  // Stream 1 on a journal of small segments, with a session on a new FIFO; returns the FIFO's
+  // write end.
+  int AddStreamWithSession(FifoReader& reader) {
+    journal_ = Journal::Open(journal_dir_, {.max_segment_bytes = 4096, .max_segments = 1000});
+    std::string fifo;
+    const int w = MakeFifo("fifo", &fifo);
+    auto writer = journal_->StartWriter(fifo);
+    reader.AddJournalStream(1, journal_, {}, 1 << 20);
+    EXPECT_TRUE(reader.AddSession(1, fifo, writer));
+    return w;
+  }
   // Writes frames of lines [from, to); returns how many whole frames the FIFO took.
   static int WriteLines(int w, int from, int to) {
     for (int i = from; i < to; ++i) {
@@ -246,6 +257,7 @@ class FifoReaderJournalTest : public FifoReaderTest {
     return to - from;
   }
   fs::path journal_dir_;
+  std::shared_ptr<Journal> journal_;
 };
 
 // A journal stream handed its lines over every 256 frames: 4 MiB of dockerd's 16 KiB chunks in
@@ -272,12 +284,7 @@ TEST_F(FifoReaderJournalTest, AStreamWhoseJournalRefusesBytesHandsOverInBoundedB
   MetricsRegistry metrics;
   BatchRecordingSink sink;
   FifoReader reader(sink, metrics);
-  auto journal = Journal::Open(journal_dir_, {.max_segment_bytes = 4096, .max_segments = 1000});
-  std::string fifo;
-  const int w = MakeFifo("fifo", &fifo);
-  auto writer = journal->StartWriter(fifo);
-  reader.AddJournalStream(1, journal, {}, 1 << 20);
-  ASSERT_TRUE(reader.AddSession(1, fifo, writer));
+  const int w = AddStreamWithSession(reader);
   fs::remove_all(journal_dir_);  // a full disk does the same
   int small = 0;
   for (; small < 2000 && metrics.CounterTotal("skald_journal_write_errors_total") == 0; ++small) {
@@ -310,12 +317,7 @@ TEST_F(FifoReaderJournalTest, AJournalThatCannotBeWrittenGoesOnInMemory) {
   MetricsRegistry metrics;
   CollectingSink sink;
   FifoReader reader(sink, metrics);
-  auto journal = Journal::Open(journal_dir_, {.max_segment_bytes = 4096, .max_segments = 1000});
-  std::string fifo;
-  const int w = MakeFifo("fifo", &fifo);
-  auto writer = journal->StartWriter(fifo);
-  reader.AddJournalStream(1, journal, {}, 1 << 20);
-  ASSERT_TRUE(reader.AddSession(1, fifo, writer));
+  const int w = AddStreamWithSession(reader);
   ASSERT_EQ(WriteLines(w, 0, 100), 100);
   ASSERT_TRUE(WaitFor([&] { return sink.Lines(1).size() == 100; }, 10s));
 
