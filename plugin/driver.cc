@@ -810,9 +810,8 @@ std::chrono::milliseconds Driver::Maintain() {
     absl::MutexLock lock(&mu_);
     if (outcome.next_expiry_in)
       retention_schedule_.AgeCheckBy(now_steady + *outcome.next_expiry_in);
-    if (retention_schedule_.next_age_check() != steady_clock::time_point::max()) {
-      sooner(retention_schedule_.next_age_check() - now_steady);
-    }
+    // Recovery may have asked for an age check at once (time_point::min()) meanwhile.
+    if (const auto in = retention_schedule_.AgeCheckIn(now_steady)) sooner(*in);
   }
   for (const std::string& id : outcome.remove) {
     // Under the lock: a StartLogging of the container must not open the directory while it is

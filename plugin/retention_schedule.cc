@@ -14,7 +14,7 @@ RetentionSchedule::Checks RetentionSchedule::Begin(Clock::time_point now,
       checks.wait = checks.wait ? std::min(*checks.wait, d) : d;
     };
     if (budget_due) sooner(last_budget_check_ + kBudgetInterval - now);
-    if (next_age_check_ != Clock::time_point::max()) sooner(next_age_check_ - now);
+    if (const auto in = AgeCheckIn(now)) sooner(*in);
     return checks;
   }
   last_budget_check_ = now;
@@ -22,6 +22,13 @@ RetentionSchedule::Checks RetentionSchedule::Begin(Clock::time_point now,
   checked_bytes_ = journaled_bytes;
   if (checks.age) next_age_check_ = Clock::time_point::max();
   return checks;
+}
+
+std::optional<RetentionSchedule::Clock::duration> RetentionSchedule::AgeCheckIn(
+    Clock::time_point now) const {
+  if (next_age_check_ == Clock::time_point::max()) return std::nullopt;
+  if (next_age_check_ <= now) return Clock::duration::zero();
+  return next_age_check_ - now;
 }
 
 }  // namespace skald

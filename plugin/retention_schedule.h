@@ -22,8 +22,12 @@ class RetentionSchedule {
   void BudgetDue() { budget_due_ = true; }
   // The age limit is to be looked at by `at` (an earlier time asked for stays).
   void AgeCheckBy(Clock::time_point at) { next_age_check_ = std::min(next_age_check_, at); }
-  // When the age limit is due next (time_point::max(): not until asked).
+  // When the age limit is due next (time_point::max(): not until asked; time_point::min(): at
+  // once, as recovery asks).
   Clock::time_point next_age_check() const { return next_age_check_; }
+  // How long from `now` until the age limit is due: zero when it is due already, nullopt when
+  // not until asked. (Subtracting `now` from next_age_check() overflows when that is min().)
+  std::optional<Clock::duration> AgeCheckIn(Clock::time_point now) const;
 
   struct Checks {
     bool budget = false;  // apply the budget
