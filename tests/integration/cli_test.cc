@@ -5,8 +5,10 @@
 #include <httplib.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -23,10 +25,15 @@ struct CliRun {
   std::string out;
 };
 
-// Runs the skald binary with `args` (shell words), `input` on its stdin; stdout only.
+// Runs the skald binary with `args` (shell words), `input` on its stdin; stdout only. The input
+// goes through a file of this call's own: ctest runs the tests of this file in parallel
+// processes, and one shared name let one test's input be replaced or removed by another's
+// (Cli.DryRunOfPinoLines saw "0 lines in").
 CliRun Skald(const std::string& args, const std::string& input = "") {
-  const std::string dir = ::testing::TempDir();
-  const std::string in_path = dir + "/skald-cli-in.txt";
+  std::string in_path = ::testing::TempDir() + "/skald-cli-in-XXXXXX";
+  const int fd = mkstemp(in_path.data());
+  if (fd < 0) return CliRun{};
+  close(fd);
   std::ofstream(in_path) << input;
   const std::string cmd =
       std::string("env -u LOKI_URL ") + SKALD_BINARY + " " + args + " <" + in_path + " 2>/dev/null";
