@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "entry.pb.h"
+#include "plugin/frame_format.h"
 #include "tests/e2e/e2e_support.h"
 
 namespace skald::e2e {
@@ -37,12 +39,14 @@ class Restarts : public SkaldTest {
     auto text = FetchMetrics();
     return text ? ParsePrometheusTotals(*text) : std::map<std::string, double>{};
   }
-  // The bytes dockerd writes into the FIFO for one stdout line: a 4-byte length and the
-  // LogEntry message (source "stdout", time_nano of today's clock: a 9-byte varint, the line).
-  static uint64_t StdoutFrameBytes(const std::string& line) {
-    uint64_t len_bytes = 1;
-    for (uint64_t n = line.size(); n >= 0x80; n >>= 7) ++len_bytes;
-    return 4 + (1 + 1 + 6) + (1 + 9) + (1 + len_bytes + line.size());
+  // The bytes dockerd wrote into the FIFO for a stdout line now in Loki: the length prefix and
+  // Docker's LogEntry message (plugin/proto/entry.proto) with the line's time.
+  static uint64_t StdoutFrameBytes(const LokiEntry& e) {
+    LogEntry entry;
+    entry.set_source("stdout");
+    entry.set_time_nano(e.timestamp_ns);
+    entry.set_line(e.line);
+    return kFrameLengthBytes + entry.ByteSizeLong();
   }
   // loggen's sequence numbers 1..lines (its "seq" field) that the container's lines in Loki
   // lack.
@@ -152,7 +156,7 @@ TEST_F(Restarts, EveryLineArrivesAcrossADaemonRestartWithLiveRestore) {
   // nothing it was handed was lost (checked to the byte, whatever Loki lacks).
   const std::vector<LokiEntry> entries = loki().QueryAll(Selector(name));
   double framed = 0;
-  for (const LokiEntry& e : entries) framed += static_cast<double>(StdoutFrameBytes(e.line));
+  for (const LokiEntry& e : entries) framed += static_cast<double>(StdoutFrameBytes(e));
   const std::vector<uint64_t> missing = MissingSequenceNumbers(entries, 40000);
   std::string listed;
   for (uint64_t seq : missing) listed += " " + std::to_string(seq);
