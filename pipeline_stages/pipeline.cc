@@ -1,8 +1,12 @@
 #include "pipeline_stages/pipeline.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 #include <sstream>
 
 #include "pipeline_stages/stage_registry.h"
@@ -11,6 +15,36 @@ namespace skald::stages {
 namespace {
 
 uint64_t g_sampling_seed = 0;
+
+// Reads `path` whole when it is a regular file of at most `max_bytes`; else returns why not.
+// O_NONBLOCK: a FIFO does not hang the open.
+std::string ReadRegularFile(const std::string& path, std::size_t max_bytes, std::string* out) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return std::strerror(errno);
+  struct stat st {};
+  std::string why;
+  if (::fstat(fd, &st) != 0) {
+    why = std::strerror(errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    why = S_ISDIR(st.st_mode) ? "a directory, not a file" : "not a regular file";
+  } else if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    why = "larger than " + std::to_string(max_bytes) + " bytes";
+  }
+  char buf[16384];
+  while (why.empty()) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) why = std::strerror(errno);
+    if (n <= 0) break;
+    if (out->size() + static_cast<std::size_t>(n) > max_bytes) {
+      why = "larger than " + std::to_string(max_bytes) + " bytes";
+      break;
+    }
+    out->append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return why;
+}
 
 YAML::Node ParseYaml(std::string_view text, std::string_view what) {
   try {
@@ -51,6 +85,7 @@ std::unique_ptr<Pipeline> Pipeline::FromNode(const YAML::Node& stages,
   p->build_->owner = options.owner;
   p->build_->max_line_size = options.max_line_size;
   p->build_->describe_path = options.describe_path;
+  p->build_->check_file = options.check_file;
   BuildStageList(stages, *p->build_, "pipeline stage", p->chain_);
   return p;
 }
@@ -61,15 +96,18 @@ YAML::Node Pipeline::StagesFromYaml(std::string_view stages_yaml) {
 }
 
 YAML::Node Pipeline::StagesFromFile(const std::string& path, const PipelineOptions& options) {
-  std::ifstream in(path);
-  if (!in) {
-    const std::string where = options.describe_path ? options.describe_path(path) : "";
-    throw ConfigError("pipeline stage file " + Quote(path) + where + ": cannot be read");
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
   const std::string what = "pipeline stage file " + Quote(path);
-  YAML::Node root = ParseYaml(ss.str(), what);
+  const std::string where = options.describe_path ? options.describe_path(path) : "";
+  if (options.check_file) {
+    if (std::string why = options.check_file(path, kMaxStageFileBytes); !why.empty()) {
+      throw ConfigError(what + where + ": cannot be read: " + why);
+    }
+  }
+  std::string text;
+  if (std::string why = ReadRegularFile(path, kMaxStageFileBytes, &text); !why.empty()) {
+    throw ConfigError(what + where + ": cannot be read: " + why);
+  }
+  YAML::Node root = ParseYaml(text, what);
   if (!root.IsMap() || !root["pipeline_stages"]) {
     throw ConfigError(what + ": expected a top-level pipeline_stages: list");
   }

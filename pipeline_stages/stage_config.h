@@ -17,6 +17,10 @@
 
 namespace skald::stages {
 
+// The largest files a pipeline reads: the stage file, a geoip database.
+inline constexpr std::size_t kMaxStageFileBytes = 1024 * 1024;
+inline constexpr std::size_t kMaxGeoIpDatabaseBytes = 256 * 1024 * 1024;
+
 // Shared by all stages of one pipeline while it is built and run.
 struct BuildContext {
   PipelineObserver* observer = nullptr;  // may be null
@@ -25,6 +29,7 @@ struct BuildContext {
   std::string owner;                     // PipelineOptions::owner
   std::size_t max_line_size = 0;         // PipelineOptions::max_line_size
   std::function<std::string(const std::string&)> describe_path;  // PipelineOptions::describe_path
+  std::function<std::string(const std::string&, std::size_t)> check_file;  // ...::check_file
   // How far the build got (kept by BuildStageList for its bounds): stages begun so far, those
   // inside match stages and every use of a YAML alias included, and the stage lists being
   // built (the top level and one per match stage around the current stage).

@@ -37,6 +37,8 @@ std::unique_ptr<stages::Pipeline> BuildPipeline(const LogOptions& options,
   build.describe_path = [](const std::string& path) {
     return " (inside the plugin" + HostLocationOf(path) + ")";
   };
+  // ... and is read only from where option files lie (plugin/user_files.h).
+  build.check_file = UserFileRefusal;
   try {
     if (!options.pipeline_stages.empty()) {
       return stages::Pipeline::FromYaml(options.pipeline_stages, build);

@@ -30,9 +30,19 @@ std::string HeaderError(const std::string& name, const std::string& value) {
   if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) {
         return IsTokenChar(static_cast<unsigned char>(c));
       })) {
-    return "'" + RedactUrl(name) + "' is not a header name (letters, digits and !#$%&'*+-.^_`|~)";
+    // The name may be a key written in the wrong shape: not shown.
+    return "a name that is not a header name (letters, digits and !#$%&'*+-.^_`|~; its text is "
+           "not shown)";
   }
   const std::string lower = Lowered(name);
+  // Hop-by-hop and framing headers belong to the connection, which the plugin runs: a user's
+  // value would corrupt the request or speak for the proxy.
+  if (lower == "transfer-encoding" || lower == "connection" || lower == "keep-alive" ||
+      lower == "te" || lower == "trailer" || lower == "upgrade" || lower.rfind("proxy-", 0) == 0) {
+    return name +
+           " belongs to the connection, which the plugin runs (a proxy's credentials go "
+           "in loki-proxy-url)";
+  }
   if (lower == "host") return "Host is set from loki-url (or loki-tls-server-name)";
   if (lower.rfind("content-", 0) == 0) return name + " is set by the plugin";
   if (lower == "authorization") {
@@ -85,7 +95,7 @@ std::string CheckLokiTlsFiles(const LokiClientConfig& config) {
                                      std::pair{"loki-tls-cert-file", config.tls.cert_file},
                                      std::pair{"loki-tls-key-file", config.tls.key_file}}) {
     std::string content, err;
-    if (!path.empty() && !ReadUserFile(option, path, 16 * 1024 * 1024, &content, &err)) {
+    if (!path.empty() && !ReadUserFile(option, path, kMaxTlsFileBytes, &content, &err)) {
       return err;
     }
   }

@@ -10,8 +10,6 @@
 namespace skald {
 namespace {
 
-constexpr std::size_t kMaxSecretFileBytes = 64 * 1024;
-
 // A secret file's content without trailing white space (a newline an editor adds).
 bool ReadSecret(std::string_view option, const std::string& path, std::string* out,
                 std::string* error) {

@@ -30,6 +30,7 @@
 #include "plugin/metrics.h"
 #include "plugin/metrics_http_server.h"
 #include "plugin/plugin_api_server.h"
+#include "plugin/user_files.h"
 
 namespace {
 
@@ -117,6 +118,12 @@ int main(int argc, char** argv) {
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) config.hostname = host;
   config.state_dir = EnvOr("STATE_DIR", "/var/lib/skald");
+  // Files that options name are read from STATE_DIR/files only (plugin/user_files.h), whatever
+  // becomes of the journals below.
+  skald::SetUserFilesRoot(
+      ((config.state_dir.empty() ? std::filesystem::path("/var/lib/skald") : config.state_dir) /
+       "files")
+          .string());
   const std::string max_bytes = EnvOr("JOURNAL_MAX_BYTES", "2g");
   if (auto v = skald::ParseDockerSize(max_bytes); v && *v > 0) {
     config.journal_max_total_bytes = static_cast<uint64_t>(*v);

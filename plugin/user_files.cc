@@ -1,6 +1,8 @@
 #include "plugin/user_files.h"
 
+#include <absl/synchronization/mutex.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -35,7 +37,63 @@ std::string PluginId() {
   return "";
 }
 
+absl::Mutex g_root_mu;
+std::string& Root() {
+  static std::string* root = new std::string;
+  return *root;
+}
+
+std::string RealPath(const std::string& path) {
+  char* real = ::realpath(path.c_str(), nullptr);
+  if (real == nullptr) return "";
+  std::string out(real);
+  std::free(real);
+  return out;
+}
+
+// Why the file open as `fd` is not one to read (not regular, too large), or "".
+std::string FileRefusal(int fd, std::size_t max_bytes) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return std::strerror(errno);
+  if (!S_ISREG(st.st_mode)) {
+    return S_ISDIR(st.st_mode)                          ? "a directory, not a file"
+           : S_ISFIFO(st.st_mode)                       ? "a FIFO, not a regular file"
+           : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device, not a regular file"
+                                                        : "not a regular file";
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return "larger than " + std::to_string(max_bytes) + " bytes (" + std::to_string(st.st_size) +
+           ")";
+  }
+  return "";
+}
+
 }  // namespace
+
+void SetUserFilesRoot(std::string root) {
+  absl::MutexLock lock(&g_root_mu);
+  Root() = std::move(root);
+}
+
+std::string UserFileRefusal(const std::string& path, std::size_t max_bytes) {
+  std::string root;
+  {
+    absl::MutexLock lock(&g_root_mu);
+    root = Root();
+  }
+  if (!root.empty()) {
+    const std::string real_root = RealPath(root);
+    const std::string real = RealPath(path);
+    if (real.empty()) return std::strerror(errno);
+    if (real_root.empty() || real.rfind(real_root + "/", 0) != 0) {
+      return "not in " + root + " (option files are read from there only" +
+             (real != path ? "; this path leads to " + real : std::string()) + ")";
+    }
+  }
+  const UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!fd) return std::strerror(errno);
+  return FileRefusal(fd.get(), max_bytes);
+}
 
 std::string HostLocationOf(const std::string& path) {
   const char* env = std::getenv("STATE_DIR");
@@ -55,8 +113,11 @@ bool ReadUserFile(std::string_view option, const std::string& path, std::size_t 
              HostLocationOf(path) + "): " + why;
     return false;
   };
-  const UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (std::string why = UserFileRefusal(path, max_bytes); !why.empty()) return fail(why);
+  // O_NONBLOCK: a FIFO put in place of the file meanwhile does not hang the open.
+  const UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (!fd) return fail(std::strerror(errno));
+  if (std::string why = FileRefusal(fd.get(), max_bytes); !why.empty()) return fail(why);
   out->clear();
   char buf[4096];
   for (;;) {

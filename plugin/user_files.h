@@ -4,6 +4,11 @@
 // <data-root>/plugins/<plugin id>/propagated-mount. The plugin makes a `files` directory there;
 // a file put on the host in .../propagated-mount/files/NAME is /var/lib/skald/files/NAME for
 // the options. Errors name the path looked up and, for such a path, where it is on the host.
+//
+// Options are a container's input: once the plugin serves (SetUserFilesRoot), a file an option
+// names is read only from that `files` directory (symlinks resolved and still inside it), only
+// when it is a regular file, and only up to its kind's size: never a device, a FIFO, a
+// directory, the journals or the secrets the state directory holds.
 #pragma once
 
 #include <cstddef>
@@ -12,8 +17,24 @@
 
 namespace skald {
 
-// Reads `path`, named by `option`, whole (at most `max_bytes`). Returns false and sets *error
-// (naming the option, the path, the reason and the host location) when it cannot.
+// Size limits by kind of file (the stage file's and a geoip database's are the pipeline's:
+// stages::kMaxStageFileBytes, stages::kMaxGeoIpDatabaseBytes).
+inline constexpr std::size_t kMaxSecretFileBytes = 64 * 1024;
+inline constexpr std::size_t kMaxTlsFileBytes = 1024 * 1024;
+
+// The directory option files must lie in (its real path is taken when it is used). Empty, as
+// before any call: any path (tests and the command-line tools, which read what their user
+// names). Set once by the serving plugin before it takes requests.
+void SetUserFilesRoot(std::string root);
+
+// "" when `path` may be read as a user file of at most `max_bytes`: inside the root (when one
+// is set) once symlinks are resolved, a regular file, not larger. Else why not (without the
+// option's name; the path is the caller's to show).
+std::string UserFileRefusal(const std::string& path, std::size_t max_bytes);
+
+// Reads `path`, named by `option`, whole (at most `max_bytes`), checked as UserFileRefusal
+// says. Returns false and sets *error (naming the option, the path, the reason and the host
+// location) when it cannot.
 bool ReadUserFile(std::string_view option, const std::string& path, std::size_t max_bytes,
                   std::string* out, std::string* error);
 

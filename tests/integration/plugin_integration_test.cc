@@ -5,6 +5,7 @@
 #include <httplib.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -27,7 +28,10 @@
 namespace skald::testing {
 namespace {
 
+using ::testing::AllOf;
+using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace std::chrono_literals;
 
 class PluginIntegration : public ::testing::Test {
@@ -224,6 +228,66 @@ TEST_F(PluginIntegration, BadOptionsAreRefusedWithTheirNames) {
               AllOf(HasSubstr("loki-batch-wait"), HasSubstr("'fast'")));
   EXPECT_THAT(daemon_->StartContainer(d, {}), HasSubstr("loki-url is required"));
   EXPECT_TRUE(daemon_->running());
+}
+
+// Files that options name are a container's input: read only from STATE_DIR/files, only as
+// regular files, only up to their kind's size. Each refusal names the option and the path at
+// StartLogging (`docker run` fails); the plugin keeps running and a good container ships.
+TEST_F(PluginIntegration, FilesOptionsNameAreReadOnlyFromTheFilesDirectory) {
+  namespace fs = std::filesystem;
+  const std::string state = daemon_->dir() + "/state";
+  const std::string files = state + "/files";
+  ASSERT_TRUE(fs::is_directory(files)) << files;
+  const std::string stages = "pipeline_stages:\n- labels:\n    job:\n";
+  std::ofstream(files + "/token") << "t0ken\n";
+  std::ofstream(files + "/stages.yaml") << stages;
+  std::ofstream(state + "/outside-token") << "s3cret-outside\n";
+  std::ofstream(files + "/big.yaml") << "pipeline_stages:\n" << std::string(2 << 20, '#') << "\n";
+  fs::create_directory(files + "/adir");
+  ASSERT_EQ(::mkfifo((files + "/fifo").c_str(), 0600), 0);
+  fs::create_symlink(state + "/outside-token", files + "/link-out");
+  fs::create_symlink(files + "/token", files + "/link-in");
+
+  struct Row {
+    const char* option;
+    std::string path;
+    const char* why;
+  };
+  const std::vector<Row> rows = {
+      {"loki-bearer-token-file", "/dev/zero", "not in "},
+      {"loki-bearer-token-file", files + "/adir", "a directory"},
+      {"loki-bearer-token-file", files + "/fifo", "a FIFO"},
+      {"loki-bearer-token-file", state + "/outside-token", "not in "},
+      {"loki-bearer-token-file", files + "/link-out", "not in "},
+      {"loki-bearer-token-file", files + "/../outside-token", "not in "},
+      {"loki-pipeline-stage-file", files + "/big.yaml", "larger than 1048576 bytes"},
+      {"loki-pipeline-stage-file", "/dev/zero", "not in "},
+      {"loki-pipeline-stage-file", files + "/fifo", "a FIFO"},
+      {"loki-tls-ca-file", "/etc/ssl/certs/ca-certificates.crt", "not in "},
+      {"loki-basic-auth-password-file", files + "/adir", "a directory"},
+  };
+  for (const Row& row : rows) {
+    FakeDaemon::Container c;
+    std::map<std::string, std::string> o = Opts({{row.option, row.path}});
+    if (std::string(row.option) == "loki-basic-auth-password-file") {
+      o["loki-basic-auth-username"] = "u";
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const std::string err = daemon_->StartContainer(c, o);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 10s) << row.path;  // a FIFO hangs nothing
+    EXPECT_THAT(err, AllOf(HasSubstr(row.option), HasSubstr(row.why))) << row.path;
+    EXPECT_THAT(err, Not(HasSubstr("s3cret-outside")));
+    ASSERT_TRUE(daemon_->running()) << row.path;
+  }
+  // What lies in files/ is read, through a symlink that stays inside too.
+  FakeDaemon::Container good;
+  ASSERT_EQ(
+      daemon_->StartContainer(good, Opts({{"loki-bearer-token-file", files + "/link-in"},
+                                          {"loki-pipeline-stage-file", files + "/stages.yaml"}})),
+      "");
+  daemon_->WriteLine(good, "from files/");
+  ASSERT_TRUE(loki_.WaitForEntries(1, 20s)) << loki_.StatsJson();
+  EXPECT_THAT(loki_.Authorizations(), Contains(std::string("Bearer t0ken")));
 }
 
 // Docker templates are rendered at StartLogging: an output over 1 MiB refuses the container,
