@@ -16,7 +16,8 @@ std::string Lower(std::string_view s) {
 }
 
 bool IsUnauthorized(int status, std::string_view body) {
-  return status == 401 || status == 403 || IsClientCertificateRefusal(status, body);
+  return status == 401 || status == 403 || status == 407 ||
+         IsClientCertificateRefusal(status, body) || IsMissingTenant(status, body);
 }
 
 bool IsBadRequest(int status, std::string_view) { return status == 400; }
@@ -108,9 +109,45 @@ bool IsClientCertificateRefusal(int status, std::string_view body) {
   return status == 400 && body.find("SSL certificate") != std::string_view::npos;
 }
 
+bool IsLokiVerdict(std::string_view body) {
+  std::size_t start = 0;
+  while (start < body.size() && std::isspace(static_cast<unsigned char>(body[start]))) ++start;
+  if (start == body.size() || body[start] == '<') return false;  // empty, or a page
+  const std::string text = Lower(body.substr(0, 4096));
+  const auto has = [&](std::string_view s) { return text.find(s) != std::string::npos; };
+  for (std::string_view word :
+       {"stream", "entry", "entries", "label", "timestamp", "structured metadata", "ingestion",
+        "push request", "request body too large", "couldn't parse", "snappy", "proto"}) {
+    if (has(word)) return true;
+  }
+  return false;
+}
+
+bool IsMissingTenant(int status, std::string_view body) {
+  return (status == 400 || status == 401) &&
+         Lower(body.substr(0, 256)).find("no org id") != std::string::npos;
+}
+
+bool IsRouteError(int status, std::string_view body) {
+  switch (status) {
+    case 405:
+    case 407:
+    case 410:
+    case 411:
+    case 415:
+      return true;
+    case 400:
+    case 422:
+      return !IsLokiVerdict(body) && !IsClientCertificateRefusal(status, body);
+    default:
+      return false;
+  }
+}
+
 bool IsConfigurationError(int status, std::string_view body) {
   return (status >= 300 && status < 400) || status == 401 || status == 403 || status == 404 ||
-         IsClientCertificateRefusal(status, body);
+         IsClientCertificateRefusal(status, body) || IsMissingTenant(status, body) ||
+         IsRouteError(status, body);
 }
 
 bool IsRetriedAnswer(int status, std::string_view body) {

@@ -2,11 +2,14 @@
 // answer) to what becomes of the batch: sent, split, dropped under a reason, or kept.
 //
 // Loki's answers: 2xx took the batch. 429, 408, 5xx and transport errors are overload and are
-// retried, and so are the configuration errors (3xx, as redirects are not followed, 401, 403,
-// 404, a TLS terminator's 400 about the client certificate): the operator fixes the URL or the
-// credentials, and the lines, in the journal, should still arrive then. 413 splits the batch
-// down to single entries. Other 4xx (400, 422, ...) drop the batch at once, under the reason
-// Loki's text gives (ClassifyBadRequest).
+// retried, and so are the configuration errors, answers that say the route is wrong rather
+// than the lines: 3xx (redirects are not followed), 401, 403, 404, 405, 407, 410, 411, 415,
+// Loki's 400 "no org id", a TLS terminator's 400 about the client certificate, and a 400 or
+// 422 whose text is not one of Loki's verdicts on entries (an HTML page, an empty body, a
+// proxy's text). The operator fixes the URL, the proxy or the credentials, and the lines, in
+// the journal, arrive then. 413 splits the batch down to single entries. Loki's own 400 and
+// 422 (its text names the stream, entry, labels or limit at fault) and other 4xx drop the
+// batch at once, under the reason Loki's text gives (ClassifyBadRequest).
 #pragma once
 
 #include <chrono>
@@ -39,7 +42,8 @@ BatchFate FateOf(PushOutcome outcome, std::size_t entries, bool durable);
 // and Loki's last answer (`status` 0: there was none; `body`: its text):
 //   kTooLarge          too_large
 //   kRejected          400: ClassifyBadRequest(body); other 4xx: bad_request
-//   kRetriesExhausted  401, 403, a client-certificate refusal: unauthorized; another
+//   kRetriesExhausted  401, 403, 407, no org id, a client-certificate refusal: unauthorized;
+//                      another
 //                      configuration error: wrong_url; else retries_exhausted
 //   kShutdown          shutdown
 std::string DropReason(PushOutcome outcome, int status, std::string_view body);
@@ -55,8 +59,16 @@ std::string ClassifyBadRequest(std::string_view body);
 // A TLS terminator in front of Loki (nginx) answers a missing or refused client certificate
 // with 400 and a page saying so: not a verdict on the entries.
 bool IsClientCertificateRefusal(int status, std::string_view body);
-// A redirect, a refused credential or a wrong path: the operator has to fix the configuration.
-// Loki itself answers none of them to a good push.
+// Loki's verdict on the entries of a push: a text naming a stream, entry, labels, timestamp or
+// limit, as Loki's validation errors do. Empty bodies and HTML pages are not.
+bool IsLokiVerdict(std::string_view body);
+// Loki's answer to a push without a tenant while it requires one (400 or 401 "no org id").
+bool IsMissingTenant(int status, std::string_view body);
+// The route to Loki is wrong, not the lines: 405, 407, 410, 411, 415, and a 400 or 422 that
+// is not Loki's verdict (whatever answered is not Loki's push endpoint).
+bool IsRouteError(int status, std::string_view body);
+// A redirect, a refused credential, a missing tenant, a wrong path or route: the operator has
+// to fix the configuration. Loki itself answers none of them to a good push.
 bool IsConfigurationError(int status, std::string_view body);
 // Retried: overload (429, 408, 5xx) and configuration errors.
 bool IsRetriedAnswer(int status, std::string_view body);

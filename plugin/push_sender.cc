@@ -1,49 +1,26 @@
 #include "plugin/push_sender.h"
 
 #include <absl/time/time.h>
-#include <httplib.h>
-#include <netdb.h>
 #include <spdlog/spdlog.h>
-#include <sys/socket.h>
 
-#include <algorithm>
 #include <optional>
+#include <tuple>
 
 #include "plugin/backoff.h"
+#include "plugin/user_files.h"
 
 namespace skald {
 namespace {
 
 // Loki answers a push with an empty body or a line of text; more is not read (the connection
 // is closed), so that a wrong or hostile peer cannot fill the plugin's memory.
-constexpr std::size_t kMaxResponseBodyBytes = 64 * 1024;
-
-std::string HostForUrl(const std::string& host) {
-  return host.find(':') != std::string::npos ? "[" + host + "]" : host;
-}
-
-// Numeric address of `host` (itself when already numeric), "" when it does not resolve.
-std::string ResolveNumeric(const std::string& host) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* result = nullptr;
-  if (getaddrinfo(host.c_str(), nullptr, &hints, &result) != 0 || result == nullptr) return "";
-  char buf[NI_MAXHOST];
-  std::string out;
-  if (getnameinfo(result->ai_addr, result->ai_addrlen, buf, sizeof(buf), nullptr, 0,
-                  NI_NUMERICHOST) == 0) {
-    out = buf;
-  }
-  freeaddrinfo(result);
-  return out;
-}
-
 // What to check when a TLS connection failed, or "".
-std::string TlsHint(const LokiClientConfig& config, const ParsedUrl& url, httplib::Error error) {
+std::string TlsHint(const LokiClientConfig& config, const ParsedUrl& url,
+                    HttpConnection::Failure failure) {
+  using Failure = HttpConnection::Failure;
   if (url.scheme != "https") return "";
   const std::string waiting = config.durable ? "; lines wait in the journal" : "";
-  if (error == httplib::Error::SSLServerVerification) {
+  if (failure == Failure::kTlsVerify) {
     return config.tls.ca_file.empty()
                ? " (Loki's certificate is not signed by a CA the system trusts: set "
                  "loki-tls-ca-file to the CA that signed it" +
@@ -54,8 +31,8 @@ std::string TlsHint(const LokiClientConfig& config, const ParsedUrl& url, httpli
   // TLS 1.3 refuses a missing or unknown client certificate after the handshake: the first
   // read fails, or the write of the request when Loki's refusal comes first (a slower client,
   // such as one run under emulation, sees that).
-  if (error == httplib::Error::SSLConnection || error == httplib::Error::Read ||
-      error == httplib::Error::Write) {
+  if (failure == Failure::kTlsHandshake || failure == Failure::kRead ||
+      failure == Failure::kWrite) {
     return config.tls.cert_file.empty()
                ? " (if Loki requires a client certificate: set loki-tls-cert-file and "
                  "loki-tls-key-file" +
@@ -73,44 +50,40 @@ PushSender::PushSender(PushTarget& target, LokiCredentials credentials, RequestW
       watchdog_(watchdog),
       credentials_(std::move(credentials)) {
   const ParsedUrl& url = target_.url;
-  const bool https = url.scheme == "https";
-  // With a TLS server name, connect to that name (SNI and certificate check) and map it to the
-  // URL host's address; the Host header still names the URL host.
-  const std::string& connect_host =
-      https && !config_.tls.server_name.empty() ? config_.tls.server_name : url.host;
-  const std::string base =
-      url.scheme + "://" + HostForUrl(connect_host) + ":" + std::to_string(url.port);
-  if (https && !config_.tls.cert_file.empty()) {
-    http_ = std::make_unique<httplib::Client>(base, config_.tls.cert_file, config_.tls.key_file);
-  } else {
-    http_ = std::make_unique<httplib::Client>(base);
-  }
-  http_->set_keep_alive(true);
-  http_->set_tcp_nodelay(true);  // headers and body go out in separate writes
-  http_->set_follow_location(false);
-  http_->set_connection_timeout(config_.timeout);
-  http_->set_read_timeout(config_.timeout);
-  http_->set_write_timeout(config_.timeout);
-  ApplyCredentials();
+  HttpEndpoint endpoint;
+  endpoint.scheme = url.scheme;
+  endpoint.host = url.host;
+  endpoint.port = url.port;
   if (!config_.proxy_url.empty()) {
-    http_->set_proxy(target_.proxy.host, target_.proxy.port);
+    endpoint.proxy_host = target_.proxy.host;
+    endpoint.proxy_port = target_.proxy.port;
     if (target_.proxy.has_userinfo) {
-      http_->set_proxy_basic_auth(target_.proxy.user, target_.proxy.password);
+      endpoint.proxy_authorization = BasicAuthorization(target_.proxy.user, target_.proxy.password);
     }
   }
-  if (https) {
-    if (!config_.tls.ca_file.empty()) http_->set_ca_cert_path(config_.tls.ca_file);
-    http_->enable_server_certificate_verification(!config_.tls.insecure_skip_verify);
-    if (!config_.tls.server_name.empty()) RefreshServerNameAddress();
+  // With a TLS server name, the connection goes to the URL's host and the name is the one sent
+  // (SNI) and checked in Loki's certificate; the Host header still names the URL's host.
+  // The TLS files are read here, as option files are (plugin/user_files.h): from where they
+  // must lie, regular, bounded; OpenSSL parses the text in memory.
+  for (auto [option, path, pem] :
+       {std::tuple{"loki-tls-ca-file", &config_.tls.ca_file, &endpoint.ca_pem},
+        std::tuple{"loki-tls-cert-file", &config_.tls.cert_file, &endpoint.cert_pem},
+        std::tuple{"loki-tls-key-file", &config_.tls.key_file, &endpoint.key_pem}}) {
+    std::string error;
+    if (url.scheme == "https" && !path->empty() &&
+        !ReadUserFile(option, *path, kMaxTlsFileBytes, pem, &error) && endpoint.tls_error.empty()) {
+      endpoint.tls_error = error;
+    }
   }
+  endpoint.ca_file = config_.tls.ca_file;
+  endpoint.cert_file = config_.tls.cert_file;
+  endpoint.key_file = config_.tls.key_file;
+  endpoint.server_name = config_.tls.server_name;
+  endpoint.insecure_skip_verify = config_.tls.insecure_skip_verify;
+  http_ = std::make_unique<HttpConnection>(std::move(endpoint));
 
   headers_.emplace_back("User-Agent", "skald");
   for (const auto& [name, value] : config_.headers) headers_.emplace_back(name, value);
-  if (https && !config_.tls.server_name.empty()) {
-    headers_.emplace_back("Host", url.port == 443
-                                      ? HostForUrl(url.host)
-                                      : HostForUrl(url.host) + ":" + std::to_string(url.port));
-  }
 }
 
 PushSender::~PushSender() = default;
@@ -123,6 +96,7 @@ PushSender::Result PushSender::Send(std::string_view body, const std::string& te
     {
       absl::MutexLock lock(&abort_mu_);
       if (aborted_) return result;  // kShutdown
+      http_->Rearm();  // a cut that came before this attempt's deadline was armed is spent
       in_request_.store(true);
     }
     const auto started = Clock::now();
@@ -149,9 +123,6 @@ PushSender::Result PushSender::Send(std::string_view body, const std::string& te
     } else {
       result.status = 0;
       result.response = answer.error;
-      if (!config_.tls.server_name.empty() && target_.url.scheme == "https") {
-        RefreshServerNameAddress();
-      }
     }
 
     if (Aborted()) return Result{PushOutcome::kShutdown, result.status, result.response};
@@ -170,50 +141,43 @@ PushSender::Result PushSender::Send(std::string_view body, const std::string& te
 }
 
 PushSender::Answer PushSender::Attempt(std::string_view body, const std::string& tenant) {
-  httplib::Request req;
-  req.method = "POST";
-  req.path = target_.url.path;
-  for (const auto& [name, value] : headers_) req.headers.emplace(name, value);
-  if (!tenant.empty()) req.headers.emplace("X-Scope-OrgID", tenant);
-  req.headers.emplace("Content-Type", "application/x-protobuf");
-  req.body.assign(body.data(), body.size());
-  Answer answer;
-  bool capped = false;
-  req.content_receiver = [&](const char* data, std::size_t n, uint64_t, uint64_t) {
-    const std::size_t room = kMaxResponseBodyBytes - answer.body.size();
-    answer.body.append(data, std::min(n, room));
-    capped = n > room;
-    return !capped;  // false: httplib stops reading and closes the connection
-  };
+  HttpConnection::Headers headers = headers_;
+  if (!tenant.empty()) headers.emplace_back("X-Scope-OrgID", tenant);
+  headers.emplace_back("Content-Type", "application/x-protobuf");
+  if (!credentials_.bearer.empty()) {
+    headers.emplace_back("Authorization", "Bearer " + credentials_.bearer);
+  } else if (!credentials_.basic_user.empty() || !credentials_.basic_password.empty()) {
+    headers.emplace_back("Authorization",
+                         BasicAuthorization(credentials_.basic_user, credentials_.basic_password));
+  }
 
+  Clock::time_point deadline;
   {
     absl::MutexLock lock(&watch_mu_);
-    deadline_ = Clock::now() + config_.timeout;
+    deadline = deadline_ = Clock::now() + config_.timeout;
     armed_ = true;
     cut_ = false;
   }
   watchdog_.Poke();
-  httplib::Response res;
-  httplib::Error error = httplib::Error::Success;
-  const bool ok = http_->send(req, res, error);
-  bool cut = false;
+  HttpConnection::Answer got = http_->Exchange("POST", target_.url.path, headers, body, deadline);
   {
     absl::MutexLock lock(&watch_mu_);
     armed_ = false;
-    cut = cut_;
   }
 
-  if (ok || (capped && res.status > 0)) {
+  Answer answer;
+  using Failure = HttpConnection::Failure;
+  if (got.failure == Failure::kNone) {
     answer.answered = true;
-    answer.status = res.status;
-    if (capped) answer.body += "...";
-    answer.location = res.get_header_value("Location");
-  } else if (cut) {
+    answer.status = got.status;
+    answer.body = std::move(got.body);
+    if (got.body_capped) answer.body += "...";
+    answer.location = std::move(got.location);
+  } else if (got.failure == Failure::kTimeout || got.failure == Failure::kCut) {
     answer.error = "no complete answer within loki-timeout (" +
                    std::to_string(config_.timeout.count()) + " ms)";
   } else {
-    answer.error =
-        "transport error: " + httplib::to_string(error) + TlsHint(config_, target_.url, error);
+    answer.error = "transport error: " + got.error + TlsHint(config_, target_.url, got.failure);
   }
   return answer;
 }
@@ -243,8 +207,16 @@ void PushSender::LogRetry(const Answer& answer, std::size_t entries, int attempt
     why = "a redirect";
     if (!answer.location.empty()) why += " to " + AnswerForLog(RedactUrl(answer.location));
     why += ": loki-url must name the push endpoint itself (redirects are not followed)";
-  } else if (answer.status == 404) {
+  } else if (answer.status == 404 || answer.status == 405 || answer.status == 410) {
     why = "no push endpoint at this path: loki-url usually ends in /loki/api/v1/push";
+  } else if (answer.status == 407) {
+    why = "the proxy wants credentials: give them in loki-proxy-url (http://user:password@host)";
+  } else if (IsMissingTenant(answer.status, answer.body)) {
+    why = "Loki requires a tenant: set loki-tenant-id";
+  } else if (IsRouteError(answer.status, answer.body)) {
+    why =
+        "the answer is not Loki's (a proxy or another server at loki-url?): check loki-url "
+        "and what stands between the plugin and Loki";
   } else if (IsClientCertificateRefusal(answer.status, answer.body)) {
     why = config_.tls.cert_file.empty()
               ? "the server wants a client certificate: set loki-tls-cert-file and "
@@ -274,7 +246,7 @@ void PushSender::Abort() {
   aborted_ = true;
 }
 
-void PushSender::CutRequest() { http_->stop(); }
+void PushSender::CutRequest() { http_->Cut(); }
 
 PushSender::Clock::time_point PushSender::CutIfOverdue(Clock::time_point now) {
   absl::MutexLock lock(&watch_mu_);
@@ -282,20 +254,11 @@ PushSender::Clock::time_point PushSender::CutIfOverdue(Clock::time_point now) {
   if (deadline_ > now) return deadline_;
   // Send cannot disarm this attempt nor arm its next one until stop() returned: the cut hits
   // this attempt, or, when it has just ended, only closes the idle connection. stop() waits
-  // while the attempt connects (httplib holds its socket lock there; the connect is bounded by
-  // loki-timeout on its own).
-  http_->stop();
+  // while the attempt connects.
+  http_->Cut();
   cut_ = true;
   armed_ = false;
   return Clock::time_point::max();
-}
-
-void PushSender::ApplyCredentials() {
-  if (!credentials_.bearer.empty()) {
-    http_->set_bearer_token_auth(credentials_.bearer);
-  } else if (!credentials_.basic_user.empty() || !credentials_.basic_password.empty()) {
-    http_->set_basic_auth(credentials_.basic_user, credentials_.basic_password);
-  }
 }
 
 void PushSender::ReloadCredentials() {
@@ -311,18 +274,12 @@ void PushSender::ReloadCredentials() {
   }
   if (fresh == credentials_) return;
   credentials_ = std::move(fresh);
-  ApplyCredentials();
   if (target_.log_limiter.Allow("credentials", suppressed)) {
     spdlog::info(
         "loki client {}: Loki refused the credentials; the secret file changed, using "
         "it from now on{}",
         target_.redacted_url, Suppressed(suppressed));
   }
-}
-
-void PushSender::RefreshServerNameAddress() {
-  const std::string address = ResolveNumeric(target_.url.host);
-  if (!address.empty()) http_->set_hostname_addr_map({{config_.tls.server_name, address}});
 }
 
 }  // namespace skald

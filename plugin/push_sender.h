@@ -5,9 +5,11 @@
 // are retried). Between attempts it waits with capped jittered backoff (loki-min-backoff to
 // loki-max-backoff); without the journal (not durable) it gives up after loki-retries. Each
 // attempt lives at most loki-timeout, from connecting to the last byte of the answer: the
-// sender arms its deadline with the RequestWatchdog, whose sweep calls CutIfOverdue. At most
-// 64 KiB of an answer's body is read. A 401 or 403 reads the secret files again (a rotated
-// token is used from the next attempt on). Failures are logged, rate-limited, with what to fix.
+// connection (plugin/http_connection.h) ends every wait at that deadline, and the sender also
+// arms it with the RequestWatchdog, whose sweep calls CutIfOverdue. Answers are read within
+// fixed bounds (plugin/http_response_reader.h): at most 64 KiB of a body, 8 KiB per line. A 401 or
+// 403 reads the secret files again (a rotated token is used from the next attempt on). Failures are
+// logged, rate-limited, with what to fix.
 //
 // Send() is called by one thread (the lane's); Abort(), InRequest(), CutRequest() and
 // CutIfOverdue() from others.
@@ -25,16 +27,13 @@
 #include <utility>
 #include <vector>
 
+#include "plugin/http_connection.h"
 #include "plugin/loki_client_config.h"
 #include "plugin/loki_credentials.h"
 #include "plugin/loki_url.h"
 #include "plugin/push_outcome.h"
 #include "plugin/push_target.h"
 #include "plugin/request_watchdog.h"
-
-namespace httplib {
-class Client;
-}
 
 namespace skald {
 
@@ -87,24 +86,20 @@ class PushSender {
   // Loki refused the credentials: reads the secret files again and, when they changed (a
   // rotated token), uses them from the next attempt on.
   void ReloadCredentials();
-  void ApplyCredentials();
-  // With loki-tls-server-name, the connection goes to that name mapped to the URL host's
-  // address, resolved again after a transport error.
-  void RefreshServerNameAddress();
 
   PushTarget& target_;
   const LokiClientConfig& config_;
   RequestWatchdog& watchdog_;
-  LokiCredentials credentials_;  // what http_ authenticates with (Send's thread)
-  std::unique_ptr<httplib::Client> http_;
-  // Headers sent with every attempt (User-Agent, loki-headers, Host with a TLS server name).
-  std::vector<std::pair<std::string, std::string>> headers_;
+  LokiCredentials credentials_;  // what requests authenticate with (Send's thread)
+  std::unique_ptr<HttpConnection> http_;
+  // Headers sent with every attempt (User-Agent, loki-headers).
+  HttpConnection::Headers headers_;
   std::atomic<bool> in_request_{false};
 
   mutable absl::Mutex abort_mu_;
   bool aborted_ ABSL_GUARDED_BY(abort_mu_) = false;
 
-  // The deadline of the attempt in flight. The watchdog cuts it (http_->stop()) holding
+  // The deadline of the attempt in flight. The watchdog cuts it (http_->Cut()) holding
   // watch_mu_, and Send arms its next attempt under watch_mu_: a cut never reaches a later one.
   absl::Mutex watch_mu_;
   Clock::time_point deadline_ ABSL_GUARDED_BY(watch_mu_);

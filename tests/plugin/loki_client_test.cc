@@ -283,7 +283,7 @@ TEST_F(LokiClientTest, RetriesServiceUnavailable) {
 
 TEST_F(LokiClientTest, BadRequestIsNotRetriedAndCountedWithReason) {
   LogCapture logs;
-  loki_.FailNext(400, 1, "error at insert: some validation failed");
+  loki_.FailNext(400, 1, "error at least one label pair is required per stream");
   LokiClientConfig c = FastConfig(loki_);
   c.lanes = 1;
   LokiClient client(c, metrics_);
@@ -296,7 +296,7 @@ TEST_F(LokiClientTest, BadRequestIsNotRetriedAndCountedWithReason) {
       5u);
   EXPECT_EQ(metrics_.CounterTotal("skald_batch_retries_total"), 0u);
   EXPECT_EQ(client.Pending(), 0u);
-  EXPECT_THAT(logs.Text(), ::testing::HasSubstr("some validation failed"));
+  EXPECT_THAT(logs.Text(), ::testing::HasSubstr("at least one label pair is required"));
 }
 
 TEST_F(LokiClientTest, BadRequestReasonsAreClassifiedFromLokisText) {
@@ -766,7 +766,7 @@ TEST_F(LokiClientTest, BasicAuthIsSentButNeverLogged) {
   loki_.FailNext(500, 1, "boom");  // logged retry
   client.Push(Entry(Labels(0), 1, "a"));
   ASSERT_TRUE(client.Flush(kLong));
-  loki_.FailNext(400, 1, "bad");  // logged rejection
+  loki_.FailNext(400, 1, "bad stream");  // logged rejection
   client.Push(Entry(Labels(0), 2, "b"));
   ASSERT_TRUE(client.Flush(kLong));
   EXPECT_THAT(loki_.Authorizations(), ::testing::Each(std::string("loki-user:s3cr@t-pass")));
@@ -1127,7 +1127,11 @@ TEST(LokiClientConfigTest, HeadersOtherOptionsSetAreRefusedNamingThoseOptions) {
       {"Authorization", "loki-bearer-token"},
       {"x-scope-orgid", "loki-tenant-id"},
       {"Host", "loki-url"},
-      {"Content-Type", "set by the plugin"}};
+      {"Content-Type", "set by the plugin"},
+      {"Transfer-Encoding", "belongs to the connection"},
+      {"connection", "belongs to the connection"},
+      {"Proxy-Authorization", "loki-proxy-url"},
+      {"Upgrade", "belongs to the connection"}};
   for (const auto& [name, option] : cases) {
     c.headers = {{name, "v"}};
     EXPECT_THAT(ValidateLokiClientConfig(c), ::testing::HasSubstr(option)) << name;
@@ -1137,6 +1141,10 @@ TEST(LokiClientConfigTest, HeadersOtherOptionsSetAreRefusedNamingThoseOptions) {
   EXPECT_THAT(ValidateLokiClientConfig(c), ::testing::Not(::testing::HasSubstr("Injected")));
   c.headers = {{"Bad Name", "v"}};
   EXPECT_THAT(ValidateLokiClientConfig(c), ::testing::HasSubstr("not a header name"));
+  // A key in the wrong shape ("X-Api-Key:s3cr3t=x") is a bad name: it is not repeated.
+  c.headers = {{"X-Api-Key:s3cr3t", "x"}};
+  EXPECT_THAT(ValidateLokiClientConfig(c), ::testing::HasSubstr("not a header name"));
+  EXPECT_THAT(ValidateLokiClientConfig(c), ::testing::Not(::testing::HasSubstr("s3cr3t")));
   c.headers = {{"X-Ok", "fine value"}};
   EXPECT_EQ(ValidateLokiClientConfig(c), "");
 }

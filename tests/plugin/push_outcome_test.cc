@@ -55,11 +55,62 @@ TEST(PushOutcome, LokisBadRequestTexts) {
 }
 
 TEST(PushOutcome, RetriedAnswers) {
-  for (int status : {429, 408, 500, 503, 301, 401, 403, 404}) {
+  for (int status : {429, 408, 500, 503, 301, 401, 403, 404, 405, 407, 410, 411, 415}) {
     EXPECT_TRUE(IsRetriedAnswer(status, "")) << status;
   }
-  for (int status : {400, 422, 413}) EXPECT_FALSE(IsRetriedAnswer(status, "")) << status;
+  EXPECT_FALSE(IsRetriedAnswer(413, ""));
   EXPECT_TRUE(IsRetriedAnswer(400, "400 No required SSL certificate was sent"));
+}
+
+// Loki's own refusals (its validation texts, v3.7) are verdicts on the entries: dropped and
+// counted. A 400 or 422 from whatever else answers at loki-url (a proxy's page, an empty body,
+// a text naming no stream) says the route is wrong: retried, the journal keeps the lines.
+TEST(PushOutcome, OnlyLokisOwnVerdictsDropA400Or422) {
+  for (const char* loki : {
+           "error at least one valid stream is required for ingestion",
+           "error at least one label pair is required per stream",
+           "error parsing labels '{a=' with error: 1:4: parse error: unexpected end of input",
+           "max entry size '256000' bytes exceeded for stream '{a=\"b\"}' while adding an entry "
+           "with length '300000' bytes",
+           "entry for stream '{a=\"b\"}' has timestamp too old: 2020-01-01T00:00:00Z, oldest "
+           "acceptable timestamp is: 2024-01-01T00:00:00Z",
+           "entry for stream '{a=\"b\"}' has timestamp too new: 2030-01-01T00:00:00Z",
+           "entry for stream '{a=\"b\"}' has 16 label names; limit 15",
+           "stream '{a=\"b\"}' has label name too long: 'aaaa'",
+           "stream '{a=\"b\"}' has duplicate label name: 'a'",
+           "stream '{a=\"b\"}' includes structured metadata, but this feature is disallowed",
+           "ingestion blocked for user 'fake' until '2030-01-01' with status code '400'",
+           "snappy: corrupt input",
+       }) {
+    for (int status : {400, 422}) {
+      EXPECT_TRUE(IsLokiVerdict(loki)) << loki;
+      EXPECT_FALSE(IsRetriedAnswer(status, loki)) << status << " " << loki;
+      EXPECT_FALSE(IsRouteError(status, loki)) << loki;
+    }
+  }
+  for (const char* route : {
+           "",
+           "  \n",
+           "<html>\r\n<head><title>400 Bad Request</title></head>\r\n<body>\r\n<center><h1>400 "
+           "Bad Request</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>",
+           "<!DOCTYPE html><p>a stream of entries</p>",  // a page, whatever its words
+           "Bad Request",
+           "Invalid request: malformed header",
+           "Unprocessable Entity",
+       }) {
+    for (int status : {400, 422}) {
+      EXPECT_FALSE(IsLokiVerdict(route)) << route;
+      EXPECT_TRUE(IsRouteError(status, route)) << status << " " << route;
+      EXPECT_TRUE(IsRetriedAnswer(status, route)) << status << " " << route;
+      EXPECT_EQ(DropReason(PushOutcome::kRetriesExhausted, status, route), "wrong_url");
+    }
+  }
+  // Loki without a tenant where it needs one: the configuration, not the lines.
+  EXPECT_TRUE(IsMissingTenant(401, "no org id\n"));
+  EXPECT_TRUE(IsRetriedAnswer(400, "no org id"));
+  EXPECT_EQ(DropReason(PushOutcome::kRetriesExhausted, 401, "no org id"), "unauthorized");
+  EXPECT_EQ(DropReason(PushOutcome::kRetriesExhausted, 407, ""), "unauthorized");
+  EXPECT_EQ(DropReason(PushOutcome::kRetriesExhausted, 405, ""), "wrong_url");
 }
 
 TEST(PushOutcome, AnswersAreLoggedShortAndWithoutControlBytes) {

@@ -268,7 +268,10 @@ FakeLoki::Handled FakeLoki::HandlePush(const std::string& body, const std::strin
 
 void FakeLoki::Inject(const std::shared_ptr<const Answer>& answer, httplib::Response& res) {
   for (const auto& [name, value] : answer->headers) res.set_header(name, value);
-  const std::string body = answer->body.empty() ? "injected failure\n" : answer->body;
+  // Loki's refusals of entries name the stream at fault; the default says so in Loki's words, so
+  // that an injected 400 or 422 is taken as Loki's verdict (not a proxy's page).
+  const std::string body =
+      answer->body.empty() ? "injected failure for stream '{fake=\"loki\"}'\n" : answer->body;
   if (answer->filler_bytes == 0 && answer->drip.count() == 0) {
     res.set_content(body, "text/plain; charset=utf-8");
     answer_bytes_written_ += body.size();

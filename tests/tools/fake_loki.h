@@ -73,7 +73,7 @@ class FakeLoki {
   // An answer given in place of handling a push request; nothing of the request is stored.
   struct Answer {
     int status = 500;
-    std::string body;                                          // "" = "injected failure\n"
+    std::string body;  // "" = "injected failure for stream '{fake=\"loki\"}'\n"
     std::vector<std::pair<std::string, std::string>> headers;  // e.g. {"Location", "http://..."}
     uint64_t filler_bytes = 0;          // bytes generated after `body`: a huge body
     std::chrono::milliseconds drip{0};  // > 0: the body goes out one byte per `drip`

@@ -103,19 +103,38 @@ void ScriptedHttpPeer::Serve(int fd) {
     }
     if (!open || head_end == std::string::npos) break;
     in.erase(0, head_end + 4 + ContentLength(in.substr(0, head_end + 2)));
-    ++requests_;
+    const uint64_t request = ++requests_;
+    const std::string& answer =
+        script_.times > 0 && request > script_.times ? script_.mended : script_.answer;
     if (script_.drip.count() > 0) {
-      for (char c : script_.answer) {
+      for (char c : answer) {
         if (::send(fd, &c, 1, MSG_NOSIGNAL) != 1 || !Wait(script_.drip)) {
           open = false;
           break;
         }
+        ++bytes_written_;
       }
-    } else if (::send(fd, script_.answer.data(), script_.answer.size(), MSG_NOSIGNAL) !=
-               static_cast<ssize_t>(script_.answer.size())) {
+    } else {
+      // In pieces, so that BytesWritten() shows how far a client that stopped reading let it.
+      for (std::size_t at = 0; at < answer.size() && open;) {
+        const std::size_t n = std::min<std::size_t>(answer.size() - at, 64 * 1024);
+        const ssize_t w = ::send(fd, answer.data() + at, n, MSG_NOSIGNAL);
+        if (w <= 0) {
+          open = false;
+          break;
+        }
+        bytes_written_ += static_cast<uint64_t>(w);
+        at += static_cast<std::size_t>(w);
+      }
+    }
+    // How the scripted answer ends its connection; a mended one keeps it.
+    const bool scripted = script_.times == 0 || request <= script_.times;
+    if (scripted && script_.reset_after) {
+      const linger reset{1, 0};
+      ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
       open = false;
     }
-    if (script_.close_after) open = false;
+    if (scripted && script_.close_after) open = false;
   }
   ::close(fd);
 }

@@ -21,6 +21,11 @@ class ScriptedHttpPeer {
     std::string answer;                 // bytes sent after each request, as they are
     std::chrono::milliseconds drip{0};  // > 0: one byte per `drip`
     bool close_after = true;            // close the connection after the answer
+    bool reset_after = false;           // ... with a reset (RST), not an orderly close
+    // > 0: `answer` goes to the first `times` requests, `mended` to every later one (a peer
+    // that is fixed; a mended answer keeps the connection open).
+    uint64_t times = 0;
+    std::string mended = "";
   };
 
   ScriptedHttpPeer() = default;
@@ -35,6 +40,8 @@ class ScriptedHttpPeer {
   int port() const { return port_; }
   std::string PushUrl() const;
   uint64_t Requests() const { return requests_.load(); }  // whole requests read
+  // Bytes of answers the peer got into its sockets (a client that stops reading stops this).
+  uint64_t BytesWritten() const { return bytes_written_.load(); }
 
  private:
   void AcceptLoop();
@@ -51,6 +58,7 @@ class ScriptedHttpPeer {
   bool stopping_ = false;
   std::vector<std::thread> connections_;
   std::atomic<uint64_t> requests_{0};
+  std::atomic<uint64_t> bytes_written_{0};
 };
 
 }  // namespace skald::testing

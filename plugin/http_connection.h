@@ -1,0 +1,126 @@
+// HttpConnection: the plugin's own HTTP/1.1 client connection to one endpoint (Loki's push URL),
+// plain or TLS (OpenSSL), direct or through an http proxy, kept open between requests.
+//
+// Made so that nothing the far end sends can crash or bloat the plugin: every answer is read
+// by an HttpResponseReader (bounded status line, header lines and count, body), every wait on
+// the socket ends at the request's deadline, and Cut() from another thread ends the request in
+// flight at once. A connection that carried a complete answer is used again; one that did not
+// (an error, a capped body, "Connection: close") is closed. A request whose reused connection
+// turns out to be closed by the peer is sent once more on a new one.
+//
+// Exchange() is called by one thread at a time; Cut() and Rearm() from any.
+#pragma once
+
+#include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+using SSL_CTX = struct ssl_ctx_st;
+using SSL = struct ssl_st;
+
+namespace skald {
+
+struct HttpEndpoint {
+  std::string scheme;  // "http" or "https"
+  std::string host;    // a name or an address (IPv6 without brackets)
+  int port = 0;
+  // An http proxy; empty host: none. proxy_authorization: the Proxy-Authorization value.
+  std::string proxy_host;
+  int proxy_port = 0;
+  std::string proxy_authorization;
+  // TLS (https): PEM text, read by the caller (the files' names are for messages); empty
+  // ca_pem: the system's trust store. server_name: the name sent (SNI) and checked in the
+  // certificate instead of `host`. tls_error: why the files could not be read (every https
+  // connection then fails with it).
+  std::string ca_pem, ca_file;
+  std::string cert_pem, cert_file;
+  std::string key_pem, key_file;
+  std::string server_name;
+  bool insecure_skip_verify = false;
+  std::string tls_error;
+};
+
+// "Basic " and base64 of "user:password": an Authorization or Proxy-Authorization value.
+std::string BasicAuthorization(std::string_view user, std::string_view password);
+
+class HttpConnection {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using Headers = std::vector<std::pair<std::string, std::string>>;
+
+  // Why a request got no answer; kNone when it got one.
+  enum class Failure {
+    kNone,
+    kResolve,       // the host name did not resolve
+    kConnect,       // the TCP connection was refused or failed
+    kTlsSetup,      // a CA, certificate or key file could not be loaded
+    kTlsVerify,     // the server's certificate did not verify
+    kTlsHandshake,  // the TLS handshake failed otherwise
+    kWrite,         // sending the request failed
+    kRead,          // the connection failed or closed while the answer was read
+    kBadAnswer,     // what came back is not an HTTP answer within the bounds
+    kTimeout,       // the deadline passed
+    kCut,           // Cut() ended it
+  };
+
+  struct Answer {
+    Failure failure = Failure::kNone;
+    int status = 0;
+    std::string body;  // at most HttpResponseReader::kMaxBodyBytes
+    bool body_capped = false;
+    std::string location;
+    std::string error;  // when failure != kNone: what happened, for the log
+  };
+
+  explicit HttpConnection(HttpEndpoint endpoint);
+  ~HttpConnection();
+  HttpConnection(const HttpConnection&) = delete;
+  HttpConnection& operator=(const HttpConnection&) = delete;
+
+  // Sends `method` `path` with `headers` and `body` (Host and Content-Length are added; with a
+  // proxy and plain http, the absolute URL is sent), reads the answer, all before `deadline`.
+  Answer Exchange(std::string_view method, std::string_view path, const Headers& headers,
+                  std::string_view body, Clock::time_point deadline) ABSL_LOCKS_EXCLUDED(fd_mu_);
+
+  // Ends the exchange in flight (or the next one, until Rearm()) with kCut.
+  void Cut() ABSL_LOCKS_EXCLUDED(fd_mu_);
+  // Clears a Cut() that came after the last exchange.
+  void Rearm() { cut_.store(false); }
+
+  static const char* FailureName(Failure failure);
+
+ private:
+  struct Io;  // one exchange's socket waits, bounded by its deadline
+
+  // Opens the TCP connection (to the proxy, or the endpoint), then the CONNECT tunnel and TLS
+  // when asked. On failure returns the answer to give (failure set, or a proxy's refusal).
+  bool Open(Io& io, Answer* answer) ABSL_LOCKS_EXCLUDED(fd_mu_);
+  bool Tunnel(Io& io, Answer* answer);
+  bool StartTls(Io& io, Answer* answer);
+  bool LoadTlsContext(std::string* error);
+  void Close() ABSL_LOCKS_EXCLUDED(fd_mu_);
+  // The idle connection kept from an earlier exchange is still usable (nothing to read on it).
+  bool IdleConnectionAlive();
+  std::string RequestHead(std::string_view method, std::string_view path, const Headers& headers,
+                          std::size_t body_size) const;
+
+  const HttpEndpoint endpoint_;
+  SSL_CTX* tls_ctx_ = nullptr;  // loaded at the first https connection
+  SSL* tls_ = nullptr;          // of the open connection (https)
+  bool open_ = false;           // a connection is open and idle between exchanges
+
+  // The socket: Exchange's thread opens and closes it under fd_mu_; Cut() shuts it down under
+  // fd_mu_, so it never touches a closed (and perhaps reused) descriptor.
+  absl::Mutex fd_mu_;
+  int fd_ ABSL_GUARDED_BY(fd_mu_) = -1;
+  std::atomic<bool> cut_{false};
+};
+
+}  // namespace skald
