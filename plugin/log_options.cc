@@ -217,18 +217,22 @@ void CheckLabelList(const OptionSpec& spec, const std::string& v) {
   }
 }
 
-// loki-headers: Name=Value pairs. The value may be a key: a message shows only a name.
+// loki-headers: Name=Value pairs. Any part of it may be a key, whatever its shape ("X-Api-Key:
+// s3cr3t" with a colon): a message names the pair by its place, never by its bytes.
 std::vector<std::pair<std::string, std::string>> ParseHeaderList(const OptionSpec& spec,
                                                                  const std::string& v) {
   std::vector<std::pair<std::string, std::string>> pairs;
   std::stringstream ss(v);
   std::string pair;
+  int place = 0;
   while (std::getline(ss, pair, ',')) {
+    ++place;
     const auto eq = pair.find('=');
     if (eq == std::string::npos || eq == 0) {
       throw OptionError("skald: invalid log-opt " + std::string(spec.name) +
-                        ": expected Name=Value pairs separated by commas ('" +
-                        RedactUrl(pair.substr(0, pair.find('='))) + "...' is not one)");
+                        ": expected Name=Value pairs separated by commas (pair " +
+                        std::to_string(place) + (eq == 0 ? " has no name" : " has no '='") +
+                        "; its text is not shown)");
     }
     pairs.emplace_back(pair.substr(0, eq), pair.substr(eq + 1));
   }

@@ -327,5 +327,32 @@ TEST(LogOptions, CredentialsOptionsReachTheClientAndAreNeverEchoed) {
   }
 }
 
+// A secret-bearing option's value is never repeated by its refusal, whatever shape the mistake
+// takes: only the option and what it expects.
+TEST(LogOptions, RefusalsOfSecretBearingOptionsNeverRepeatTheirValue) {
+  const std::string url = "http://127.0.0.1:3100/loki/api/v1/push";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"loki-headers", "X-Api-Key: s3cr3t"},
+      {"loki-headers", "X-Team=a,X-Api-Key: s3cr3t"},
+      {"loki-headers", "=s3cr3t"},
+      {"loki-headers", "X-Api-Key:s3cr3t=x"},
+      {"loki-headers", "X-Api-Key s3cr3t=x"},
+      {"loki-headers", "Proxy-Authorization=Basic s3cr3t"},
+      {"loki-url", "http://user:s3cr3t@127.0.0.1:notaport/loki/api/v1/push"},
+      {"loki-proxy-url", "ftp://user:s3cr3t@proxy:3128"},
+  };
+  for (const auto& [option, value] : cases) {
+    std::map<std::string, std::string> opts = {{"loki-url", url}};
+    opts[option] = value;
+    try {
+      ParseLogOptions(opts, {});
+      ADD_FAILURE() << option << "=" << value << " was accepted";
+    } catch (const OptionError& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr(option)) << value;
+      EXPECT_THAT(e.what(), ::testing::Not(::testing::HasSubstr("s3cr3t"))) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace skald
