@@ -1,5 +1,6 @@
 #include "plugin/cli.h"
 
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <stdexcept>
@@ -8,6 +9,7 @@
 #include "plugin/dry_run.h"
 #include "plugin/installed_plugin.h"
 #include "plugin/log_options.h"
+#include "plugin/replay_guard.h"
 
 namespace skald {
 namespace {
@@ -23,7 +25,59 @@ constexpr const char* kUsage =
     "--stages-file FILE: the same as --log-opt loki-pipeline-stage-file=FILE.\n"
     "--plugin NAME: also use the plugin-wide settings of the installed plugin NAME (docker\n"
     "  plugin set NAME LOKI_URL=...) and read its files where they are on the host.\n"
-    "--stderr: the lines are the container's stderr (default: stdout).\n";
+    "--stderr: the lines are the container's stderr (default: stdout).\n"
+    "\n"
+    "usage: skald quarantine list [--plugin NAME | --state-dir DIR]\n"
+    "       skald quarantine release JOURNAL [--plugin NAME | --state-dir DIR]\n"
+    "quarantine: journals set aside because the plugin died twice in a row replaying them;\n"
+    "  release moves one back, to be replayed at the plugin's next start. --plugin NAME: the\n"
+    "  state directory of the installed plugin NAME, on the host; --state-dir: that directory\n"
+    "  (default: $STATE_DIR, else /var/lib/skald).\n";
+
+// skald quarantine list|release: throws std::invalid_argument on bad arguments.
+int RunQuarantine(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.size() < 2 || (args[1] != "list" && args[1] != "release")) {
+    throw std::invalid_argument("expected list or release");
+  }
+  const bool release = args[1] == "release";
+  std::string journal, plugin, state_dir;
+  for (std::size_t i = 2; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if ((arg == "--plugin" || arg == "--state-dir") && i + 1 < args.size()) {
+      (arg == "--plugin" ? plugin : state_dir) = args[++i];
+    } else if (release && journal.empty() && arg.rfind("--", 0) != 0) {
+      journal = arg;
+    } else {
+      throw std::invalid_argument("unknown argument '" + arg + "'");
+    }
+  }
+  if (release && journal.empty()) throw std::invalid_argument("release needs a JOURNAL name");
+  if (!plugin.empty()) {
+    try {
+      state_dir = InspectInstalledPlugin(plugin).host_propagated_mount;
+    } catch (const std::runtime_error& e) {
+      err << "skald quarantine: --plugin " << plugin << ": " << e.what() << "\n";
+      return 2;
+    }
+  }
+  if (state_dir.empty()) {
+    const char* env = std::getenv("STATE_DIR");
+    state_dir = env != nullptr && *env != '\0' ? env : "/var/lib/skald";
+  }
+  if (!release) {
+    const auto list = ReplayGuard::List(state_dir);
+    for (const ReplayGuard::Quarantined& q : list) out << q.name << "\t" << q.dir.string() << "\n";
+    if (list.empty()) out << "no quarantined journals in " << state_dir << "\n";
+    return 0;
+  }
+  std::string error;
+  if (!ReplayGuard::Release(state_dir, journal, &error)) {
+    err << "skald quarantine release: " << error << "\n";
+    return 1;
+  }
+  out << "released " << journal << ": the plugin replays it at its next start\n";
+  return 0;
+}
 
 struct Args {
   std::string command;
@@ -81,10 +135,20 @@ std::string Plural(std::size_t n, const char* word) {
 
 int RunCliCommand(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
                   std::ostream& err) {
-  if (args.empty() || (args[0] != "check" && args[0] != "dry-run")) return -1;
+  if (args.empty() || (args[0] != "check" && args[0] != "dry-run" && args[0] != "quarantine")) {
+    return -1;
+  }
   if (args.size() > 1 && (args[1] == "--help" || args[1] == "-h")) {
     out << kUsage;
     return 0;
+  }
+  if (args[0] == "quarantine") {
+    try {
+      return RunQuarantine(args, out, err);
+    } catch (const std::invalid_argument& e) {
+      err << "skald quarantine: " << e.what() << "\n" << kUsage;
+      return 2;
+    }
   }
   Args a;
   try {

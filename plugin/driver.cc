@@ -13,6 +13,7 @@
 #include "plugin/container_labels.h"
 #include "plugin/container_pipeline.h"
 #include "plugin/driver_stream.h"
+#include "plugin/fault_injection.h"
 #include "plugin/replay_info.h"
 #include "plugin/shipment_ledger.h"
 #include "plugin/thread_name.h"
@@ -61,6 +62,10 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
           metrics.GetGauge("skald_journal_undelivered_bytes",
                            "Bytes of the journals not yet acknowledged by Loki (from the "
                            "cursors on: what a restart would send again).")),
+      journals_quarantined_gauge_(metrics.GetGauge(
+          "skald_journals_quarantined",
+          "Journals set aside because the plugin died twice in a row replaying them (skald "
+          "quarantine list).")),
       queue_(config_.max_queued_bytes) {
   // Series that Loki clients fill in: present (at 0) before the first container, so that a
   // scrape always shows read, sent, dropped and pending together.
@@ -70,6 +75,9 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
     retention_ = std::make_unique<JournalRetention>(config_.journal_max_total_bytes,
                                                     config_.journal_max_age);
     secrets_ = std::make_unique<SecretStore>(config_.state_dir / "secrets");
+    replay_guard_ = std::make_unique<ReplayGuard>(config_.state_dir);
+    journals_quarantined_gauge_.Set(
+        static_cast<int64_t>(ReplayGuard::List(config_.state_dir).size()));
   }
   reader_ = std::make_unique<FifoReader>(*this, metrics);
   reader_->SetTick([this] { return Maintain(); });
@@ -178,6 +186,7 @@ void Driver::Unregister(const std::string& file, const Stream* fresh, bool with_
 
 void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
   if (!config_.refuse_reason.empty()) throw OptionError(config_.refuse_reason);
+  AwaitRecovery();
   std::shared_ptr<Stream> stream = MakeStream(file, info);
   bool journaled = store_ && !stream->options.no_file;
   if (journaled && !ValidContainerId(info.container_id)) {
@@ -287,6 +296,7 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
 }
 
 void Driver::StopLogging(const std::string& file) {
+  AwaitRecovery();
   absl::MutexLock lock(&mu_);
   auto it = stream_by_file_.find(file);
   if (it == stream_by_file_.end()) return;
@@ -295,6 +305,7 @@ void Driver::StopLogging(const std::string& file) {
 }
 
 std::shared_ptr<Journal> Driver::JournalFor(const ContainerInfo& info, std::string* error) {
+  AwaitRecovery();
   try {
     if (ParseLogOptions(info.config, config_.env_defaults).no_file) {
       *error =
@@ -330,6 +341,7 @@ std::shared_ptr<Journal> Driver::JournalFor(const ContainerInfo& info, std::stri
 
 void Driver::OnLines(uint64_t stream_id, std::vector<LogLine>& lines,
                      const JournalPosition& resume) {
+  for (const LogLine& l : lines) AbortIfFaultLine(l.line);  // test builds only
   ShippingBatch batch{stream_id, std::move(lines), 0, false, false, resume};
   batch.bytes = LinesBytes(batch.lines);
   lines = {};
@@ -696,6 +708,11 @@ void Driver::PersistCursor(Stream& stream, JournalPosition acked) {
     stream.ledger.Persist(acked, [&](JournalPosition cursor) {
       stream.journal->WriteCursor(cursor);
       stream.journal->SetAcknowledged(cursor);
+      // The replay moved on: a crash from now on is not this journal's replay's doing.
+      if (stream.replay_marked && stream.replay_from < cursor && replay_guard_) {
+        replay_guard_->Clear(stream.journal->dir());
+        stream.replay_marked = false;
+      }
     });
   } catch (const std::exception& e) {
     spdlog::error("journal {}: cannot write its cursor: {}", stream.journal->dir().string(),
@@ -835,6 +852,8 @@ std::chrono::milliseconds Driver::Maintain() {
 
 void Driver::Shutdown(std::chrono::milliseconds deadline) {
   auto until = std::chrono::steady_clock::now() + deadline;
+  AwaitRecovery();
+  if (recovery_.joinable()) recovery_.join();
   if (reader_) reader_->Stop();
   {
     absl::MutexLock lock(&mu_);
@@ -865,6 +884,8 @@ void Driver::Shutdown(std::chrono::milliseconds deadline) {
     }
   }
   PersistCursors();
+  // A clean stop: no replay that was running counts as a death.
+  if (replay_guard_) replay_guard_->ClearAll();
 }
 
 std::size_t Driver::LiveStreams() const {

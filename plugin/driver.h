@@ -53,6 +53,7 @@
 #include "plugin/metrics.h"
 #include "plugin/pipeline_metrics_observer.h"
 #include "plugin/push_client.h"
+#include "plugin/replay_guard.h"
 #include "plugin/retention_schedule.h"
 #include "plugin/secret_store.h"
 #include "plugin/shipping_queue.h"
@@ -100,8 +101,17 @@ class Driver : public LineSink, public DeliveryListener {
   Driver& operator=(const Driver&) = delete;
 
   // Re-opens the FIFOs of sessions left live by a previous run that still exist, seals the
-  // others, and replays every journal from its cursor. Call once, before StartLogging.
-  void Recover() ABSL_LOCKS_EXCLUDED(mu_);
+  // others, and replays every journal from its cursor. Call once, before StartLogging. A
+  // journal whose replay was running when the process died twice in a row is quarantined
+  // instead (plugin/replay_guard.h); when the last run died replaying, the replay begins
+  // kCrashedReplayDelay after the call, so that the daemon finds the plugin up first.
+  void Recover() ABSL_LOCKS_EXCLUDED(mu_, recovery_mu_);
+  // Recover() on a thread of its own, returning at once: the plugin answers the daemon before
+  // any journal is replayed. StartLogging, StopLogging, JournalFor and Shutdown wait for it.
+  void RecoverInBackground() ABSL_LOCKS_EXCLUDED(recovery_mu_);
+  static constexpr std::chrono::milliseconds kCrashedReplayDelay{2'000};
+  // Names of the journals in quarantine (<state>/quarantine).
+  std::vector<std::string> QuarantinedJournals() const;
 
   // Throws OptionError (a message for the user) or std::system_error (FIFO) on failure.
   void StartLogging(const std::string& file, const ContainerInfo& info) ABSL_LOCKS_EXCLUDED(mu_);
@@ -169,7 +179,9 @@ class Driver : public LineSink, public DeliveryListener {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Recover() of one container's journal (plugin/driver_recovery.cc); throws what opening it
   // throws.
-  void RecoverContainer(const std::string& id) ABSL_LOCKS_EXCLUDED(mu_);
+  // True when it left the journal replaying from a cursor before its end (the replay marker
+  // stays until the cursor moves); false when there was nothing to replay.
+  bool RecoverContainer(const std::string& id) ABSL_LOCKS_EXCLUDED(mu_);
   void ShipLoop() ABSL_LOCKS_EXCLUDED(mu_);
   // Waits at most `timeout` for a batch in queue_ or for stopping_; false: none came.
   bool WaitForBatchLocked(std::chrono::milliseconds timeout) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -211,6 +223,8 @@ class Driver : public LineSink, public DeliveryListener {
   void PersistCursors() ABSL_LOCKS_EXCLUDED(mu_);
   // Writes `acked` as the stream's cursor unless a newer one was written.
   void PersistCursor(Stream& stream, JournalPosition acked);
+  // Waits while RecoverInBackground runs.
+  void AwaitRecovery() ABSL_LOCKS_EXCLUDED(recovery_mu_);
 
   DriverConfig config_;
   MetricsRegistry& metrics_;
@@ -230,6 +244,13 @@ class Driver : public LineSink, public DeliveryListener {
   std::unique_ptr<JournalStore> store_;
   std::unique_ptr<SecretStore> secrets_;         // with store_
   std::unique_ptr<JournalRetention> retention_;  // with store_
+  std::unique_ptr<ReplayGuard> replay_guard_;    // with store_
+  Gauge& journals_quarantined_gauge_;
+
+  // RecoverInBackground's thread, and whether it still runs.
+  absl::Mutex recovery_mu_;
+  bool recovering_ ABSL_GUARDED_BY(recovery_mu_) = false;
+  std::thread recovery_;
 
   // The registry and the queue. Streams' own fields say which of them mu_ guards; a stream's
   // acknowledgements have their own lock (ShipmentLedger), taken after mu_ when both are held.

@@ -2,9 +2,12 @@
 // and the FIFOs of sessions that were live when it stopped are read again (plugin/driver.h).
 #include <spdlog/spdlog.h>
 
+#include <thread>
+
 #include "plugin/driver.h"
 #include "plugin/driver_stream.h"
 #include "plugin/replay_info.h"
+#include "plugin/thread_name.h"
 
 namespace skald {
 
@@ -17,16 +20,71 @@ bool IsFifo(const std::string& path) {
 
 }  // namespace
 
+void Driver::RecoverInBackground() {
+  {
+    absl::MutexLock lock(&recovery_mu_);
+    recovering_ = true;
+  }
+  recovery_ = std::thread([this] {
+    SetThreadName("skald-recover");
+    Recover();
+  });
+}
+
+void Driver::AwaitRecovery() {
+  absl::MutexLock lock(&recovery_mu_);
+  recovery_mu_.Await(absl::Condition(
+      +[](bool* recovering) { return !*recovering; }, &recovering_));
+}
+
+std::vector<std::string> Driver::QuarantinedJournals() const {
+  std::vector<std::string> names;
+  if (!store_) return names;
+  for (const ReplayGuard::Quarantined& q : ReplayGuard::List(config_.state_dir)) {
+    names.push_back(q.name);
+  }
+  return names;
+}
+
 void Driver::Recover() {
+  struct Done {
+    Driver* driver;
+    ~Done() {
+      absl::MutexLock lock(&driver->recovery_mu_);
+      driver->recovering_ = false;
+    }
+  } done{this};
   if (!store_) return;
-  for (const std::string& id : store_->ContainerIds()) {
+  const std::vector<std::string> ids = store_->ContainerIds();
+  // The last run died replaying: the daemon dials the socket about half a second after a
+  // restart and disables a plugin it cannot reach, so the plugin shows itself alive first.
+  for (const std::string& id : ids) {
+    if (ValidContainerId(id) && ReplayGuard::DeathsOf(store_->ContainerDir(id)) > 0) {
+      spdlog::warn(
+          "the last run of the plugin died while replaying journals: replaying in {} ms (a "
+          "journal whose replay was running at {} deaths in a row is set aside)",
+          kCrashedReplayDelay.count(), ReplayGuard::kDeathsToQuarantine);
+      std::this_thread::sleep_for(kCrashedReplayDelay);
+      break;
+    }
+  }
+  for (const std::string& id : ids) {
     if (!ValidContainerId(id)) continue;
+    const std::filesystem::path dir = store_->ContainerDir(id);
+    std::string why;
+    if (!replay_guard_->Begin(id, dir, &why)) {
+      spdlog::error("journal of container {}: not replayed: {}", id.substr(0, 12), why);
+      continue;
+    }
+    bool replaying = false;
     try {
-      RecoverContainer(id);
+      replaying = RecoverContainer(id);
     } catch (const std::exception& e) {
       spdlog::error("journal of container {}: cannot recover it: {}", id.substr(0, 12), e.what());
     }
+    if (!replaying) replay_guard_->Clear(dir);
   }
+  journals_quarantined_gauge_.Set(static_cast<int64_t>(QuarantinedJournals().size()));
   // Secrets no journal refers to any more (their containers' journals are gone) go.
   secrets_->Retain(retained_secrets_);
   retained_secrets_.clear();
@@ -39,7 +97,7 @@ void Driver::Recover() {
   reader_->TickWithin(std::chrono::milliseconds(0));
 }
 
-void Driver::RecoverContainer(const std::string& id) {
+bool Driver::RecoverContainer(const std::string& id) {
   std::shared_ptr<Journal> journal;
   {
     absl::MutexLock lock(&mu_);
@@ -65,7 +123,8 @@ void Driver::RecoverContainer(const std::string& id) {
     }
   }
   const JournalPosition cursor = journal->ReadCursor().value_or(journal->Begin());
-  if (writers.empty() && !(cursor < journal->End())) return;  // nothing to do
+  const bool replaying = cursor < journal->End();
+  if (writers.empty() && !replaying) return false;  // nothing to do
   std::shared_ptr<Stream> stream;
   if (unusable.empty()) {
     try {
@@ -80,7 +139,7 @@ void Driver::RecoverContainer(const std::string& id) {
           "journal of container {} ({}): cannot replay it ({}); its undelivered lines stay on "
           "disk",
           info.ID(), info.Name(), unusable);
-      return;
+      return false;
     }
     // A FIFO that is not read blocks its container: it is always drained. Its lines stay in
     // the journal (docker logs) and are counted as held; a start with usable options replays
@@ -103,6 +162,8 @@ void Driver::RecoverContainer(const std::string& id) {
     stream->journal = journal;
     stream->ledger.StartAt(cursor);
     stream->last_resume = cursor;
+    stream->replay_from = cursor;
+    stream->replay_marked = replaying && stream->held_reason.empty();
     stream->id = next_id_++;
     streams_[stream->id] = stream;
     stream_by_container_[id] = stream->id;
@@ -123,6 +184,7 @@ void Driver::RecoverContainer(const std::string& id) {
       "container {} ({}): resumed {} FIFO(s), replaying its journal from segment {} "
       "offset {}",
       info.ID(), info.Name(), fifos.size(), cursor.segment, cursor.offset);
+  return replaying && stream->held_reason.empty();
 }
 
 }  // namespace skald

@@ -44,6 +44,10 @@ struct Driver::Stream {
   std::atomic<bool> retired{false};
   // The shipments handed to the client and not settled yet, the acknowledged cursor.
   ShipmentLedger ledger;
+  // Recovered with a replay marker (plugin/replay_guard.h) that goes once the cursor passes
+  // `replay_from`.
+  std::atomic<bool> replay_marked{false};
+  JournalPosition replay_from;
 };
 
 }  // namespace skald

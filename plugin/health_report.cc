@@ -34,7 +34,8 @@ std::string HealthReport::Json() const {
   }
   const nlohmann::json body = {{"status", api_serving ? "ok" : "unavailable"},
                                {"api", api_serving ? "serving" : "not serving"},
-                               {"clients", clients_json}};
+                               {"clients", clients_json},
+                               {"quarantined_journals", quarantined_journals}};
   // Replace: a URL is shown as the user wrote it, bytes that are not UTF-8 included.
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

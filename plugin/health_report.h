@@ -6,7 +6,9 @@
 //   {"status": "ok" | "unavailable", "api": "serving" | "not serving",
 //    "clients": [{"url": push URL without user info, "tenant_id": "" or the X-Scope-OrgID,
 //                 "last_push": null | {"status": "204" | "500" | ... | "error", "time": RFC 3339},
-//                 "oldest_undelivered_seconds": 0 when nothing waits, "pending_entries": n}]}
+//                 "oldest_undelivered_seconds": 0 when nothing waits, "pending_entries": n}],
+//    "quarantined_journals": [names under <state>/quarantine: journals set aside because the
+//                             plugin died twice in a row replaying them]}
 // No credentials: the URL goes through RedactUrl, and headers and secrets are never part of it.
 #pragma once
 
@@ -29,6 +31,7 @@ struct LokiClientHealth {
 struct HealthReport {
   bool api_serving = false;
   std::vector<LokiClientHealth> clients;
+  std::vector<std::string> quarantined_journals;
 
   int HttpStatus() const { return api_serving ? 200 : 503; }
   std::string Json() const;

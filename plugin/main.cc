@@ -56,6 +56,7 @@ void Usage() {
       "       skald options           print every --log-opt as a markdown table\n"
       "       skald check --log-opt NAME=VALUE...    check options and stages (see\n"
       "       skald dry-run --log-opt NAME=VALUE...  `skald check --help`)\n"
+      "       skald quarantine list|release JOURNAL  journals set aside after crashes\n"
       "       skald --version         print the version and the commit it was built from\n"
       "environment: METRICS_ADDR (127.0.0.1:9555; empty = off), LOG_LEVEL (info),\n"
       "             SHUTDOWN_FLUSH_SECONDS (5), STATE_DIR (/var/lib/skald: journals; empty =\n"
@@ -181,14 +182,17 @@ int main(int argc, char** argv) {
     });
   }
   if (!api.Bind(socket_path)) return 1;
-  driver.Recover();
+  // The daemon reaches the plugin before any journal is replayed: a journal whose replay ends
+  // the process cannot keep the socket from answering (plugin/replay_guard.h).
   api.Start();
+  driver.RecoverInBackground();
   spdlog::info("{} listening on {}", Version(), socket_path);
 
   skald::MetricsHttpServer metrics_server(
       metrics, [&driver] { driver.UpdateGauges(); },
       [&driver, &api] {
-        return skald::HealthReport{api.Serving(), driver.ClientsHealth()};
+        return skald::HealthReport{api.Serving(), driver.ClientsHealth(),
+                                   driver.QuarantinedJournals()};
       });
   std::string metrics_addr = EnvOr("METRICS_ADDR", "127.0.0.1:9555");
   if (!metrics_addr.empty()) metrics_server.Start(metrics_addr);

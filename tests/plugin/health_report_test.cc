@@ -21,6 +21,7 @@ TEST(HealthReport, TheBodyNamesEachClientAndHowItFares) {
   LokiClientHealth fresh;
   fresh.url = "http://127.0.0.1:3100/loki/api/v1/push";
   report.clients = {pushed, fresh};
+  report.quarantined_journals = {"0123abcd"};
   EXPECT_EQ(report.HttpStatus(), 200);
   const nlohmann::json body = nlohmann::json::parse(report.Json());
   EXPECT_EQ(body, nlohmann::json::parse(R"({
@@ -31,7 +32,8 @@ TEST(HealthReport, TheBodyNamesEachClientAndHowItFares) {
        "oldest_undelivered_seconds": 1.5, "pending_entries": 7},
       {"url": "http://127.0.0.1:3100/loki/api/v1/push", "tenant_id": "",
        "last_push": null, "oldest_undelivered_seconds": 0.0, "pending_entries": 0}
-    ]})"));
+    ],
+    "quarantined_journals": ["0123abcd"]})"));
 }
 
 TEST(HealthReport, WithoutTheApiItIsUnavailable) {

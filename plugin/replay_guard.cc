@@ -1,0 +1,137 @@
+#include "plugin/replay_guard.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <fstream>
+#include <system_error>
+
+#include "plugin/posix_file.h"
+
+namespace skald {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::size_t kMaxMarkerBytes = 32;
+
+// A free name under quarantine/ for container `id`: the id, else id.2, id.3, ...
+fs::path FreeQuarantineName(const fs::path& quarantine, const std::string& id) {
+  std::error_code ec;
+  fs::path p = quarantine / id;
+  for (int n = 2; fs::exists(p, ec); ++n) p = quarantine / (id + "." + std::to_string(n));
+  return p;
+}
+
+}  // namespace
+
+ReplayGuard::ReplayGuard(fs::path state_root) : root_(std::move(state_root)) {}
+
+int ReplayGuard::DeathsOf(const fs::path& dir) {
+  std::ifstream in(dir / kMarkerName);
+  if (!in) return 0;
+  std::string text(kMaxMarkerBytes, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  int deaths = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') break;
+    deaths = std::min(deaths * 10 + (c - '0'), 1000);
+  }
+  // A marker is written before each replay: one that is there means that run died.
+  return deaths + 1;
+}
+
+bool ReplayGuard::Begin(const std::string& id, const fs::path& dir, std::string* why) {
+  std::error_code ec;
+  const bool had_marker = fs::exists(dir / kMarkerName, ec);
+  const int deaths = had_marker ? DeathsOf(dir) : 0;
+  if (deaths >= kDeathsToQuarantine) {
+    const fs::path quarantine = root_ / "quarantine";
+    fs::create_directories(quarantine, ec);
+    const fs::path to = FreeQuarantineName(quarantine, id);
+    if (!ec) fs::rename(dir, to, ec);
+    if (ec) {
+      // Not moved: still not replayed, so that this run does not die the same way.
+      *why = "the plugin died " + std::to_string(deaths) +
+             " times in a row while replaying it; it could not be moved to " + to.string() + " (" +
+             ec.message() + "), so it is left in place and not replayed";
+    } else {
+      *why = "the plugin died " + std::to_string(deaths) +
+             " times in a row while replaying it; set aside in " + to.string() +
+             " (`skald quarantine list`, `skald quarantine release " + to.filename().string() +
+             "` replays it at the next start)";
+    }
+    return false;
+  }
+  if (std::error_code w = WriteFileAtomically(dir / kMarkerName, std::to_string(deaths) + "\n",
+                                              0600, FileSync::kFsync)) {
+    spdlog::warn(
+        "journal {}: cannot write its replay marker ({}): a crash while replaying it "
+        "is not counted",
+        dir.string(), w.message());
+  }
+  absl::MutexLock lock(&mu_);
+  marked_.push_back(dir);
+  return true;
+}
+
+void ReplayGuard::Clear(const fs::path& dir) {
+  std::error_code ec;
+  fs::remove(dir / kMarkerName, ec);
+  absl::MutexLock lock(&mu_);
+  marked_.erase(std::remove(marked_.begin(), marked_.end(), dir), marked_.end());
+}
+
+void ReplayGuard::ClearAll() {
+  std::vector<fs::path> marked;
+  {
+    absl::MutexLock lock(&mu_);
+    marked.swap(marked_);
+  }
+  for (const fs::path& dir : marked) {
+    std::error_code ec;
+    fs::remove(dir / kMarkerName, ec);
+  }
+}
+
+std::vector<ReplayGuard::Quarantined> ReplayGuard::List(const fs::path& state_root) {
+  std::vector<Quarantined> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(state_root / "quarantine", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (it->is_directory(ec)) out.push_back({it->path().filename().string(), it->path()});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Quarantined& a, const Quarantined& b) { return a.name < b.name; });
+  return out;
+}
+
+bool ReplayGuard::Release(const fs::path& state_root, const std::string& name, std::string* error) {
+  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
+    *error = "'" + name + "' is not the name of a quarantined journal";
+    return false;
+  }
+  const fs::path from = state_root / "quarantine" / name;
+  std::error_code ec;
+  if (!fs::is_directory(from, ec)) {
+    *error = "no quarantined journal '" + name + "' in " + (state_root / "quarantine").string();
+    return false;
+  }
+  const std::string id = name.substr(0, name.find('.'));
+  const fs::path to = state_root / "containers" / id;
+  if (fs::exists(to, ec)) {
+    *error =
+        "container " + id + " has a journal already (" + to.string() + "): remove or move it first";
+    return false;
+  }
+  fs::remove(from / kMarkerName, ec);
+  fs::rename(from, to, ec);
+  if (ec) {
+    *error = "cannot move " + from.string() + " to " + to.string() + ": " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+}  // namespace skald

@@ -1,0 +1,64 @@
+// ReplayGuard: a journal that crashes the plugin when it is replayed cannot keep it in a crash
+// loop. Docker restarts a managed plugin that dies, and a restart that does not come up in time
+// disables the plugin for the whole host; a journal whose replay ends the process every time
+// (a hostile line, a corrupt file, a bug) would do exactly that.
+//
+// Before a journal is replayed, a marker file (`replaying` in its directory) records how many
+// runs in a row died while replaying it; the marker goes when the replay makes progress (the
+// cursor moves on) and when the plugin stops cleanly. A journal whose replay was running when
+// the process died kDeathsToQuarantine times in a row is set aside: moved, whole, to
+// <state>/quarantine/<container id>, reported in the log, /healthz and
+// skald_journals_quarantined, never deleted. `skald quarantine` lists and releases them.
+//
+// Thread-safe.
+#pragma once
+
+#include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace skald {
+
+class ReplayGuard {
+ public:
+  static constexpr int kDeathsToQuarantine = 2;
+
+  // `state_root`: the state directory (journals in <state_root>/containers).
+  explicit ReplayGuard(std::filesystem::path state_root);
+
+  // Before the journal in `dir` (of container `id`) is replayed. True: replay it (its marker
+  // now counts the deaths so far). False: it was quarantined now (logged, `*why` says so).
+  bool Begin(const std::string& id, const std::filesystem::path& dir, std::string* why)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // The replay of `dir` made progress, or ended without anything to do: its marker goes.
+  void Clear(const std::filesystem::path& dir) ABSL_LOCKS_EXCLUDED(mu_);
+  // A clean stop: every marker Begin wrote goes.
+  void ClearAll() ABSL_LOCKS_EXCLUDED(mu_);
+  // Runs in a row that died replaying `dir` (0: none, or no marker).
+  static int DeathsOf(const std::filesystem::path& dir);
+
+  struct Quarantined {
+    std::string name;  // the directory's name under quarantine/: the container id (.N when
+                       // the same container was set aside before)
+    std::filesystem::path dir;
+  };
+  // What <state_root>/quarantine holds.
+  static std::vector<Quarantined> List(const std::filesystem::path& state_root);
+  // Moves quarantine/<name> back to containers/<container id>, where the next start of the
+  // plugin replays it (its marker removed). False with *error when it cannot (none such, a
+  // journal of that container already there).
+  static bool Release(const std::filesystem::path& state_root, const std::string& name,
+                      std::string* error);
+
+  static constexpr const char* kMarkerName = "replaying";
+
+ private:
+  const std::filesystem::path root_;
+  absl::Mutex mu_;
+  std::vector<std::filesystem::path> marked_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace skald
