@@ -3,11 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <atomic>
 #include <chrono>
@@ -288,6 +290,94 @@ TEST_F(PluginIntegration, FilesOptionsNameAreReadOnlyFromTheFilesDirectory) {
   daemon_->WriteLine(good, "from files/");
   ASSERT_TRUE(loki_.WaitForEntries(1, 20s)) << loki_.StatsJson();
   EXPECT_THAT(loki_.Authorizations(), Contains(std::string("Bearer t0ken")));
+}
+
+namespace {
+
+// VmHWM (peak resident set) of process `pid` in kB, -1 when unknown.
+long PeakRssKb(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
+// 1 GiB of zeros, gzip-compressed (a few MB): a body that inflates a thousandfold.
+std::string GzipBomb() {
+  z_stream z{};
+  deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY);
+  std::string zeros(1 << 20, '\0');
+  std::string out;
+  char buf[1 << 16];
+  for (int mib = 0; mib <= 1024; ++mib) {
+    z.next_in = reinterpret_cast<Bytef*>(zeros.data());
+    z.avail_in = mib < 1024 ? static_cast<uInt>(zeros.size()) : 0;
+    const int flush = mib < 1024 ? Z_NO_FLUSH : Z_FINISH;
+    do {
+      z.next_out = reinterpret_cast<Bytef*>(buf);
+      z.avail_out = sizeof buf;
+      deflate(&z, flush);
+      out.append(buf, sizeof buf - z.avail_out);
+    } while (z.avail_out == 0);
+  }
+  deflateEnd(&z);
+  return out;
+}
+
+// Sends `bytes` on a new connection to 127.0.0.1:`port`; returns the status line answered.
+std::string SendRaw(int port, const std::string& bytes) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  std::string out;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    for (std::size_t at = 0; at < bytes.size();) {
+      const ssize_t w = ::send(fd, bytes.data() + at, bytes.size() - at, MSG_NOSIGNAL);
+      if (w <= 0) break;
+      at += static_cast<std::size_t>(w);
+    }
+    char buf[4096];
+    for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, n);
+  }
+  ::close(fd);
+  return out.substr(0, out.find("\r\n"));
+}
+
+}  // namespace
+
+// Any local user reaches the metrics port. A gzip bomb POSTed to it, an endless header line
+// and a million header lines are refused unread: the plugin's peak memory does not follow
+// what was sent, and /healthz still answers.
+TEST_F(PluginIntegration, TheMetricsPortTakesOnlySmallGets) {
+  const std::string bomb = GzipBomb();
+  std::string many = "GET /healthz HTTP/1.1\r\n";
+  for (int i = 0; i < 1'000'000; ++i) many += "A: b\r\n";
+  const long before = PeakRssKb(daemon_->pid());
+  ASSERT_GT(before, 0);
+  EXPECT_EQ(SendRaw(daemon_->metrics_port(),
+                    "POST /metrics HTTP/1.1\r\nContent-Encoding: gzip\r\nContent-Length: " +
+                        std::to_string(bomb.size()) + "\r\n\r\n" + bomb),
+            "HTTP/1.1 413 Content Too Large");
+  EXPECT_EQ(SendRaw(daemon_->metrics_port(),
+                    "GET /metrics HTTP/1.1\r\nX: " + std::string(64 << 20, 'h') + "\r\n\r\n"),
+            "HTTP/1.1 431 Request Header Fields Too Large");
+  EXPECT_EQ(SendRaw(daemon_->metrics_port(), many + "\r\n"),
+            "HTTP/1.1 431 Request Header Fields Too Large");
+  EXPECT_EQ(SendRaw(daemon_->metrics_port(), "GET /healthz HTTP/1.1\r\n\r\n"), "HTTP/1.1 200 OK");
+  const long after = PeakRssKb(daemon_->pid());
+  std::printf(
+      "metrics port: %zu-byte gzip bomb, a 64 MiB header line, 1e6 header lines; plugin "
+      "VmHWM %ld kB -> %ld kB\n",
+      bomb.size(), before, after);
+  EXPECT_LT(after - before, 8 * 1024) << "kB";
+  EXPECT_TRUE(daemon_->running());
 }
 
 // Docker templates are rendered at StartLogging: an output over 1 MiB refuses the container,
@@ -902,16 +992,6 @@ TEST_F(PluginIntegration, NoFileKeepsTheMemoryOnlyRetryBound) {
 }
 
 // --- One container's hostile input: the plugin stays up and bounded, the others ship.
-
-// Peak resident memory of a process, in kB (VmHWM), or -1.
-long PeakRssKb(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
-  }
-  return -1;
-}
 
 // The frames of one partial line as dockerd writes a line with no newline: 16 KiB chunks with
 // one id, none of them the last.
