@@ -107,6 +107,17 @@ StreamLabelSet BuildContainerLabels(const ContainerInfo& info, const LogOptions&
 
 ContainerInfo KeepLabelSources(const ContainerInfo& info, const LogOptions& options) {
   ContainerInfo kept = info;
+  // The command line may carry secrets (a password as an argument): kept only when a template
+  // of the options can show it.
+  const auto names_command = [](std::string_view text) {
+    return text.find("Command") != std::string_view::npos ||
+           text.find("ContainerEntrypoint") != std::string_view::npos ||
+           text.find("ContainerArgs") != std::string_view::npos;
+  };
+  if (!names_command(options.external_labels) && !names_command(options.tag.value_or(""))) {
+    kept.container_entrypoint.clear();
+    kept.container_args.clear();
+  }
   kept.container_env.clear();
   const std::vector<std::string> env_names = SplitComma(options.env);
   std::optional<RE2> env_re;

@@ -18,8 +18,9 @@ namespace skald {
 StreamLabelSet BuildContainerLabels(const ContainerInfo& info, const LogOptions& options,
                                     const std::string& hostname);
 
-// `info` with only the environment variables and container labels BuildContainerLabels reads
-// (what a replay needs; the rest may hold secrets).
+// `info` with only the environment variables and container labels BuildContainerLabels reads,
+// and the command line only when a template of the options names it (what a replay needs; the
+// rest may hold secrets).
 ContainerInfo KeepLabelSources(const ContainerInfo& info, const LogOptions& options);
 
 }  // namespace skald

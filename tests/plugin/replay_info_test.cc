@@ -59,6 +59,27 @@ TEST_F(ReplayInfoTest, KeepsNoSecretAndReadsBackTheCredentials) {
   EXPECT_EQ(back.secret_references.size(), 2u);
 }
 
+// The command line may carry a password: kept only when a template of the options shows it.
+TEST_F(ReplayInfoTest, TheCommandLineIsKeptOnlyWhenATemplateNamesIt) {
+  ContainerInfo info = Info();
+  info.container_entrypoint = "/app";
+  info.container_args = {"--db-password", "hunter3"};
+  LogOptions plain;
+  const std::string text = ReplayInfoJson(info, plain, *secrets_);
+  EXPECT_EQ(text.find("hunter3"), std::string::npos) << text;
+  EXPECT_EQ(text.find("/app"), std::string::npos) << text;
+  for (const char* field : {"{{.Command}}", "{{.ContainerArgs}}", "{{.ContainerEntrypoint}}"}) {
+    LogOptions shown;
+    shown.external_labels = std::string("cmd=") + field;
+    const ReplayInfo back =
+        ReadReplayInfo("abc123", ReplayInfoJson(info, shown, *secrets_), *secrets_);
+    EXPECT_EQ(back.info.Command(), "/app --db-password hunter3") << field;
+  }
+  LogOptions tagged;
+  tagged.tag = "{{.Name}} {{.Command}}";
+  EXPECT_NE(ReplayInfoJson(info, tagged, *secrets_).find("hunter3"), std::string::npos);
+}
+
 TEST_F(ReplayInfoTest, AUrlWithoutCredentialsStaysInPlace) {
   ContainerInfo info = Info();
   info.config = {{"loki-url", "https://loki.example/loki/api/v1/push"}};
