@@ -75,12 +75,14 @@ const BIO_METHOD* NoSignalSocketBio() {
   return method;
 }
 
+int NoPassphrase(char*, int, int, void*) { return 0; }
+
 // The certificates in PEM text, in order (the caller frees them).
 std::vector<X509*> ReadCertificates(const std::string& pem) {
   std::vector<X509*> out;
   BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
   if (bio == nullptr) return out;
-  while (X509* x = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) out.push_back(x);
+  while (X509* x = PEM_read_bio_X509(bio, nullptr, NoPassphrase, nullptr)) out.push_back(x);
   BIO_free(bio);
   ERR_clear_error();  // the end of the text reads as an error
   return out;
@@ -122,8 +124,16 @@ struct HttpConnection::Io {
   }
 
   // Writes all of `data`. kNone, or why not (with `error`).
+  // The deadline or a Cut(), looked at on every round (a peer fast enough never to make a
+  // socket wait must not outlast them either).
+  Failure Due() const {
+    if (cut->load()) return Failure::kCut;
+    return Clock::now() >= deadline ? Failure::kTimeout : Failure::kNone;
+  }
+
   Failure WriteAll(std::string_view data, std::string* error) const {
     while (!data.empty()) {
+      if (const Failure f = Due(); f != Failure::kNone) return f;
       ssize_t n = 0;
       if (tls != nullptr) {
         ERR_clear_error();
@@ -164,6 +174,7 @@ struct HttpConnection::Io {
     for (;;) {
       if (tls != nullptr) {
         ERR_clear_error();
+        errno = 0;
         const int r = SSL_read(tls, buf, static_cast<int>(cap));
         if (r > 0) return r;
         const int e = SSL_get_error(tls, r);
@@ -173,8 +184,10 @@ struct HttpConnection::Io {
           if (*failure != Failure::kNone) return -1;
           continue;
         }
-        // A peer that closes without close_notify: an end, as far as the answer is concerned.
-        if (e == SSL_ERROR_SYSCALL && errno == 0) return 0;
+        // A peer that closes without close_notify: an end, as far as the answer is concerned
+        // (the reader decides whether the answer was whole). OpenSSL 3 reports it as an
+        // SSL_ERROR_SSL unless SSL_OP_IGNORE_UNEXPECTED_EOF is set (it is, where known).
+        if (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0 && errno == 0) return 0;
         *failure = Failure::kRead;
         *error = "TLS read failed: " + Describe(e);
         return -1;
@@ -198,6 +211,7 @@ struct HttpConnection::Io {
                      std::string* error) const {
     char buf[kReadChunk];
     while (reader.state() == HttpResponseReader::State::kReading) {
+      if (const Failure f = Due(); f != Failure::kNone) return f;
       Failure failure = Failure::kNone;
       const ssize_t n = ReadSome(buf, sizeof(buf), &failure, error);
       if (n < 0) return failure;
@@ -346,7 +360,17 @@ HttpConnection::Answer HttpConnection::Exchange(std::string_view method, std::st
     HttpResponseReader reader;
     bool leftover = false;
     bool any = false;
-    if (failure == Failure::kNone) failure = io.ReadAnswer(reader, &leftover, &any, &error);
+    if (failure == Failure::kNone) {
+      failure = io.ReadAnswer(reader, &leftover, &any, &error);
+    } else if (failure == Failure::kWrite) {
+      // The peer may have answered and closed before taking the whole request (a proxy's 413
+      // for a body over its limit, a 401): what it sent is still there to be read.
+      std::string read_error;
+      if (io.ReadAnswer(reader, &leftover, &any, &read_error) == Failure::kNone) {
+        failure = Failure::kNone;
+        leftover = true;  // the request was not sent whole: the connection is not used again
+      }
+    }
     if (failure != Failure::kNone) {
       Close();
       // A kept connection the peer had closed meanwhile: once more on a new one.
@@ -394,7 +418,13 @@ bool HttpConnection::Open(Io& io, Answer* answer) {
   }
   std::string error = "no address";
   Failure failure = Failure::kConnect;
-  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+  int addresses = 0;
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) ++addresses;
+  const Clock::time_point deadline = io.deadline;
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next, --addresses) {
+    // Each address gets its share of the time left: one that does not answer (an IPv6 route
+    // that drops everything) leaves time for the next.
+    io.deadline = Clock::now() + (deadline - Clock::now()) / std::max(addresses, 1);
     const int fd =
         ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
     if (fd < 0) {
@@ -423,12 +453,15 @@ bool HttpConnection::Open(Io& io, Answer* answer) {
       failure = Failure::kNone;
       break;
     }
-    if (failure == Failure::kNone) failure = Failure::kConnect;
-    error = std::strerror(errno);
+    const int connect_errno = errno;
+    const bool share_over = failure == Failure::kTimeout && addresses > 1;
+    if (failure == Failure::kNone || share_over) failure = Failure::kConnect;
+    error = share_over ? "no answer in time" : std::strerror(connect_errno);
     Close();
     io.fd = -1;
     if (failure != Failure::kConnect) break;  // the deadline or a cut: no other address
   }
+  io.deadline = deadline;
   ::freeaddrinfo(found);
   if (failure != Failure::kNone) {
     answer->failure = failure;
@@ -497,6 +530,9 @@ bool HttpConnection::LoadTlsContext(std::string* error) {
     return false;
   };
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+#ifdef SSL_OP_IGNORE_UNEXPECTED_EOF
+  SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+#endif
   if (!endpoint_.ca_pem.empty()) {
     const std::vector<X509*> cas = ReadCertificates(endpoint_.ca_pem);
     if (cas.empty()) return fail("loki-tls-ca-file " + endpoint_.ca_file + " holds no certificate");
@@ -517,15 +553,17 @@ bool HttpConnection::LoadTlsContext(std::string* error) {
     for (std::size_t i = 1; i < chain.size(); ++i) SSL_CTX_add0_chain_cert(ctx, chain[i]);
     BIO* bio =
         BIO_new_mem_buf(endpoint_.key_pem.data(), static_cast<int>(endpoint_.key_pem.size()));
+    // An encrypted key is refused, never prompted for (OpenSSL's default asks the terminal).
     EVP_PKEY* key =
-        bio != nullptr ? PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr) : nullptr;
+        bio != nullptr ? PEM_read_bio_PrivateKey(bio, nullptr, NoPassphrase, nullptr) : nullptr;
     BIO_free(bio);
     const bool key_ok = key != nullptr && SSL_CTX_use_PrivateKey(ctx, key) == 1 &&
                         SSL_CTX_check_private_key(ctx) == 1;
     EVP_PKEY_free(key);
     if (!key_ok) {
       return fail("loki-tls-key-file " + endpoint_.key_file +
-                  " holds no private key, or not the one of loki-tls-cert-file");
+                  " holds no private key (an encrypted one is not read), or not the one "
+                  "of loki-tls-cert-file");
     }
   }
   SSL_CTX_set_verify(ctx, endpoint_.insecure_skip_verify ? SSL_VERIFY_NONE : SSL_VERIFY_PEER,
@@ -553,11 +591,16 @@ bool HttpConnection::StartTls(Io& io, Answer* answer) {
   BIO_set_fd(bio, io.fd, BIO_NOCLOSE);
   SSL_set_bio(tls_, bio, bio);
   const std::string& name = endpoint_.server_name.empty() ? endpoint_.host : endpoint_.server_name;
-  if (IsIpAddress(name)) {
-    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(tls_), name.c_str());
-  } else {
-    SSL_set_tlsext_host_name(tls_, name.c_str());
-    SSL_set1_host(tls_, name.c_str());
+  // Without the name check a certificate for any name would do: a failure here ends the try.
+  const bool named = IsIpAddress(name)
+                         ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(tls_), name.c_str()) == 1
+                         : SSL_set_tlsext_host_name(tls_, name.c_str()) == 1 &&
+                               SSL_set1_host(tls_, name.c_str()) == 1;
+  if (!named) {
+    answer->failure = Failure::kTlsSetup;
+    answer->error = "cannot set the TLS server name " + name + ": " + OpenSslError();
+    Close();
+    return false;
   }
   io.tls = tls_;
   for (;;) {

@@ -114,11 +114,20 @@ bool IsLokiVerdict(std::string_view body) {
   while (start < body.size() && std::isspace(static_cast<unsigned char>(body[start]))) ++start;
   if (start == body.size() || body[start] == '<') return false;  // empty, or a page
   const std::string text = Lower(body.substr(0, 4096));
-  const auto has = [&](std::string_view s) { return text.find(s) != std::string::npos; };
-  for (std::string_view word :
-       {"stream", "entry", "entries", "label", "timestamp", "structured metadata", "ingestion",
-        "push request", "request body too large", "couldn't parse", "snappy", "proto"}) {
-    if (has(word)) return true;
+  // Whole words: "upstream" is a proxy's, "stream" Loki's.
+  const auto has_word = [&](std::string_view w) {
+    for (std::size_t at = text.find(w); at != std::string::npos; at = text.find(w, at + 1)) {
+      const bool starts = at == 0 || !std::isalnum(static_cast<unsigned char>(text[at - 1]));
+      const std::size_t end = at + w.size();
+      const bool ends = end == text.size() || !std::isalpha(static_cast<unsigned char>(text[end]));
+      if (starts && ends) return true;
+    }
+    return false;
+  };
+  for (std::string_view word : {"stream", "streams", "entry", "entries", "label", "labels",
+                                "timestamp", "structured metadata", "ingestion", "push request",
+                                "request body too large", "couldn't parse", "snappy", "proto"}) {
+    if (has_word(word)) return true;
   }
   return false;
 }

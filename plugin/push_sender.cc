@@ -154,7 +154,9 @@ PushSender::Answer PushSender::Attempt(std::string_view body, const std::string&
   Clock::time_point deadline;
   {
     absl::MutexLock lock(&watch_mu_);
-    deadline = deadline_ = Clock::now() + config_.timeout;
+    // A day at most: a loki-timeout of 2562047h would overflow the clock.
+    deadline = deadline_ =
+        Clock::now() + std::min<std::chrono::milliseconds>(config_.timeout, std::chrono::hours(24));
     armed_ = true;
     cut_ = false;
   }

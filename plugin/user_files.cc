@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "plugin/posix_file.h"
@@ -75,24 +76,66 @@ void SetUserFilesRoot(std::string root) {
   Root() = std::move(root);
 }
 
-std::string UserFileRefusal(const std::string& path, std::size_t max_bytes) {
+namespace {
+
+bool Inside(const std::string& path, const std::string& dir) {
+  return !dir.empty() && path.rfind(dir + "/", 0) == 0;
+}
+
+// Opens `path` as a user file of at most `max_bytes`, or returns an empty fd with *why. With a
+// root, the path is resolved (without opening anything) and must lie inside it, and the file
+// opened is checked again by its descriptor's own path: a symlink swapped in between is caught.
+// Nothing is said of a path outside the root but that it is outside.
+UniqueFd OpenUserFile(const std::string& path, std::size_t max_bytes, std::string* why) {
   std::string root;
   {
     absl::MutexLock lock(&g_root_mu);
     root = Root();
   }
+  const std::string outside = "not in " + root + " (option files are read from there only)";
+  std::string real_root;
   if (!root.empty()) {
-    const std::string real_root = RealPath(root);
+    real_root = RealPath(root);
     const std::string real = RealPath(path);
-    if (real.empty()) return std::strerror(errno);
-    if (real_root.empty() || real.rfind(real_root + "/", 0) != 0) {
-      return "not in " + root + " (option files are read from there only" +
-             (real != path ? "; this path leads to " + real : std::string()) + ")";
+    if (real.empty()) {
+      const int err = errno;
+      const bool lexically_inside =
+          Inside(std::filesystem::path(path).lexically_normal().string(), root);
+      *why = lexically_inside ? std::strerror(err) : outside;
+      return UniqueFd();
+    }
+    if (!Inside(real, real_root)) {
+      *why = outside;
+      return UniqueFd();
     }
   }
-  const UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
-  if (!fd) return std::strerror(errno);
-  return FileRefusal(fd.get(), max_bytes);
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!fd) {
+    *why = std::strerror(errno);
+    return UniqueFd();
+  }
+  if (!root.empty()) {
+    char opened[4096];
+    const std::string link = "/proc/self/fd/" + std::to_string(fd.get());
+    const ssize_t n = readlink(link.c_str(), opened, sizeof opened - 1);
+    if (n <= 0 || !Inside(std::string(opened, static_cast<std::size_t>(n)), real_root)) {
+      *why = outside;
+      return UniqueFd();
+    }
+  }
+  if (std::string refusal = FileRefusal(fd.get(), max_bytes); !refusal.empty()) {
+    *why = refusal;
+    return UniqueFd();
+  }
+  return fd;
+}
+
+}  // namespace
+
+std::string UserFileRefusal(const std::string& path, std::size_t max_bytes) {
+  std::string why;
+  OpenUserFile(path, max_bytes, &why);
+  return why;
 }
 
 std::string HostLocationOf(const std::string& path) {
@@ -113,11 +156,9 @@ bool ReadUserFile(std::string_view option, const std::string& path, std::size_t 
              HostLocationOf(path) + "): " + why;
     return false;
   };
-  if (std::string why = UserFileRefusal(path, max_bytes); !why.empty()) return fail(why);
-  // O_NONBLOCK: a FIFO put in place of the file meanwhile does not hang the open.
-  const UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
-  if (!fd) return fail(std::strerror(errno));
-  if (std::string why = FileRefusal(fd.get(), max_bytes); !why.empty()) return fail(why);
+  std::string why;
+  const UniqueFd fd = OpenUserFile(path, max_bytes, &why);
+  if (!fd) return fail(why);
   out->clear();
   char buf[4096];
   for (;;) {

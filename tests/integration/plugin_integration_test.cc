@@ -257,6 +257,8 @@ TEST_F(PluginIntegration, FilesOptionsNameAreReadOnlyFromTheFilesDirectory) {
   };
   const std::vector<Row> rows = {
       {"loki-bearer-token-file", "/dev/zero", "not in "},
+      // Outside files/, nothing is told but that: not whether the path exists.
+      {"loki-bearer-token-file", "/no-such-dir/token", "not in "},
       {"loki-bearer-token-file", files + "/adir", "a directory"},
       {"loki-bearer-token-file", files + "/fifo", "a FIFO"},
       {"loki-bearer-token-file", state + "/outside-token", "not in "},

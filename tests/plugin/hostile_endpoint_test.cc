@@ -233,6 +233,33 @@ TEST(HostileEndpointTest, LokisOwnBadRequestStillDropsTheBatch) {
   EXPECT_EQ(Dropped(metrics, "too_old"), 1u);
 }
 
+// A proxy that refuses a body over its limit answers 413 as soon as it has the head and closes
+// without reading the body: the answer is read although the body could not be written whole,
+// and the batch is split as for Loki's own 413 (here down to single entries, each refused).
+TEST(HostileEndpointTest, AnAnswerGivenBeforeTheBodyWasTakenIsRead) {
+  LogCapture logs;
+  MetricsRegistry metrics;
+  ScriptedHttpPeer peer;
+  ScriptedHttpPeer::Script script;
+  script.answer = "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 0\r\n\r\n";
+  script.answer_after_head = true;
+  ASSERT_TRUE(peer.Start(script));
+  LokiClientConfig c = Config(peer);
+  c.batch_size_bytes = 64 << 20;
+  {
+    LokiClient client(c, metrics);
+    for (int i = 0; i < 2; ++i) {
+      LokiEntry e = Entry(i);
+      e.line = RandomBytes(8 << 20, static_cast<unsigned>(i));  // far more than socket buffers
+      client.Push(std::move(e));
+    }
+    ASSERT_TRUE(client.Flush(kLong));
+  }
+  EXPECT_EQ(Pushes(metrics, "error"), 0u) << logs.Text().substr(0, 3000);
+  EXPECT_GE(Pushes(metrics, "413"), 2u);  // a batch of both then each, or each alone
+  EXPECT_EQ(Dropped(metrics, "too_large"), 2u);
+}
+
 // A connection the peer keeps open is used again; one it closed after its answer is opened
 // anew, and no push is lost or sent twice on the way.
 TEST(HostileEndpointTest, KeptConnectionsAreReusedAndClosedOnesReopened) {

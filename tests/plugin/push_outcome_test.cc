@@ -89,14 +89,13 @@ TEST(PushOutcome, OnlyLokisOwnVerdictsDropA400Or422) {
     }
   }
   for (const char* route : {
-           "",
-           "  \n",
+           "", "  \n",
            "<html>\r\n<head><title>400 Bad Request</title></head>\r\n<body>\r\n<center><h1>400 "
            "Bad Request</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>",
            "<!DOCTYPE html><p>a stream of entries</p>",  // a page, whatever its words
-           "Bad Request",
-           "Invalid request: malformed header",
-           "Unprocessable Entity",
+           "Bad Request", "Invalid request: malformed header", "Unprocessable Entity",
+           "upstream sent an invalid header",           // a proxy's words
+           "unsupported protocol version in upstream",  // "proto" and "stream" inside others
        }) {
     for (int status : {400, 422}) {
       EXPECT_FALSE(IsLokiVerdict(route)) << route;

@@ -89,7 +89,8 @@ void ScriptedHttpPeer::Serve(int fd) {
     // One request: its head, then Content-Length bytes of body.
     std::size_t head_end = std::string::npos;
     while ((head_end = in.find("\r\n\r\n")) == std::string::npos ||
-           in.size() < head_end + 4 + ContentLength(in.substr(0, head_end + 2))) {
+           (!script_.answer_after_head &&
+            in.size() < head_end + 4 + ContentLength(in.substr(0, head_end + 2)))) {
       pollfd p{fd, POLLIN, 0};
       if (!Wait(std::chrono::milliseconds(0))) break;
       if (::poll(&p, 1, kPollMs) <= 0) continue;
@@ -102,7 +103,11 @@ void ScriptedHttpPeer::Serve(int fd) {
       in.append(buf, static_cast<std::size_t>(n));
     }
     if (!open || head_end == std::string::npos) break;
-    in.erase(0, head_end + 4 + ContentLength(in.substr(0, head_end + 2)));
+    if (script_.answer_after_head) {
+      in.clear();  // the body is not read; the connection closes after the answer
+    } else {
+      in.erase(0, head_end + 4 + ContentLength(in.substr(0, head_end + 2)));
+    }
     const uint64_t request = ++requests_;
     const std::string& answer =
         script_.times > 0 && request > script_.times ? script_.mended : script_.answer;
@@ -134,7 +139,7 @@ void ScriptedHttpPeer::Serve(int fd) {
       ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
       open = false;
     }
-    if (scripted && script_.close_after) open = false;
+    if (scripted && (script_.close_after || script_.answer_after_head)) open = false;
   }
   ::close(fd);
 }

@@ -22,6 +22,9 @@ class ScriptedHttpPeer {
     std::chrono::milliseconds drip{0};  // > 0: one byte per `drip`
     bool close_after = true;            // close the connection after the answer
     bool reset_after = false;           // ... with a reset (RST), not an orderly close
+    // Answer as soon as the request head is in, without reading its body (a proxy refusing a
+    // body over its limit), then close.
+    bool answer_after_head = false;
     // > 0: `answer` goes to the first `times` requests, `mended` to every later one (a peer
     // that is fixed; a mended answer keeps the connection open).
     uint64_t times = 0;
