@@ -273,6 +273,18 @@ void FifoReader::Close(int fd) {
   streams_.erase(fd);
 }
 
+void FifoReader::Unpoll(Session& session) {
+  // Removed, not given an interest of 0: epoll reports a hang-up whatever the interest, and a
+  // blocked session whose container is gone would wake the loop on every round.
+  epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, session.fd.get(), nullptr);
+}
+
+void FifoReader::Repoll(Session& session) {
+  if (const int err = Watch(session.fd.get(), kFifoEvents, EPOLL_CTL_ADD); err == EEXIST) {
+    Watch(session.fd.get(), kFifoEvents, EPOLL_CTL_MOD);
+  }
+}
+
 bool FifoReader::Feed(Session& session, Journaled& j) {
   // Splicing into the journal decodes nothing: a longer round, then other FIFOs have a turn.
   constexpr std::size_t kRoundBytes = 16 * 1024 * 1024;
@@ -299,7 +311,7 @@ bool FifoReader::Feed(Session& session, Journaled& j) {
         }
         if (session.blocked) {
           session.blocked = false;
-          Watch(session.fd.get(), kFifoEvents, EPOLL_CTL_MOD);
+          Repoll(session);
         }
         continue;
       case Journal::Writer::Status::kWouldBlock:
@@ -310,7 +322,7 @@ bool FifoReader::Feed(Session& session, Journaled& j) {
       case Journal::Writer::Status::kFull:
         if (!session.blocked) {
           session.blocked = true;
-          Watch(session.fd.get(), 0, EPOLL_CTL_MOD);  // not polled until there is room
+          Unpoll(session);  // not polled until there is room
         }
         return true;
     }
@@ -334,7 +346,7 @@ bool FifoReader::OnWriteError(Session& session, Journaled& j, const std::system_
     }
     if (!session.blocked) {
       session.blocked = true;
-      Watch(session.fd.get(), 0, EPOLL_CTL_MOD);
+      Unpoll(session);
     }
     return true;
   }
@@ -359,7 +371,7 @@ bool FifoReader::OnWriteError(Session& session, Journaled& j, const std::system_
   session.memory->Start(std::move(pending), j.max_line_bytes);
   if (session.blocked) {
     session.blocked = false;
-    Watch(session.fd.get(), kFifoEvents, EPOLL_CTL_MOD);
+    Repoll(session);
   }
   return FeedMemory(session, j);
 }
@@ -489,7 +501,7 @@ void FifoReader::FeedAndMaybeEnd(Session& session, Journaled& j) {
     session.retry_at = std::chrono::steady_clock::now() + kJournalRetry;
     if (!session.blocked) {
       session.blocked = true;
-      Watch(session.fd.get(), 0, EPOLL_CTL_MOD);
+      Unpoll(session);
     }
     alive = true;
   }

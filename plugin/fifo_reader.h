@@ -113,6 +113,9 @@ class FifoReader {
   void Loop() ABSL_LOCKS_EXCLUDED(mu_);
   // Returns false when the memory stream has ended (EOF or corrupt).
   bool Drain(Stream& s);
+  // A blocked session's FIFO leaves the epoll set until it can move again (Repoll).
+  void Unpoll(Session& session);
+  void Repoll(Session& session);
   // Moves a session's FIFO into its journal. Returns false when the session ended.
   bool Feed(Session& session, Journaled& j);
   // The journal refused bytes: block, or go on in memory (see the header comment).

@@ -394,3 +394,58 @@ TEST_F(DriverTest, ALiveJournalBeyondTheBudgetLosesItsOldestSegments) {
 
 }  // namespace
 }  // namespace skald
+
+namespace skald {
+namespace {
+
+// Context switches of this process's thread named `name` (voluntary and not), or -1.
+long ThreadSwitches(const std::string& name) {
+  for (const auto& task : fs::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string n;
+    std::getline(comm, n);
+    if (n != name) continue;
+    std::ifstream status(task.path() / "status");
+    long total = 0;
+    for (std::string line; std::getline(status, line);) {
+      if (line.find("ctxt_switches:") != std::string::npos) {
+        total += std::stol(line.substr(line.find(':') + 1));
+      }
+    }
+    return total;
+  }
+  return -1;
+}
+
+// A stream held by loki-on-full=block (its journal full of lines Loki has not taken) whose
+// container has gone (the FIFO hung up) leaves the reader's epoll set: the hang-up, which epoll
+// reports whatever the interest, no longer wakes the reader about a thousand times a second.
+TEST_F(DriverTest, ABlockedStreamWhoseContainerIsGoneDoesNotSpinTheReader) {
+  loki_.FailAll(503);
+  StartDriver();
+  int w;
+  const std::string f = MakeFifo("f1", &w);
+  driver_->StartLogging(
+      f, Info(kId1, {{"loki-on-full", "block"}, {"max-size", "16k"}, {"max-file", "2"}}));
+  // Fill the journal and then the FIFO: the last writes find no room.
+  const std::string frame = Frame(std::string(200, 'x'));
+  int refused = 0;
+  for (int i = 0; i < 100'000 && refused < 200; ++i) {
+    if (write(w, frame.data(), frame.size()) < 0) {
+      ++refused;
+      std::this_thread::sleep_for(1ms);
+    }
+  }
+  ASSERT_GE(refused, 200) << "the FIFO never filled: the stream is not blocked";
+  CloseFd(w);  // the container is gone
+  std::this_thread::sleep_for(200ms);
+  const long before = ThreadSwitches("skald-reader");
+  ASSERT_GE(before, 0);
+  std::this_thread::sleep_for(1s);
+  const long switches = ThreadSwitches("skald-reader") - before;
+  std::printf("reader context switches in 1 s with a blocked, hung-up stream: %ld\n", switches);
+  EXPECT_LT(switches, 200);  // a retry every 20 ms is 50; the hang-up spun at ~1000
+}
+
+}  // namespace
+}  // namespace skald
