@@ -25,6 +25,7 @@
 #include "pipeline_stages/go_duration.h"
 #include "plugin/cli.h"
 #include "plugin/driver.h"
+#include "plugin/fault_injection.h"
 #include "plugin/journal_store.h"
 #include "plugin/log_options.h"
 #include "plugin/metrics.h"
@@ -47,7 +48,9 @@ std::string EnvOr(const char* name, const char* fallback) {
 #endif
 
 std::string Version() {
-  return std::string("skald ") + SKALD_VERSION + " (commit " + SKALD_COMMIT + ")";
+  // A test build says so: its end-to-end tests need the fault switch (plugin/fault_injection.h).
+  return std::string("skald ") + SKALD_VERSION + " (commit " + SKALD_COMMIT + ")" +
+         (skald::FaultInjectionCompiledIn() ? " test build, with the fault switch" : "");
 }
 
 void Usage() {
