@@ -81,6 +81,15 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
   }
   reader_ = std::make_unique<FifoReader>(*this, metrics);
   reader_->SetTick([this] { return Maintain(); });
+  if (replay_guard_) {
+    reader_->SetDecodeHook([this](const std::string& container_id) {
+      if (container_id.empty()) {
+        replay_guard_->Leave(ReplayGuard::kReaderSlot);
+      } else {
+        replay_guard_->Enter(ReplayGuard::kReaderSlot, container_id);
+      }
+    });
+  }
   shipper_ = std::thread([this] {
     SetThreadName("skald-ship");
     ShipLoop();
@@ -641,7 +650,11 @@ void Driver::ShipLoop() {
       if (batch.end) {
         FinishStream(batch.stream_id);
       } else if (stream) {
+        // Which container's lines this thread works on, should the process die now.
+        if (replay_guard_)
+          replay_guard_->Enter(ReplayGuard::kShipperSlot, stream->info.container_id);
         Ship(*stream, batch);
+        if (replay_guard_) replay_guard_->Leave(ReplayGuard::kShipperSlot);
       }
     } catch (const std::exception& e) {
       // A bug, not an input: the thread that ships every container's lines must go on.

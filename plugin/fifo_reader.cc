@@ -243,6 +243,11 @@ void FifoReader::SetTick(std::function<std::chrono::milliseconds()> tick) {
   TickWithin(std::chrono::milliseconds(0));
 }
 
+void FifoReader::SetDecodeHook(std::function<void(const std::string&)> hook) {
+  absl::MutexLock lock(&mu_);
+  decode_hook_ = std::move(hook);
+}
+
 void FifoReader::TickWhenJournaled(std::chrono::milliseconds delay) {
   tick_when_journaled_ms_.store(std::max<int64_t>(0, delay.count()));
 }
@@ -707,9 +712,11 @@ void FifoReader::Loop() {
     // (acknowledgements free it), so a Loki outage costs no wake-up here.
     int timeout_ms = -1;
     std::function<std::chrono::milliseconds()> tick;
+    std::function<void(const std::string&)> decode_hook;
     {
       absl::MutexLock lock(&mu_);
       tick = tick_;
+      decode_hook = decode_hook_;
       bool any_more = false, any_retry = false, any_blocked = false;
       for (auto& [id, j] : journaled_) {
         any_more |= j->more;
@@ -818,6 +825,7 @@ void FifoReader::Loop() {
     }
     for (Journaled* j : to_decode) {
       bool alive = true;
+      if (decode_hook) decode_hook(j->journal->dir().filename().string());
       try {
         alive = Decode(*j);
       } catch (const std::exception& e) {
@@ -831,6 +839,7 @@ void FifoReader::Loop() {
         j->more = false;
         j->retry = true;
       }
+      if (decode_hook) decode_hook("");
       if (!alive) {
         absl::MutexLock lock(&mu_);
         journaled_.erase(j->id);

@@ -91,6 +91,9 @@ class FifoReader {
   // long until it wants to run again (kNoTick: not until TickWithin() asks).
   static constexpr std::chrono::milliseconds kNoTick = std::chrono::milliseconds::max();
   void SetTick(std::function<std::chrono::milliseconds()> tick) ABSL_LOCKS_EXCLUDED(mu_);
+  // Called on the loop thread with the container id (the journal directory's name) before a
+  // journal is decoded, and with "" after (the crash-loop guard's attribution).
+  void SetDecodeHook(std::function<void(const std::string&)> hook) ABSL_LOCKS_EXCLUDED(mu_);
   // Asks for a tick within `delay` (one due sooner stays due). Thread-safe, takes no lock.
   void TickWithin(std::chrono::milliseconds delay);
   // Asks for a tick within `delay` once bytes are next moved from a FIFO into a journal
@@ -169,6 +172,7 @@ class FifoReader {
   // By stream id.
   std::unordered_map<uint64_t, std::unique_ptr<Journaled>> journaled_ ABSL_GUARDED_BY(mu_);
   std::function<std::chrono::milliseconds()> tick_ ABSL_GUARDED_BY(mu_);
+  std::function<void(const std::string&)> decode_hook_ ABSL_GUARDED_BY(mu_);
   // When the next tick is due (steady clock, ns); INT64_MAX: none asked for.
   std::atomic<int64_t> next_tick_ns_{INT64_MAX};
   std::atomic<int64_t> tick_when_journaled_ms_{-1};  // TickWhenJournaled; -1: not asked

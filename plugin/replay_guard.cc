@@ -1,11 +1,16 @@
 #include "plugin/replay_guard.h"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <system_error>
 
+#include "plugin/container_info.h"
 #include "plugin/posix_file.h"
 
 namespace skald {
@@ -25,7 +30,44 @@ fs::path FreeQuarantineName(const fs::path& quarantine, const std::string& id) {
 
 }  // namespace
 
-ReplayGuard::ReplayGuard(fs::path state_root) : root_(std::move(state_root)) {}
+ReplayGuard::ReplayGuard(fs::path state_root) : root_(std::move(state_root)) {
+  const fs::path path = root_ / "replay-inflight";
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return;  // no attribution: every journal being replayed counts a death
+  const std::size_t bytes = kSlots * kSlotBytes;
+  if (::ftruncate(fd, static_cast<off_t>(bytes)) == 0) {
+    void* map = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map != MAP_FAILED) inflight_ = static_cast<char*>(map);
+  }
+  ::close(fd);
+  if (inflight_ == nullptr) return;
+  for (int slot = 0; slot < kSlots; ++slot) {
+    const char* s = inflight_ + slot * kSlotBytes;
+    const std::string id(s, strnlen(s, kSlotBytes - 1));
+    if (ValidContainerId(id)) died_on_.push_back(id);
+    Leave(static_cast<Slot>(slot));
+  }
+}
+
+ReplayGuard::~ReplayGuard() {
+  if (inflight_ != nullptr) ::munmap(inflight_, kSlots * kSlotBytes);
+}
+
+void ReplayGuard::Enter(Slot slot, std::string_view container_id) {
+  if (inflight_ == nullptr) return;
+  char* s = inflight_ + slot * kSlotBytes;
+  const std::size_t n = std::min(container_id.size(), kSlotBytes - 1);
+  std::memcpy(s, container_id.data(), n);
+  s[n] = '\0';
+}
+
+void ReplayGuard::Leave(Slot slot) {
+  if (inflight_ != nullptr) inflight_[slot * kSlotBytes] = '\0';
+}
+
+bool ReplayGuard::DiedOn(const std::string& id) const {
+  return died_on_.empty() || std::find(died_on_.begin(), died_on_.end(), id) != died_on_.end();
+}
 
 int ReplayGuard::DeathsOf(const fs::path& dir) {
   std::ifstream in(dir / kMarkerName);
@@ -45,7 +87,9 @@ int ReplayGuard::DeathsOf(const fs::path& dir) {
 bool ReplayGuard::Begin(const std::string& id, const fs::path& dir, std::string* why) {
   std::error_code ec;
   const bool had_marker = fs::exists(dir / kMarkerName, ec);
-  const int deaths = had_marker ? DeathsOf(dir) : 0;
+  // A death counts against this journal only when a thread was working on its lines then (or
+  // no thread named any): the marker's count stays as it was otherwise.
+  const int deaths = !had_marker ? 0 : DiedOn(id) ? DeathsOf(dir) : DeathsOf(dir) - 1;
   if (deaths >= kDeathsToQuarantine) {
     const fs::path quarantine = root_ / "quarantine";
     fs::create_directories(quarantine, ec);

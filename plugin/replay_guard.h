@@ -5,7 +5,12 @@
 //
 // Before a journal is replayed, a marker file (`replaying` in its directory) records how many
 // runs in a row died while replaying it; the marker goes when the replay makes progress (the
-// cursor moves on) and when the plugin stops cleanly. A journal whose replay was running when
+// cursor moves on) and when the plugin stops cleanly. Which journal's lines each thread that
+// handles them (the reader, the shipping thread) is working on is kept in a small file mapped
+// in memory (<state>/replay-inflight), which outlives the process: a death is counted only
+// against the journals a thread was working on when it came (or, when none was named, against
+// every journal being replayed), so that a journal replayed beside the one that kills the
+// plugin is not set aside with it. A journal whose replay was running when
 // the process died kDeathsToQuarantine times in a row is set aside: moved, whole, to
 // <state>/quarantine/<container id>, reported in the log, /healthz and
 // skald_journals_quarantined, never deleted. `skald quarantine` lists and releases them.
@@ -26,8 +31,17 @@ class ReplayGuard {
  public:
   static constexpr int kDeathsToQuarantine = 2;
 
-  // `state_root`: the state directory (journals in <state_root>/containers).
+  // `state_root`: the state directory (journals in <state_root>/containers). Reads what the
+  // last run's threads were working on, then clears it.
   explicit ReplayGuard(std::filesystem::path state_root);
+  ~ReplayGuard();
+  ReplayGuard(const ReplayGuard&) = delete;
+  ReplayGuard& operator=(const ReplayGuard&) = delete;
+
+  // The threads that handle lines: each names the container whose lines it works on now.
+  enum Slot { kReaderSlot = 0, kShipperSlot = 1, kSlots = 2 };
+  void Enter(Slot slot, std::string_view container_id);
+  void Leave(Slot slot);
 
   // Before the journal in `dir` (of container `id`) is replayed. True: replay it (its marker
   // now counts the deaths so far). False: it was quarantined now (logged, `*why` says so).
@@ -56,7 +70,13 @@ class ReplayGuard {
   static constexpr const char* kMarkerName = "replaying";
 
  private:
+  // Whether the last run died while a thread worked on `id`'s lines; true when it named none.
+  bool DiedOn(const std::string& id) const;
+
   const std::filesystem::path root_;
+  static constexpr std::size_t kSlotBytes = 128;
+  char* inflight_ = nullptr;          // kSlots x kSlotBytes, mapped shared from the file
+  std::vector<std::string> died_on_;  // what the last run's slots named
   absl::Mutex mu_;
   std::vector<std::filesystem::path> marked_ ABSL_GUARDED_BY(mu_);
 };
