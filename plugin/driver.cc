@@ -840,6 +840,12 @@ std::chrono::milliseconds Driver::Maintain() {
     absl::MutexLock lock(&mu_);
     if (outcome.next_expiry_in)
       retention_schedule_.AgeCheckBy(now_steady + *outcome.next_expiry_in);
+    // Over the budget (a live segment to be sealed, containers held by loki-on-full=block):
+    // again in a second, whether or not bytes come.
+    if (outcome.over_budget) {
+      retention_schedule_.BudgetDue();
+      sooner(seconds(1));
+    }
     // Recovery may have asked for an age check at once (time_point::min()) meanwhile.
     if (const auto in = retention_schedule_.AgeCheckIn(now_steady)) sooner(*in);
   }

@@ -256,7 +256,20 @@ void Journal::SetAcknowledged(JournalPosition position) {
   segments_->acknowledged = position;
 }
 
-uint64_t Journal::EvictOldest() { return segments_->EvictOldest(); }
+uint64_t Journal::EvictOldest(bool acknowledged_only) {
+  return segments_->EvictOldest(acknowledged_only);
+}
+
+bool Journal::OldestIsLive() const {
+  absl::MutexLock lock(&segments_->mu);
+  return !segments_->segments.empty() && segments_->segments.begin()->second.live;
+}
+
+void Journal::RequestRotation() { segments_->rotation_requested = true; }
+
+void Journal::SetOverBudget(bool over) { segments_->over_budget = over; }
+
+bool Journal::OverBudget() const { return segments_->over_budget; }
 
 void Journal::Remove() {
   {

@@ -102,9 +102,19 @@ class Journal {
   void SetEvictHook(std::function<void(uint64_t segment)> hook);
   // The oldest position not yet acknowledged (block_when_full keeps segments from it on).
   void SetAcknowledged(JournalPosition position);
-  // Deletes the oldest segment unless it is live (or, with block_when_full, holds data at or
-  // after the acknowledged position). Returns the bytes freed (0: nothing evicted).
-  uint64_t EvictOldest();
+  // Deletes the oldest segment unless it is live (or, with block_when_full or
+  // `acknowledged_only`, holds data at or after the acknowledged position). Returns the bytes
+  // freed (0: nothing evicted).
+  uint64_t EvictOldest(bool acknowledged_only = false);
+  // True when the oldest segment is the one a writer appends to (nothing else to evict).
+  bool OldestIsLive() const;
+  // The plugin-wide budget: the live segment is sealed at the writer's next write (even below
+  // max-size, or with max-size -1) so that a later EvictOldest can take it.
+  void RequestRotation();
+  // The plugin-wide budget is spent and nothing of this journal can go: with block_when_full
+  // its writer takes no more bytes (the container waits) until this is set false.
+  void SetOverBudget(bool over);
+  bool OverBudget() const;
   // Deletes every segment and the metadata, then the directory. Live writers must be gone.
   void Remove();
 

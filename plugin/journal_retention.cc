@@ -83,17 +83,35 @@ JournalRetention::Outcome JournalRetention::Apply(std::vector<Entry> stopped,
         it->first.substr(0, 12), max_total_bytes_);
     out.remove.push_back(it->first);
   }
-  while (total > max_total_bytes_ && !live.empty()) {
-    auto largest = std::max_element(live.begin(), live.end(), [](const auto& a, const auto& b) {
-      return a.second->TotalBytes() < b.second->TotalBytes();
-    });
-    const uint64_t freed = largest->second->EvictOldest();
-    if (freed == 0) {
-      live.erase(largest);
-      continue;
+  // Live journals: what Loki has acknowledged goes first, then (loki-on-full=drop) the oldest
+  // undelivered, counted by the readers' evict hooks; the largest journal's oldest segment each
+  // time.
+  const auto by_size = [](const Entry& a, const Entry& b) {
+    return a.second->TotalBytes() < b.second->TotalBytes();
+  };
+  for (const bool acknowledged_only : {true, false}) {
+    std::vector<Entry> candidates = live;
+    while (total > max_total_bytes_ && !candidates.empty()) {
+      auto largest = std::max_element(candidates.begin(), candidates.end(), by_size);
+      const uint64_t freed = largest->second->EvictOldest(acknowledged_only);
+      if (freed == 0) {
+        candidates.erase(largest);
+        continue;
+      }
+      total -= std::min(total, freed);
     }
-    total -= std::min(total, freed);
   }
+  // Still over: a live segment is the rest. The largest such journal seals it at its next
+  // write (max-size -1 means no rotation by size, not exemption from the budget), so that the
+  // next round can take it; loki-on-full=block journals take no bytes while over.
+  out.over_budget = total > max_total_bytes_;
+  const Entry* rotate = nullptr;
+  for (const Entry& e : live) {
+    if (out.over_budget && e.second->OldestIsLive() && (!rotate || by_size(*rotate, e)))
+      rotate = &e;
+    e.second->SetOverBudget(out.over_budget && e.second->limits().block_when_full);
+  }
+  if (rotate) rotate->second->RequestRotation();
   return out;
 }
 

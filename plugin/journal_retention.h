@@ -5,8 +5,11 @@
 //   for `max_age` is removed, unless its container asked for keep-file=true;
 // - the plugin-wide budget: while all journals together hold more than `max_total_bytes`,
 //   stopped containers' journals are removed, least recently written first, then the oldest
-//   segments of the largest live journals are evicted (what they had not read is counted by
-//   their readers' evict hooks).
+//   segments of the largest live journals are evicted, acknowledged ones first, then
+//   (loki-on-full=drop) undelivered ones (what their readers had not read is counted by their
+//   evict hooks). Live segments count too: when only they are left over the budget, the largest
+//   is sealed at its next write and evicted at the next round, and loki-on-full=block journals
+//   take no more bytes (their containers wait) until the budget has room.
 // Apply() decides and evicts; removing a stopped container's journal is left to its owner (the
 // driver), which must check under its own lock that no container started meanwhile.
 //
@@ -42,6 +45,8 @@ class JournalRetention {
     // With the age limit looked at: how long until the next stopped container's journal kept
     // reaches it (never negative); nullopt: none will (none kept, or all keep-file).
     std::optional<std::chrono::steady_clock::duration> next_expiry_in;
+    // Still over the budget after all it could evict: look again soon.
+    bool over_budget = false;
   };
 
   // `stopped`: journals of containers with no stream; `live`: the others. `check_age`: apply the

@@ -254,7 +254,7 @@ bool JournalSegments::RoomFor(uint64_t rotating_seq, uint64_t rotating_boundary)
   return true;
 }
 
-uint64_t JournalSegments::EvictOldest() {
+uint64_t JournalSegments::EvictOldest(bool acknowledged_only) {
   absl::MutexLock evicting(&evict_mu);
   uint64_t seq, size;
   std::function<void(uint64_t)> hook;
@@ -263,7 +263,8 @@ uint64_t JournalSegments::EvictOldest() {
     if (segments.empty()) return 0;
     auto& [oldest, s] = *segments.begin();
     if (s.live) return 0;
-    if (limits.block_when_full && !AcknowledgedLocked(oldest, s.readable.value_or(s.size)))
+    if ((limits.block_when_full || acknowledged_only) &&
+        !AcknowledgedLocked(oldest, s.readable.value_or(s.size)))
       return 0;
     seq = oldest;
     size = s.size;

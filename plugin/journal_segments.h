@@ -7,6 +7,7 @@
 #include <absl/base/thread_annotations.h>
 #include <absl/synchronization/mutex.h>
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -47,6 +48,11 @@ struct JournalSegments {
   uint64_t version ABSL_GUARDED_BY(mu) = 0;
   JournalPosition acknowledged ABSL_GUARDED_BY(mu);
   std::function<void(uint64_t)> evict_hook ABSL_GUARDED_BY(mu);
+  // The plugin-wide budget (plugin/journal_retention.h): the live segment is to be sealed at
+  // the writer's next write so that it can be evicted; with block_when_full, the journal may not
+  // grow until the budget has room again.
+  std::atomic<bool> rotation_requested{false};
+  std::atomic<bool> over_budget{false};
 
   std::filesystem::path SegmentPath(uint64_t seq) const {
     return dir / JournalFileName(seq, kJournalSegmentExt);
@@ -73,7 +79,7 @@ struct JournalSegments {
   void Seal(uint64_t seq, uint64_t readable) ABSL_LOCKS_EXCLUDED(mu);
   bool RoomFor(uint64_t rotating_seq, uint64_t rotating_boundary) ABSL_LOCKS_EXCLUDED(mu);
   // Journal::EvictOldest.
-  uint64_t EvictOldest() ABSL_LOCKS_EXCLUDED(mu);
+  uint64_t EvictOldest(bool acknowledged_only = false) ABSL_LOCKS_EXCLUDED(mu);
   void EvictWhileOver() ABSL_LOCKS_EXCLUDED(mu);
 
   // Reader side.

@@ -97,6 +97,10 @@ Journal::Writer::Result Journal::Writer::SpliceFrom(int fd, std::size_t max_byte
   // Room first: with block_when_full nothing leaves the FIFO unless it fits.
   if (!s.fd && limits.block_when_full && !segs.RoomFor(0, 0)) return {Status::kFull, 0};
   if (!s.MaybeRotate(segs, limits, true)) return {Status::kFull, 0};
+  // The plugin-wide budget is spent and the user chose to lose nothing: the bytes wait (a
+  // rotation the budget asked for is done above, so that the sealed part can go once Loki has
+  // it).
+  if (limits.block_when_full && segs.over_budget) return {Status::kFull, 0};
   std::size_t n = Budget(limits, s.size, s.next_end, max_bytes);
   if (n == 0) return {Status::kWouldBlock, 0};
 
@@ -233,7 +237,7 @@ bool Journal::Writer::State::MaybeRotate(JournalSegments& segs, const JournalLim
                                          bool may_refuse) {
   State& s = *this;
   if (!s.fd) return true;
-  if (!s.rotate_now) {
+  if (!s.rotate_now && !segs.rotation_requested) {
     if (limits.max_segment_bytes < 0) return true;
     if (s.size < static_cast<uint64_t>(limits.max_segment_bytes)) return true;
   }
@@ -296,6 +300,7 @@ bool Journal::Writer::State::MaybeRotate(JournalSegments& segs, const JournalLim
   s.fd = std::move(new_fd);
   s.size = tail;
   s.rotate_now = false;
+  segs.rotation_requested = false;
   segs.EvictWhileOver();
   return true;
 }

@@ -1,6 +1,8 @@
 #include "plugin/journal_retention.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -140,6 +142,22 @@ TEST_F(JournalRetentionTest, BudgetEvictsTheOldestSegmentsOfTheLargestLiveJourna
   EXPECT_EQ(out.total_bytes, small_bytes + large_bytes - 3 * segment);
 }
 
+// What Loki has acknowledged goes before what it has not: a smaller journal's delivered
+// segment is evicted before the larger journal's undelivered ones.
+TEST_F(JournalRetentionTest, DeliveredBytesGoBeforeUndeliveredOnes) {
+  auto delivered = Make("delivered", 2, 2000, std::chrono::minutes(1));
+  auto undelivered = Make("undelivered", 6, 2000, std::chrono::minutes(1));
+  delivered.second->SetAcknowledged(delivered.second->End());
+  const uint64_t delivered_bytes = delivered.second->TotalBytes();
+  const uint64_t undelivered_bytes = undelivered.second->TotalBytes();
+  JournalRetention retention(delivered_bytes + undelivered_bytes - delivered_bytes / 2,
+                             std::chrono::hours(24));
+  auto out = retention.Apply({}, {delivered, undelivered}, false, fs::file_time_type::clock::now());
+  EXPECT_FALSE(out.over_budget);
+  EXPECT_EQ(undelivered.second->TotalBytes(), undelivered_bytes);
+  EXPECT_EQ(delivered.second->TotalBytes(), delivered_bytes / 2);
+}
+
 TEST_F(JournalRetentionTest, StoppedJournalsGoBeforeLiveOnesAreEvicted) {
   auto stopped = Make("stopped", 1, 2000, std::chrono::minutes(1));
   auto live = Make("live", 3, 2000, std::chrono::minutes(1));
@@ -151,15 +169,54 @@ TEST_F(JournalRetentionTest, StoppedJournalsGoBeforeLiveOnesAreEvicted) {
   EXPECT_EQ(out.total_bytes, live_bytes);
 }
 
-TEST_F(JournalRetentionTest, ALiveSegmentIsNeverEvicted) {
-  auto journal = Journal::Open(dir_ / "writing", JournalLimits{1 << 20, 100, false});
+// A segment a writer appends to is never evicted; but max-size -1 (no rotation by size) is no
+// exemption from the plugin-wide budget: a live segment over it is sealed at the writer's next
+// write, and the next round evicts it (loki-on-full=drop: undelivered, counted by the reader).
+TEST_F(JournalRetentionTest, ALiveSegmentOverTheBudgetIsSealedThenEvicted) {
+  auto journal = Journal::Open(dir_ / "writing", JournalLimits{-1, 100, false});
   auto writer = journal->StartWriter("/run/fifo");
-  writer->Append(Frames(20, 80));
-  JournalRetention retention(1, std::chrono::hours(24));
+  writer->Append(Frames(200, 80));
+  const uint64_t written = journal->TotalBytes();
+  JournalRetention retention(4096, std::chrono::hours(24));
   auto out = retention.Apply({}, {{"writing", journal}}, false, fs::file_time_type::clock::now());
+  EXPECT_TRUE(out.over_budget);
+  EXPECT_EQ(journal->TotalBytes(), written);  // live: not evicted, but to be sealed
+  writer->Append(Frames(1, 80));
+  EXPECT_EQ(journal->Segments().size(), 2u) << "the next write did not seal the live segment";
+  out = retention.Apply({}, {{"writing", journal}}, false, fs::file_time_type::clock::now());
+  EXPECT_FALSE(out.over_budget);
+  EXPECT_LT(journal->TotalBytes(), 4096u);
   EXPECT_EQ(out.total_bytes, journal->TotalBytes());
-  EXPECT_GT(journal->TotalBytes(), 0u);
   writer->Seal();
+}
+
+// loki-on-full=block: when the budget is spent and nothing of the journal can go (Loki has not
+// acknowledged it), its writer takes no bytes (the container waits); once Loki has them, the
+// next round frees the budget and the bytes move again.
+TEST_F(JournalRetentionTest, ABlockingJournalTakesNoBytesWhileTheBudgetIsSpent) {
+  auto journal = Journal::Open(dir_ / "blocking", JournalLimits{-1, 100, true});
+  auto writer = journal->StartWriter("/run/fifo");
+  writer->Append(Frames(200, 80));
+  JournalRetention retention(4096, std::chrono::hours(24));
+  auto out = retention.Apply({}, {{"blocking", journal}}, false, fs::file_time_type::clock::now());
+  EXPECT_TRUE(out.over_budget);
+  EXPECT_TRUE(journal->OverBudget());
+  int pipe_fds[2];
+  ASSERT_EQ(pipe2(pipe_fds, O_NONBLOCK | O_CLOEXEC), 0);
+  const std::string frame = Frames(1, 80);
+  ASSERT_EQ(write(pipe_fds[1], frame.data(), frame.size()), static_cast<ssize_t>(frame.size()));
+  EXPECT_EQ(writer->SpliceFrom(pipe_fds[0], 1 << 16).status, Journal::Writer::Status::kFull);
+  EXPECT_EQ(journal->Segments().size(), 2u);  // the live part was sealed meanwhile
+  out = retention.Apply({}, {{"blocking", journal}}, false, fs::file_time_type::clock::now());
+  EXPECT_TRUE(out.over_budget) << "evicted what Loki had not acknowledged";
+  journal->SetAcknowledged(journal->End());
+  out = retention.Apply({}, {{"blocking", journal}}, false, fs::file_time_type::clock::now());
+  EXPECT_FALSE(out.over_budget);
+  EXPECT_FALSE(journal->OverBudget());
+  EXPECT_EQ(writer->SpliceFrom(pipe_fds[0], 1 << 16).status, Journal::Writer::Status::kMoved);
+  writer->Seal();
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
 }
 
 TEST(JournalRetentionExpiry, UntilExpiry) {
