@@ -103,13 +103,13 @@ class Driver : public LineSink, public DeliveryListener {
   // Re-opens the FIFOs of sessions left live by a previous run that still exist, seals the
   // others, and replays every journal from its cursor. Call once, before StartLogging. A
   // journal whose replay was running when the process died twice in a row is quarantined
-  // instead (plugin/replay_guard.h); when the last run died replaying, the replay begins
+  // instead (plugin/replay_guard.h); when the last run did not stop cleanly, the replay begins
   // kCrashedReplayDelay after the call, so that the daemon finds the plugin up first.
   void Recover() ABSL_LOCKS_EXCLUDED(mu_, recovery_mu_);
   // Recover() on a thread of its own, returning at once: the plugin answers the daemon before
   // any journal is replayed. StartLogging, StopLogging, JournalFor and Shutdown wait for it.
   void RecoverInBackground() ABSL_LOCKS_EXCLUDED(recovery_mu_);
-  static constexpr std::chrono::milliseconds kCrashedReplayDelay{2'000};
+  static constexpr std::chrono::milliseconds kCrashedReplayDelay{3'000};
   // Names of the journals in quarantine (<state>/quarantine).
   std::vector<std::string> QuarantinedJournals() const;
 

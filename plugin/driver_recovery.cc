@@ -56,17 +56,15 @@ void Driver::Recover() {
   } done{this};
   if (!store_) return;
   const std::vector<std::string> ids = store_->ContainerIds();
-  // The last run died replaying: the daemon dials the socket about half a second after a
-  // restart and disables a plugin it cannot reach, so the plugin shows itself alive first.
-  for (const std::string& id : ids) {
-    if (ValidContainerId(id) && ReplayGuard::DeathsOf(store_->ContainerDir(id)) > 0) {
-      spdlog::warn(
-          "the last run of the plugin died while replaying journals: replaying in {} ms (a "
-          "journal whose replay was running at {} deaths in a row is set aside)",
-          kCrashedReplayDelay.count(), ReplayGuard::kDeathsToQuarantine);
-      std::this_thread::sleep_for(kCrashedReplayDelay);
-      break;
-    }
+  // The last run died: the daemon dials a restarted plugin's socket about half a second after
+  // it starts and disables one it cannot reach, so the plugin shows itself alive before a
+  // replay that might end it again.
+  if (replay_guard_->LastRunDied()) {
+    spdlog::warn(
+        "the last run of the plugin did not stop cleanly: replaying in {} ms (a journal whose "
+        "replay was running at {} deaths in a row is set aside)",
+        kCrashedReplayDelay.count(), ReplayGuard::kDeathsToQuarantine);
+    std::this_thread::sleep_for(kCrashedReplayDelay);
   }
   for (const std::string& id : ids) {
     if (!ValidContainerId(id)) continue;

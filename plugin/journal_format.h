@@ -10,6 +10,7 @@
 //   restarted plugin needs to replay the journal), replaced atomically.
 // - `cursor`: the oldest position not yet acknowledged by Loki (plugin/journal.cc says how
 //   it is rewritten).
+// - `replaying`: the crash-loop guard's marker (plugin/replay_guard.h), while it is replayed.
 // - `*.tmp`: an atomic replace that did not finish; removed when the journal is opened.
 #pragma once
 
@@ -28,6 +29,7 @@ inline constexpr std::string_view kJournalMarkerExt = ".live";
 inline constexpr std::string_view kJournalTempExt = kAtomicWriteTempSuffix;
 inline constexpr std::string_view kJournalInfoFile = "info.json";
 inline constexpr std::string_view kJournalCursorFile = "cursor";
+inline constexpr std::string_view kJournalReplayMarkerFile = "replaying";
 // Segment numbers stay below this (a name or a cursor with a larger one is damaged): the next
 // number never wraps, and every segment written is found again by its name.
 inline constexpr uint64_t kJournalSegmentLimit = uint64_t{1} << 62;

@@ -58,7 +58,8 @@ void JournalSegments::ScanLocked() {
         continue;
       }
       markers[*seq] = std::move(*fifo);
-    } else if (name != kJournalInfoFile && name != kJournalCursorFile) {
+    } else if (name != kJournalInfoFile && name != kJournalCursorFile &&
+               name != kJournalReplayMarkerFile) {
       spdlog::warn("journal: ignoring unexpected file {}", path.string());
     }
   }

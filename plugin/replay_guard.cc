@@ -34,13 +34,15 @@ ReplayGuard::ReplayGuard(fs::path state_root) : root_(std::move(state_root)) {
   const fs::path path = root_ / "replay-inflight";
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return;  // no attribution: every journal being replayed counts a death
-  const std::size_t bytes = kSlots * kSlotBytes;
+  const std::size_t bytes = kSlots * kSlotBytes + 1;
   if (::ftruncate(fd, static_cast<off_t>(bytes)) == 0) {
     void* map = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (map != MAP_FAILED) inflight_ = static_cast<char*>(map);
   }
   ::close(fd);
   if (inflight_ == nullptr) return;
+  last_run_died_ = inflight_[kRunStateOffset] == 'R';
+  inflight_[kRunStateOffset] = 'R';
   for (int slot = 0; slot < kSlots; ++slot) {
     const char* s = inflight_ + slot * kSlotBytes;
     const std::string id(s, strnlen(s, kSlotBytes - 1));
@@ -50,7 +52,7 @@ ReplayGuard::ReplayGuard(fs::path state_root) : root_(std::move(state_root)) {
 }
 
 ReplayGuard::~ReplayGuard() {
-  if (inflight_ != nullptr) ::munmap(inflight_, kSlots * kSlotBytes);
+  if (inflight_ != nullptr) ::munmap(inflight_, kSlots * kSlotBytes + 1);
 }
 
 void ReplayGuard::Enter(Slot slot, std::string_view container_id) {
@@ -128,6 +130,7 @@ void ReplayGuard::Clear(const fs::path& dir) {
 }
 
 void ReplayGuard::ClearAll() {
+  if (inflight_ != nullptr) inflight_[kRunStateOffset] = 'S';  // a clean stop
   std::vector<fs::path> marked;
   {
     absl::MutexLock lock(&mu_);

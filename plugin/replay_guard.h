@@ -23,7 +23,10 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "plugin/journal_format.h"
 
 namespace skald {
 
@@ -40,6 +43,8 @@ class ReplayGuard {
 
   // The threads that handle lines: each names the container whose lines it works on now.
   enum Slot { kReaderSlot = 0, kShipperSlot = 1, kSlots = 2 };
+  // After the slots: whether a run is going on ('R') or stopped cleanly ('S').
+  static constexpr std::size_t kRunStateOffset = 2 * 128;
   void Enter(Slot slot, std::string_view container_id);
   void Leave(Slot slot);
 
@@ -53,6 +58,10 @@ class ReplayGuard {
   void ClearAll() ABSL_LOCKS_EXCLUDED(mu_);
   // Runs in a row that died replaying `dir` (0: none, or no marker).
   static int DeathsOf(const std::filesystem::path& dir);
+  // The last run of the plugin on this state directory ended without a clean stop (a crash, a
+  // kill -9): Docker, which dials a restarted plugin's socket about half a second after it
+  // starts and disables one it cannot reach, must find it up before any replay begins.
+  bool LastRunDied() const { return last_run_died_; }
 
   struct Quarantined {
     std::string name;  // the directory's name under quarantine/: the container id (.N when
@@ -67,7 +76,7 @@ class ReplayGuard {
   static bool Release(const std::filesystem::path& state_root, const std::string& name,
                       std::string* error);
 
-  static constexpr const char* kMarkerName = "replaying";
+  static constexpr std::string_view kMarkerName = kJournalReplayMarkerFile;
 
  private:
   // Whether the last run died while a thread worked on `id`'s lines; true when it named none.
@@ -77,6 +86,7 @@ class ReplayGuard {
   static constexpr std::size_t kSlotBytes = 128;
   char* inflight_ = nullptr;          // kSlots x kSlotBytes, mapped shared from the file
   std::vector<std::string> died_on_;  // what the last run's slots named
+  bool last_run_died_ = false;
   absl::Mutex mu_;
   std::vector<std::filesystem::path> marked_ ABSL_GUARDED_BY(mu_);
 };

@@ -72,6 +72,21 @@ TEST_F(ReplayGuardTest, ProgressAndACleanStopClearTheMarkers) {
   EXPECT_EQ(ReplayGuard::DeathsOf(Dir("bbbb")), 0);
 }
 
+// Whether the last run stopped cleanly: Recover waits before replaying after one that did not.
+TEST_F(ReplayGuardTest, ALastRunThatDidNotStopCleanlyIsKnown) {
+  {
+    ReplayGuard first(root_);
+    EXPECT_FALSE(first.LastRunDied());  // none before
+  }                                     // gone without a clean stop
+  {
+    ReplayGuard second(root_);
+    EXPECT_TRUE(second.LastRunDied());
+    second.ClearAll();  // a clean stop
+  }
+  ReplayGuard third(root_);
+  EXPECT_FALSE(third.LastRunDied());
+}
+
 TEST_F(ReplayGuardTest, AQuarantinedJournalIsListedAndReleased) {
   RunAndDie(root_, "bbbb");
   RunAndDie(root_, "bbbb");

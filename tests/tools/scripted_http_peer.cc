@@ -83,6 +83,19 @@ void ScriptedHttpPeer::AcceptLoop() {
 }
 
 void ScriptedHttpPeer::Serve(int fd) {
+  if (script_.answer_at_connect) {
+    ++requests_;
+    for (std::size_t at = 0; at < script_.answer.size();) {
+      const ssize_t w =
+          ::send(fd, script_.answer.data() + at,
+                 std::min<std::size_t>(script_.answer.size() - at, 64 * 1024), MSG_NOSIGNAL);
+      if (w <= 0) break;
+      bytes_written_ += static_cast<uint64_t>(w);
+      at += static_cast<std::size_t>(w);
+    }
+    ::close(fd);
+    return;
+  }
   std::string in;
   bool open = true;
   while (open && Wait(std::chrono::milliseconds(0))) {

@@ -25,6 +25,9 @@ class ScriptedHttpPeer {
     // Answer as soon as the request head is in, without reading its body (a proxy refusing a
     // body over its limit), then close.
     bool answer_after_head = false;
+    // Send `answer` as soon as a connection is accepted, reading nothing (a server that speaks
+    // first, or garbage in place of a TLS server's hello); each connection counts as a request.
+    bool answer_at_connect = false;
     // > 0: `answer` goes to the first `times` requests, `mended` to every later one (a peer
     // that is fixed; a mended answer keeps the connection open).
     uint64_t times = 0;
