@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "plugin/loki_client.h"
+#include "tests/plugin/log_capture.h"
 #include "tests/tools/scripted_http_peer.h"
 
 namespace skald {
@@ -25,22 +26,7 @@ constexpr milliseconds kLong{30'000};
 // it: a few MiB at most.
 constexpr uint64_t kSocketBuffers = 16u << 20;
 
-class LogCapture {
- public:
-  LogCapture() : previous_(spdlog::default_logger()) {
-    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out_);
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink));
-  }
-  ~LogCapture() { spdlog::set_default_logger(previous_); }
-  std::string Text() {
-    spdlog::default_logger()->flush();
-    return out_.str();
-  }
-
- private:
-  std::ostringstream out_;
-  std::shared_ptr<spdlog::logger> previous_;
-};
+using skald::testing::LogCapture;
 
 LokiClientConfig Config(const ScriptedHttpPeer& peer) {
   LokiClientConfig c;

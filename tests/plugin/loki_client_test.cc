@@ -15,6 +15,7 @@
 #include "plugin/container_info.h"
 #include "plugin/driver.h"
 #include "plugin/log_options.h"
+#include "tests/plugin/log_capture.h"
 #include "tests/tools/fake_loki.h"
 #include "tests/tools/prometheus_text_parser.h"
 #include "tests/tools/scripted_http_peer.h"
@@ -79,23 +80,7 @@ uint64_t Pushes(MetricsRegistry& m, const std::string& status) {
   return m.GetCounter("skald_pushes_total", "", {{"status_code", status}}).Value();
 }
 
-// Captures spdlog's default logger output for the test's lifetime.
-class LogCapture {
- public:
-  LogCapture() : previous_(spdlog::default_logger()) {
-    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out_);
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink));
-  }
-  ~LogCapture() { spdlog::set_default_logger(previous_); }
-  std::string Text() {
-    spdlog::default_logger()->flush();
-    return out_.str();
-  }
-
- private:
-  std::ostringstream out_;
-  std::shared_ptr<spdlog::logger> previous_;
-};
+using skald::testing::LogCapture;
 
 class LokiClientTest : public ::testing::Test {
  protected:
