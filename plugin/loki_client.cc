@@ -616,7 +616,22 @@ void LokiClient::Impl::Deliver(Lane& lane, std::span<Queued> batch) {
     case BatchFate::kDropped: {
       const std::string reason = DropReason(result.outcome, result.status, result.response);
       LogDrop(reason, result, batch);
-      CountDropped(reason, batch);
+      // Loki stores the valid entries of a request it answers 400: only the refused count as
+      // dropped (their bytes as the batch's average), the rest as delivered.
+      const std::size_t refused = result.outcome == PushOutcome::kRejected && result.status == 400
+                                      ? RefusedEntries(result.response, batch.size())
+                                      : batch.size();
+      if (refused == batch.size()) {
+        CountDropped(reason, batch);
+      } else {
+        uint64_t bytes = 0;
+        for (const Queued& q : batch) bytes += q.bytes;
+        const uint64_t refused_bytes = bytes * refused / batch.size();
+        entries_sent.Add(batch.size() - refused);
+        sent_bytes.Add(bytes - refused_bytes);
+        Settle(batch.size() - refused);
+        CountDropped(reason, refused, refused_bytes);
+      }
       Notify(batch, true);
       return;
     }

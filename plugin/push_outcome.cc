@@ -1,5 +1,6 @@
 #include "plugin/push_outcome.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "pipeline_stages/go_string.h"
@@ -91,6 +92,33 @@ const std::vector<std::string_view>& AllDropReasons() {
       "unauthorized", "too_large",         "shutdown",     "invalid_tenant",
       "wrong_url"};
   return kReasons;
+}
+
+std::size_t RefusedEntries(std::string_view body, std::size_t batch_entries) {
+  const std::string text = Lower(body.substr(0, 64 * 1024));
+  std::size_t errors = 1;
+  if (const std::size_t at = text.find(" errors: "); at != std::string::npos && at <= 20) {
+    errors = 0;
+    for (std::size_t i = 0; i < at; ++i) {
+      if (text[i] < '0' || text[i] > '9') return batch_entries;
+      errors = std::min<std::size_t>(errors * 10 + static_cast<std::size_t>(text[i] - '0'),
+                                     batch_entries);
+    }
+  }
+  // Loki's refusals of one entry each (its validator's per-entry checks).
+  const bool per_entry_only = [&] {
+    for (std::string_view per_stream : {"label", "enforced", "ingestion blocked", "stream limit",
+                                        "streams limit", "couldn't parse", "snappy", "proto"}) {
+      if (text.find(per_stream) != std::string::npos) return false;
+    }
+    for (std::string_view per_entry :
+         {"too old", "too new", "max entry size", "structured metadata"}) {
+      if (text.find(per_entry) != std::string::npos) return true;
+    }
+    return false;
+  }();
+  if (!per_entry_only || errors == 0) return batch_entries;
+  return std::min(errors, batch_entries);
 }
 
 std::string ClassifyBadRequest(std::string_view body) {

@@ -52,6 +52,13 @@ std::string DropReason(PushOutcome outcome, int status, std::string_view body);
 // decides), so that each counter exists from the start.
 const std::vector<std::string_view>& AllDropReasons();
 
+// How many entries of a batch of `batch_entries` Loki's 400 `body` refuses. Loki stores the
+// valid entries of a request and names each refusal ("N errors: a; b", one error per entry, or
+// per stream for a stream's labels); when every error is about one entry, that many were
+// refused and the rest were stored. Otherwise (a refusal of a stream's labels, a text that is
+// not Loki's) the whole batch counts as refused.
+std::size_t RefusedEntries(std::string_view body, std::size_t batch_entries);
+
 // Loki's 400 text mapped to a drop reason: structured_metadata_not_allowed, line_too_long,
 // too_old, too_far_in_future, stream_limit, else bad_request.
 std::string ClassifyBadRequest(std::string_view body);

@@ -308,6 +308,25 @@ TEST_F(LokiClientTest, BadRequestReasonsAreClassifiedFromLokisText) {
   EXPECT_EQ(Dropped(metrics_, "bad_request"), 0u);
 }
 
+// Loki refuses part of a batch (entries over its line limit) and stores the rest: only the
+// refused count as dropped, with Loki's reason; the rest count as delivered.
+TEST_F(LokiClientTest, WhenLokiRefusesPartOfABatchTheRestCountsAsDelivered) {
+  loki_.SetMaxLineBytes(100);
+  LokiClientConfig c = FastConfig(loki_);
+  c.lanes = 1;
+  c.batch_wait = milliseconds(200);  // one batch
+  LokiClient client(c, metrics_);
+  for (int i = 0; i < 10; ++i) {
+    client.Push(Entry(Labels(0), i, i % 3 == 0 ? std::string(300, 'x') : std::to_string(i)));
+  }
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_EQ(loki_.Requests(), 1u);
+  EXPECT_EQ(loki_.TotalEntries(), 6u);
+  EXPECT_EQ(metrics_.CounterTotal("skald_entries_sent_total"), 6u);
+  EXPECT_EQ(Dropped(metrics_, "line_too_long"), 4u);  // 0, 3, 6, 9
+  EXPECT_EQ(client.Pending(), 0u);
+}
+
 TEST_F(LokiClientTest, RefusedStructuredMetadataIsExplainedInPlainWords) {
   LogCapture logs;
   loki_.SetRejectStructuredMetadata(true);

@@ -112,6 +112,27 @@ TEST(PushOutcome, OnlyLokisOwnVerdictsDropA400Or422) {
   EXPECT_EQ(DropReason(PushOutcome::kRetriesExhausted, 405, ""), "wrong_url");
 }
 
+// Loki stores the valid entries of a request it answers 400 and names each refusal (one error
+// per entry, or per stream for its labels), joined as "N errors: a; b".
+TEST(PushOutcome, RefusedEntriesAreCountedFromLokisErrors) {
+  const std::string too_old =
+      "entry for stream '{job=\"a\"}' has timestamp too old: 2020-01-01T00:00:00Z, oldest "
+      "acceptable timestamp is: 2024-01-01T00:00:00Z";
+  const std::string too_long =
+      "max entry size '100' bytes exceeded for stream '{job=\"a\"}' while adding an entry "
+      "with length '300' bytes";
+  EXPECT_EQ(RefusedEntries(too_old, 10), 1u);
+  EXPECT_EQ(RefusedEntries("3 errors: " + too_old + "; " + too_long + "; " + too_long, 10), 3u);
+  EXPECT_EQ(RefusedEntries("12 errors: " + too_old, 10), 10u);  // never more than sent
+  // A stream's labels refused: every entry of that stream, which the text does not count.
+  EXPECT_EQ(
+      RefusedEntries("2 errors: stream '{a=\"b\"}' has label value too long: 'x'; " + too_old, 10),
+      10u);
+  EXPECT_EQ(RefusedEntries("error at least one label pair is required per stream", 10), 10u);
+  EXPECT_EQ(RefusedEntries("something else", 10), 10u);
+  EXPECT_EQ(RefusedEntries("x errors: " + too_old, 10), 10u);
+}
+
 TEST(PushOutcome, AnswersAreLoggedShortAndWithoutControlBytes) {
   EXPECT_EQ(AnswerForLog("bad\r\nX-Forged: 1\n"), "bad\\x0d\\x0aX-Forged: 1");
   const std::string long_answer(5000, 'a');

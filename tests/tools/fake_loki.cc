@@ -215,7 +215,8 @@ FakeLoki::Handled FakeLoki::HandlePush(const std::string& body, const std::strin
   if (!request.ParseFromString(raw)) return answer(400, "proto: cannot parse PushRequest\n");
   if (request.streams_size() == 0) return answer(422, "push request contains no streams\n");
 
-  std::string first_error;
+  // Loki's validation errors, joined as Loki joins them (dskit's multierror): "N errors: a; b".
+  std::vector<std::string> errors;
   for (const auto& s : request.streams()) {
     if (reject_structured_metadata_) {
       for (const auto& e : s.entries()) {
@@ -239,12 +240,10 @@ FakeLoki::Handled FakeLoki::HandlePush(const std::string& body, const std::strin
       for (const auto& m : pe.structuredmetadata())
         e.structured_metadata.emplace_back(m.name(), m.value());
       if (max_line_bytes_ > 0 && e.line.size() > max_line_bytes_) {
-        if (first_error.empty()) {
-          first_error = "Max entry size '" + std::to_string(max_line_bytes_) +
-                        "' bytes exceeded for stream '" + s.labels() +
-                        "' while adding an entry with length '" + std::to_string(e.line.size()) +
-                        "' bytes\n";
-        }
+        errors.push_back("max entry size '" + std::to_string(max_line_bytes_) +
+                         "' bytes exceeded for stream '" + s.labels() +
+                         "' while adding an entry with length '" + std::to_string(e.line.size()) +
+                         "' bytes");
         continue;
       }
       if (retain_entries_ && !seen_.insert(DedupKey(tenant, s.labels(), e)).second) {
@@ -262,7 +261,11 @@ FakeLoki::Handled FakeLoki::HandlePush(const std::string& body, const std::strin
     }
   }
   entries_cv_.notify_all();
-  if (!first_error.empty()) return answer(400, first_error);
+  if (!errors.empty()) {
+    std::string text = errors.size() > 1 ? std::to_string(errors.size()) + " errors: " : "";
+    for (std::size_t i = 0; i < errors.size(); ++i) text += (i ? "; " : "") + errors[i];
+    return answer(400, text + "\n");
+  }
   return answer(204, "");
 }
 
