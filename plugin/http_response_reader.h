@@ -70,7 +70,6 @@ class HttpResponseReader {
   Phase phase_ = Phase::kStatusLine;
   Framing framing_ = Framing::kNone;
   std::string line_;  // the line being read (at most kMaxLineBytes)
-  bool line_too_long_ = false;
   int status_ = 0;
   int interim_answers_ = 0;
   std::size_t headers_ = 0;
