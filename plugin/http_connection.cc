@@ -246,34 +246,6 @@ HttpConnection::~HttpConnection() {
   if (tls_ctx_ != nullptr) SSL_CTX_free(tls_ctx_);
 }
 
-const char* HttpConnection::FailureName(Failure failure) {
-  switch (failure) {
-    case Failure::kNone:
-      return "none";
-    case Failure::kResolve:
-      return "resolve";
-    case Failure::kConnect:
-      return "connect";
-    case Failure::kTlsSetup:
-      return "tls setup";
-    case Failure::kTlsVerify:
-      return "tls verify";
-    case Failure::kTlsHandshake:
-      return "tls handshake";
-    case Failure::kWrite:
-      return "write";
-    case Failure::kRead:
-      return "read";
-    case Failure::kBadAnswer:
-      return "bad answer";
-    case Failure::kTimeout:
-      return "timeout";
-    case Failure::kCut:
-      return "cut";
-  }
-  return "?";
-}
-
 void HttpConnection::Cut() {
   absl::MutexLock lock(&fd_mu_);
   cut_.store(true);

@@ -94,8 +94,6 @@ class HttpConnection {
   // Clears a Cut() that came after the last exchange.
   void Rearm() { cut_.store(false); }
 
-  static const char* FailureName(Failure failure);
-
  private:
   struct Io;  // one exchange's socket waits, bounded by its deadline
 

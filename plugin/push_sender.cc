@@ -158,7 +158,6 @@ PushSender::Answer PushSender::Attempt(std::string_view body, const std::string&
     deadline = deadline_ =
         Clock::now() + std::min<std::chrono::milliseconds>(config_.timeout, std::chrono::hours(24));
     armed_ = true;
-    cut_ = false;
   }
   watchdog_.Poke();
   HttpConnection::Answer got = http_->Exchange("POST", target_.url.path, headers, body, deadline);
@@ -254,11 +253,10 @@ PushSender::Clock::time_point PushSender::CutIfOverdue(Clock::time_point now) {
   absl::MutexLock lock(&watch_mu_);
   if (!armed_) return Clock::time_point::max();
   if (deadline_ > now) return deadline_;
-  // Send cannot disarm this attempt nor arm its next one until stop() returned: the cut hits
-  // this attempt, or, when it has just ended, only closes the idle connection. stop() waits
-  // while the attempt connects.
+  // Send cannot disarm this attempt nor arm its next one until Cut() returned: the cut hits
+  // this attempt, or, when it has just ended, only closes the idle connection (the next
+  // attempt rearms the connection first).
   http_->Cut();
-  cut_ = true;
   armed_ = false;
   return Clock::time_point::max();
 }

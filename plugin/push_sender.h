@@ -104,7 +104,6 @@ class PushSender {
   absl::Mutex watch_mu_;
   Clock::time_point deadline_ ABSL_GUARDED_BY(watch_mu_);
   bool armed_ ABSL_GUARDED_BY(watch_mu_) = false;  // an attempt is in flight
-  bool cut_ ABSL_GUARDED_BY(watch_mu_) = false;    // the watchdog cut it
 };
 
 }  // namespace skald

@@ -34,7 +34,7 @@ ReplayGuard::ReplayGuard(fs::path state_root) : root_(std::move(state_root)) {
   const fs::path path = root_ / "replay-inflight";
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return;  // no attribution: every journal being replayed counts a death
-  const std::size_t bytes = kSlots * kSlotBytes + 1;
+  const std::size_t bytes = kInflightBytes;
   if (::ftruncate(fd, static_cast<off_t>(bytes)) == 0) {
     void* map = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (map != MAP_FAILED) inflight_ = static_cast<char*>(map);
@@ -52,7 +52,7 @@ ReplayGuard::ReplayGuard(fs::path state_root) : root_(std::move(state_root)) {
 }
 
 ReplayGuard::~ReplayGuard() {
-  if (inflight_ != nullptr) ::munmap(inflight_, kSlots * kSlotBytes + 1);
+  if (inflight_ != nullptr) ::munmap(inflight_, kInflightBytes);
 }
 
 void ReplayGuard::Enter(Slot slot, std::string_view container_id) {

@@ -43,8 +43,6 @@ class ReplayGuard {
 
   // The threads that handle lines: each names the container whose lines it works on now.
   enum Slot { kReaderSlot = 0, kShipperSlot = 1, kSlots = 2 };
-  // After the slots: whether a run is going on ('R') or stopped cleanly ('S').
-  static constexpr std::size_t kRunStateOffset = 2 * 128;
   void Enter(Slot slot, std::string_view container_id);
   void Leave(Slot slot);
 
@@ -84,6 +82,9 @@ class ReplayGuard {
 
   const std::filesystem::path root_;
   static constexpr std::size_t kSlotBytes = 128;
+  // After the slots: whether a run is going on ('R') or stopped cleanly ('S').
+  static constexpr std::size_t kRunStateOffset = kSlots * kSlotBytes;
+  static constexpr std::size_t kInflightBytes = kRunStateOffset + 1;
   char* inflight_ = nullptr;          // kSlots x kSlotBytes, mapped shared from the file
   std::vector<std::string> died_on_;  // what the last run's slots named
   bool last_run_died_ = false;

@@ -69,15 +69,6 @@ std::string FileRefusal(int fd, std::size_t max_bytes) {
   return "";
 }
 
-}  // namespace
-
-void SetUserFilesRoot(std::string root) {
-  absl::MutexLock lock(&g_root_mu);
-  Root() = std::move(root);
-}
-
-namespace {
-
 bool Inside(const std::string& path, const std::string& dir) {
   return !dir.empty() && path.rfind(dir + "/", 0) == 0;
 }
@@ -131,6 +122,11 @@ UniqueFd OpenUserFile(const std::string& path, std::size_t max_bytes, std::strin
 }
 
 }  // namespace
+
+void SetUserFilesRoot(std::string root) {
+  absl::MutexLock lock(&g_root_mu);
+  Root() = std::move(root);
+}
 
 std::string UserFileRefusal(const std::string& path, std::size_t max_bytes) {
   std::string why;
