@@ -400,6 +400,17 @@ bool Driver::WantsLines(uint64_t stream_id) {
   return false;
 }
 
+bool Driver::LokiTakesLines(uint64_t stream_id) {
+  std::shared_ptr<PushClient> client;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = streams_.find(stream_id);
+    if (it == streams_.end()) return false;
+    client = it->second->client;
+  }
+  return client && client->Taking();
+}
+
 void Driver::OnEvicted(uint64_t stream_id, uint64_t lines) {
   dropped_journal_full_.Add(lines);
   std::string name;

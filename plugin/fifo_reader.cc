@@ -27,6 +27,9 @@ constexpr std::chrono::milliseconds kCoalesceDelay{1};
 // at again this often; one paused for the sink's window waits for Wake().
 constexpr std::chrono::milliseconds kPausedRetry{250};
 constexpr std::chrono::seconds kJournalRetry{1};  // a journal that refused bytes is tried again
+// A held session (memory mode, queue full, Loki taking lines) is looked at this often besides
+// the wake-ups acknowledgements bring, to see whether Loki went away meanwhile.
+constexpr std::chrono::milliseconds kHeldRecheck{100};
 // Opens a FIFO for reading without blocking, with a large pipe buffer (best effort).
 UniqueFd OpenFifo(const std::string& path) {
   UniqueFd fd(open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
@@ -81,6 +84,10 @@ struct FifoReader::Session {
   // Not polled: loki-on-full=block and the journal is full, or cannot be written (then it is
   // tried again at `retry_at`).
   bool blocked = false;
+  // Memory mode: its queue is full while Loki takes lines. Not polled (the container waits at
+  // Loki's pace) until the sink takes some of the queue, Loki stops taking lines, or the
+  // journal is due to be tried again.
+  bool held = false;
   std::chrono::steady_clock::time_point retry_at{};
   // Since the journal first refused bytes (memory mode, and the lines it queued after).
   std::unique_ptr<MemoryFallback> memory;
@@ -358,8 +365,8 @@ bool FifoReader::OnWriteError(Session& session, Journaled& j, const std::system_
   if (log_limiter_.Allow("write:" + j.journal->dir().string(), suppressed)) {
     spdlog::error(
         "{}: the journal refuses bytes: {}; the container's lines go on in memory (no docker "
-        "logs for them; dropped as disk_full when Loki does not keep up) until it takes bytes "
-        "again{}",
+        "logs for them; the container waits for Loki when it is behind, and lines are dropped "
+        "as disk_full while Loki is away) until the journal takes bytes again{}",
         session.path, error.what(), Suppressed(suppressed));
   }
   // The segment may end inside a frame whose rest is still in the FIFO: that frame's start
@@ -411,9 +418,12 @@ bool FifoReader::FeedMemory(Session& session, Journaled& j) {
     return Feed(session, j);
   }
   MemoryFallback& memory = *session.memory;
+  // Loki takes lines: a full queue holds the FIFO rather than dropping lines Loki could take.
+  const bool hold = sink_.LokiTakesLines(j.id);
   std::size_t moved = 0;
   bool eof = false;
   while (moved < hand_over::kRoundBytes) {
+    if (hold && memory.queued_bytes() >= MemoryFallback::kMaxQueuedBytes) break;
     const ssize_t n = read(session.fd.get(), read_buffer_.get(), kReadBufferBytes);
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -440,21 +450,32 @@ bool FifoReader::FeedMemory(Session& session, Journaled& j) {
   if (eof) memory.Finish();
   ReportCounts(memory.assembler(), memory.reported());
   HandOverMemory(session, j, /*all=*/eof);
+  if (!eof && hold && memory.queued_bytes() >= MemoryFallback::kMaxQueuedBytes && !session.held) {
+    session.held = true;
+    Unpoll(session);
+  }
   return !eof;
+}
+
+bool FifoReader::MayRelease(Session& session, Journaled& j) {
+  HandOverMemory(session, j);
+  return session.memory->queued_bytes() < MemoryFallback::kMaxQueuedBytes ||
+         !sink_.LokiTakesLines(j.id) || std::chrono::steady_clock::now() >= session.retry_at;
 }
 
 void FifoReader::HandOverMemory(Session& session, Journaled& j, bool all) {
   if (!session.memory) return;
   MemoryFallback& memory = *session.memory;
-  const uint64_t dropped = memory.DropOverflow();
+  // While Loki takes lines, a full queue holds the FIFO instead (FeedMemory); at the end of the
+  // session every line goes.
+  const uint64_t dropped = all || sink_.LokiTakesLines(j.id) ? 0 : memory.DropOverflow();
   if (dropped > 0) {
     lines_read_.Add(dropped);
     disk_full_lines_.Add(dropped);
     uint64_t suppressed = 0;
     if (log_limiter_.Allow("disk_full:" + j.journal->dir().string(), suppressed)) {
       spdlog::warn(
-          "{}: the journal cannot be written and Loki does not keep up; {} lines dropped "
-          "(disk_full){}",
+          "{}: the journal cannot be written and Loki is away; {} lines dropped (disk_full){}",
           session.path, dropped, Suppressed(suppressed));
     }
   }
@@ -704,6 +725,7 @@ void FifoReader::Loop() {
   epoll_event events[64];
   std::vector<Journaled*> to_decode;
   std::vector<Session*> blocked;
+  std::vector<Session*> held;
   std::vector<Session*> waiting;
   auto last_paused_retry = std::chrono::steady_clock::now();
   while (!stopping_.load()) {
@@ -717,16 +739,22 @@ void FifoReader::Loop() {
       absl::MutexLock lock(&mu_);
       tick = tick_;
       decode_hook = decode_hook_;
-      bool any_more = false, any_retry = false, any_blocked = false;
+      bool any_more = false, any_retry = false, any_blocked = false, any_held = false;
       for (auto& [id, j] : journaled_) {
         any_more |= j->more;
         any_retry |= j->retry;
       }
-      for (auto& [fd, s] : sessions_) any_blocked |= s->blocked;
+      for (auto& [fd, s] : sessions_) {
+        any_blocked |= s->blocked;
+        any_held |= s->held;
+      }
       if (any_more) {
         timeout_ms = 0;
       } else if (any_blocked) {
         timeout_ms = 20;
+      } else if (any_held) {
+        // Acknowledgements wake the loop (Wake); this notices Loki going away meanwhile.
+        timeout_ms = static_cast<int>(kHeldRecheck.count());
       } else if (any_retry) {
         timeout_ms = static_cast<int>(kPausedRetry.count());
       }
@@ -792,13 +820,18 @@ void FifoReader::Loop() {
     if (retry_due) last_paused_retry = now;
     // Blocked sessions (loki-on-full=block): try again.
     blocked.clear();
+    held.clear();
     to_decode.clear();
     waiting.clear();
     {
       absl::MutexLock lock(&mu_);
       for (auto& [fd, s] : sessions_) {
         if (s->blocked) blocked.push_back(s.get());
-        if (s->memory && !s->memory->empty() && woken) waiting.push_back(s.get());
+        if (s->held) {
+          held.push_back(s.get());
+        } else if (s->memory && !s->memory->empty() && woken) {
+          waiting.push_back(s.get());
+        }
       }
       for (auto& [id, j] : journaled_) {
         if (j->more || (j->paused && woken) || (j->retry && retry_due)) {
@@ -822,6 +855,17 @@ void FifoReader::Loop() {
         j = journaled_.at(session->stream_id).get();
       }
       FeedAndMaybeEnd(*session, *j);
+    }
+    for (Session* session : held) {
+      Journaled* j;
+      {
+        absl::MutexLock lock(&mu_);
+        j = journaled_.at(session->stream_id).get();
+      }
+      if (!MayRelease(*session, *j)) continue;
+      session->held = false;
+      Repoll(*session);
+      FeedAndMaybeEnd(*session, *j);  // holds it again when the queue is still full
     }
     for (Journaled* j : to_decode) {
       bool alive = true;

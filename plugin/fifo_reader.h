@@ -19,9 +19,11 @@
 //
 // When the journal cannot be written (disk full, an I/O error, its directory removed), a
 // session goes on in memory: with loki-on-full=drop (the default) its FIFO is read and its
-// lines handed to the sink at once, at most 1 MiB of them waiting for the sink's window (the
-// oldest beyond are dropped, counted as `disk_full`; plugin/memory_fallback.h), and the
-// journal is tried again every second; with loki-on-full=block the bytes stay in the FIFO (the
+// lines handed to the sink at once, at most 1 MiB of them waiting for the sink's window
+// (plugin/memory_fallback.h). When that is full, the FIFO is held while the sink says Loki
+// takes lines (LineSink::LokiTakesLines: the container waits at Loki's pace), and the oldest
+// lines are dropped, counted as `disk_full`, while Loki is away. The journal is tried again
+// every second; with loki-on-full=block the bytes stay in the FIFO (the
 // container blocks, as the user chose) until the journal takes them. Errors are logged
 // rate-limited. No I/O error or exception leaves the loop's thread: it is logged and that stream
 // alone is held back.
@@ -60,6 +62,10 @@ class LineSink {
   virtual void OnEnd(uint64_t stream_id, bool corrupt) = 0;
   // Journal streams: false pauses decoding until Wake() (the data waits on disk).
   virtual bool WantsLines(uint64_t /*stream_id*/) { return true; }
+  // Journal streams whose journal refuses bytes (memory mode): whether the stream's Loki takes
+  // lines now. While it does, a full memory queue holds the FIFO (the container waits at
+  // Loki's pace) instead of dropping the oldest lines as disk_full.
+  virtual bool LokiTakesLines(uint64_t /*stream_id*/) { return false; }
   // Journal streams: `lines` complete lines were evicted by the journal budget before they
   // were read (counted as dropped, reason journal_full).
   virtual void OnEvicted(uint64_t /*stream_id*/, uint64_t /*lines*/) {}
@@ -129,6 +135,9 @@ class FifoReader {
   bool TryResumeJournal(Session& session, Journaled& j);
   // Memory mode: hands queued lines to the sink as far as its window lets (`all`: every one).
   void HandOverMemory(Session& session, Journaled& j, bool all = false);
+  // A held session: hands queued lines over; true when it may read its FIFO again (the queue
+  // has room, Loki stopped taking lines, or the journal is due to be tried).
+  bool MayRelease(Session& session, Journaled& j);
   // Adds the bytes `j`'s reader skipped (torn, evicted) or lost since the last report.
   void ReportReaderBytes(Journaled& j);
   // Where a restart must read `j`'s journal again to produce every line not handed over.

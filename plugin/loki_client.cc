@@ -711,6 +711,8 @@ std::optional<std::chrono::steady_clock::time_point> LokiClient::OldestPendingSi
 
 LokiClient::PushResult LokiClient::LastPush() const { return impl_->target.LastPush(); }
 
+bool LokiClient::Taking() const { return impl_->target.Taking(); }
+
 const LokiClientConfig& LokiClient::config() const { return impl_->config; }
 
 void LokiClient::SetThreadLimitForTesting(int threads) { thread_limit_for_testing.store(threads); }

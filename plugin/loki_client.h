@@ -95,6 +95,10 @@ class LokiClient {
   // loki-timeout, or a transport error), and when. `status` is empty before the first.
   using PushResult = PushAttemptStatus;
   PushResult LastPush() const;
+  // Whether Loki takes the pushes now: false from an attempt that failed and is retried (no
+  // answer, 5xx, 429, a route error) until one is settled by Loki's answer; true before the
+  // first.
+  bool Taking() const;
 
   const LokiClientConfig& config() const;
 

@@ -17,6 +17,7 @@ class LokiPushClient final : public PushClient {
     return client_.OldestPendingSince();
   }
   PushResult LastPush() const override { return client_.LastPush(); }
+  bool Taking() const override { return client_.Taking(); }
   const LokiClientConfig& config() const override { return client_.config(); }
 
  private:

@@ -35,6 +35,8 @@ class PushClient {
   using PushResult = LokiClient::PushResult;
   // How the last push attempt ended (status empty before the first).
   virtual PushResult LastPush() const = 0;
+  // LokiClient::Taking: whether Loki takes the pushes now.
+  virtual bool Taking() const = 0;
   virtual const LokiClientConfig& config() const = 0;
 };
 

@@ -108,15 +108,18 @@ PushSender::Result PushSender::Send(std::string_view body, const std::string& te
       result.status = answer.status;
       result.response = answer.body;
       if (answer.status >= 200 && answer.status < 300) {
+        target_.SetTaking(true);
         result.outcome = PushOutcome::kDelivered;
         return result;
       }
       if (answer.status == 413) {
+        target_.SetTaking(true);
         result.outcome = PushOutcome::kTooLarge;
         return result;
       }
       if (answer.status == 401 || answer.status == 403) ReloadCredentials();
       if (!IsRetriedAnswer(answer.status, answer.body)) {
+        target_.SetTaking(true);
         result.outcome = PushOutcome::kRejected;
         return result;
       }
@@ -125,6 +128,7 @@ PushSender::Result PushSender::Send(std::string_view body, const std::string& te
       result.response = answer.error;
     }
 
+    target_.SetTaking(false);
     if (Aborted()) return Result{PushOutcome::kShutdown, result.status, result.response};
     if (!config_.durable && config_.max_retries >= 0 && attempt >= config_.max_retries) {
       result.outcome = PushOutcome::kRetriesExhausted;

@@ -5,6 +5,7 @@
 #include <absl/base/thread_annotations.h>
 #include <absl/synchronization/mutex.h>
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <string>
@@ -39,10 +40,17 @@ class PushTarget {
       ABSL_LOCKS_EXCLUDED(last_push_mu_);
   PushAttemptStatus LastPush() const ABSL_LOCKS_EXCLUDED(last_push_mu_);
 
+  // Whether Loki takes this client's pushes: true until an attempt fails in a way that is
+  // retried (no answer, 5xx, 429, a route error), and again once an attempt is settled by an
+  // answer (delivered, or refused for good by Loki's own verdict).
+  bool Taking() const { return taking_.load(std::memory_order_relaxed); }
+  void SetTaking(bool taking) { taking_.store(taking, std::memory_order_relaxed); }
+
  private:
   std::map<std::string, Histogram*> push_durations_;  // by status class; fixed after creation
   mutable absl::Mutex last_push_mu_;
   PushAttemptStatus last_push_ ABSL_GUARDED_BY(last_push_mu_);
+  std::atomic<bool> taking_{true};
 };
 
 }  // namespace skald

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -209,8 +210,10 @@ TEST_F(BadInput, AJournalRemovedWhileItIsReplayed) {
 
 // A disk that fills: the plugin's state directory on an 8 MiB tmpfs (mounted on the directory
 // Docker keeps for it while it is disabled, and removed the same way). Under
-// loki-on-full=drop (the default) a container must not block: its lines go on in memory and
-// reach Loki.
+// loki-on-full=drop (the default) the lines go on in memory. With Loki taking lines, nothing is
+// lost: a full memory queue holds the container at Loki's pace (seconds, not the minutes a
+// blocked container would wait). With Loki away too, the container is not held up: the oldest
+// lines beyond the queue's bound are dropped, counted as disk_full; the rest arrive later.
 TEST_F(BadInput, AFullDisk) {
   const auto dir = PluginPropagatedMount();
   ASSERT_TRUE(dir);
@@ -238,24 +241,70 @@ TEST_F(BadInput, AFullDisk) {
       "");
   RememberPlugin();
   StartNeighbour();
+  const auto dropped = [&] {  // every reason
+    const auto totals = ParsePrometheusTotals(FetchMetrics().value_or(""));
+    const auto it = totals.find("skald_entries_dropped_total");
+    return it == totals.end() ? 0.0 : it->second;
+  };
+  const auto disk_full = [&] {
+    return Metric("skald_entries_dropped_total{reason=\"disk_full\"}");
+  };
+  const double dropped_before = dropped();
+
+  // Two containers whose journals are made while the disk has room, then fill it: one ships
+  // to a Loki that is away (a fake answering 503), one to the real Loki.
+  testing::FakeLoki away;
+  ASSERT_TRUE(away.Start());
+  away.SetRetainEntries(false);
+  away.FailAll(503);
+  const std::string lost = NewContainer();
+  constexpr int kAwayLines = 60000;  // about 14 MB of journal
+  CommandResult run_away;
+  std::thread away_thread([&] {
+    run_away = Docker(
+        RunArgs(lost, {"loki-min-backoff=100ms", "loki-max-backoff=200ms"},
+                {"sh", "-c", "sleep 2; loggen --lines " + std::to_string(kAwayLines) + " --json"},
+                away.PushUrl()),
+        120s);
+  });
+  std::this_thread::sleep_for(1s);  // its journal is made now, before the disk is full
   const std::string name = NewContainer();
   constexpr int kLines = 150000;  // about 35 MB of journal: far more than the disk holds
   auto run =
-      Docker(RunArgs(name, {}, {"loggen", "--lines", std::to_string(kLines), "--json"}), 120s);
+      Docker(RunArgs(name, {}, {"loggen", "--lines", std::to_string(kLines), "--json"}), 300s);
+  away_thread.join();
   ASSERT_TRUE(run.ok()) << run.Describe();
-  EXPECT_LT(run.duration, 60s) << "the container was held up by the full disk";
+  ASSERT_TRUE(run_away.ok()) << run_away.Describe();
   EXPECT_GT(Metric("skald_journal_write_errors_total"), 0);
+
+  // Loki up: every line arrives, none is dropped. A liveness bound: Loki's pace here is a few
+  // seconds for these lines.
+  EXPECT_LT(run.duration, 120s) << "the container was held longer than Loki's pace";
+  EXPECT_EQ(loki().WaitForCount(Selector(name), kLines, 90s), static_cast<uint64_t>(kLines));
+
+  // Loki away: the container is not held; the oldest lines beyond the memory queue are
+  // dropped as disk_full (and only those: nothing of the other container), the rest arrive once
+  // Loki answers.
+  EXPECT_LT(run_away.duration, 60s) << "the container was held up although Loki was away";
+  EXPECT_GT(disk_full(), 0) << "nothing was dropped";
+  away.ClearFailures();
   uint64_t delivered = 0;
-  double dropped = 0;
   WaitUntil(
       [&] {
-        delivered = loki().Count(Selector(name));
-        dropped = Metric("skald_entries_dropped_total{reason=\"disk_full\"}");
-        return delivered + static_cast<uint64_t>(dropped) >= kLines;
+        delivered = away.TotalEntries();
+        return delivered + static_cast<uint64_t>(dropped() - dropped_before) >= kAwayLines;
       },
       90s);
-  EXPECT_EQ(delivered + static_cast<uint64_t>(dropped), static_cast<uint64_t>(kLines))
-      << delivered << " delivered, " << dropped << " dropped as disk_full";
+  EXPECT_EQ(delivered + static_cast<uint64_t>(dropped() - dropped_before),
+            static_cast<uint64_t>(kAwayLines))
+      << delivered << " delivered, " << disk_full() << " dropped as disk_full, "
+      << dropped() - dropped_before << " dropped in all";
+  EXPECT_EQ(dropped() - dropped_before, disk_full());
+  std::cout << "full disk: Loki up: " << kLines << " lines, the container ran "
+            << std::chrono::duration<double>(run.duration).count()
+            << " s, none dropped; Loki away: " << delivered << " delivered, " << disk_full()
+            << " dropped as disk_full, the container ran "
+            << std::chrono::duration<double>(run_away.duration).count() << " s\n";
   ExpectNeighbourAndPlugin();
 }
 

@@ -48,6 +48,7 @@ class FakeClient : public PushClient {
     return std::nullopt;
   }
   PushResult LastPush() const override { return {}; }
+  bool Taking() const override { return true; }
   const LokiClientConfig& config() const override { return config_; }
 
   // Settles the `n` oldest entries held (as a client does: delivered or dropped for good when

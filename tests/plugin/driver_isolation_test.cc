@@ -162,6 +162,7 @@ class HoldingClient : public PushClient {
     return std::nullopt;
   }
   PushResult LastPush() const override { return {}; }
+  bool Taking() const override { return true; }
   const LokiClientConfig& config() const override { return config_; }
 
   bool WaitHolding(std::chrono::milliseconds timeout) {

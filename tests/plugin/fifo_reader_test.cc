@@ -396,11 +396,13 @@ class GatedSink : public LineSink {
   }
   void OnEnd(uint64_t, bool) override { ended_ = true; }
   bool WantsLines(uint64_t) override { return open_; }
+  bool LokiTakesLines(uint64_t) override { return taking_; }
   std::vector<std::string> Lines() {
     std::lock_guard lock(mu_);
     return lines_;
   }
   std::atomic<bool> open_{true};
+  std::atomic<bool> taking_{false};
   std::atomic<bool> ended_{false};
 
  private:
@@ -475,6 +477,90 @@ TEST(FifoReaderMemoryModeTest, LinesQueuedInMemoryWhenTheJournalResumesAreNotLos
       << delivered << " of the 50 lines delivered, " << dropped << " counted as dropped";
   fs::remove_all(dir);
 }
+
+// fifo_reader.cc FeedMemory / MayRelease: with the journal refusing bytes and the sink's
+// window closed, the memory queue fills. While Loki takes lines the FIFO is then held (the
+// writer blocks; nothing is dropped) until the window opens; while Loki is away the writer is
+// never held and the oldest lines are dropped as disk_full, each line delivered or counted.
+class FifoReaderFullQueueTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(FifoReaderFullQueueTest, HoldsTheFifoWhileLokiTakesLinesAndDropsOnlyWhileItIsAway) {
+  const bool loki_takes_lines = GetParam();
+  char tmpl[] = "/tmp/skald-fifo-held-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const fs::path dir = tmpl;
+  const fs::path journal_dir = dir / "containers" / "c1";
+  MetricsRegistry metrics;
+  GatedSink sink;
+  sink.taking_ = loki_takes_lines;
+  constexpr int kLines = 4000;  // of about 1 KiB: four times the memory queue's bound
+  std::atomic<int> written{0};
+  {
+    FifoReader reader(sink, metrics);
+    auto journal = Journal::Open(journal_dir, {.max_segment_bytes = 4096, .max_segments = 1000});
+    const std::string fifo = (dir / "fifo").string();
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    const int keeper = open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    ASSERT_GE(keeper, 0);
+    auto writer = journal->StartWriter(fifo);
+    reader.AddJournalStream(1, journal, {}, 1 << 20);
+    ASSERT_TRUE(reader.AddSession(1, fifo, writer));
+    fs::remove_all(journal_dir);  // as a full disk does: the journal refuses bytes
+    for (int i = 0; i < 2000 && metrics.CounterTotal("skald_journal_write_errors_total") == 0;
+         ++i) {
+      const std::string frame = Frame("filler " + std::to_string(i) + std::string(200, 'f'));
+      ASSERT_EQ(write(keeper, frame.data(), frame.size()), static_cast<ssize_t>(frame.size()));
+      std::this_thread::sleep_for(1ms);
+    }
+    ASSERT_GT(metrics.CounterTotal("skald_journal_write_errors_total"), 0u);
+    sink.open_ = false;  // Loki has not acknowledged what it was sent: the window is full
+    std::thread container([&] {
+      const int w = open(fifo.c_str(), O_WRONLY | O_CLOEXEC);  // blocking writes
+      for (int i = 0; i < kLines; ++i) {
+        const std::string frame = Frame("line " + std::to_string(i) + " " + std::string(1000, 'x'));
+        if (write(w, frame.data(), frame.size()) != static_cast<ssize_t>(frame.size())) break;
+        ++written;
+      }
+      close(w);
+    });
+    if (loki_takes_lines) {
+      // Held: the queue (1 MiB) and the pipe take a part; the rest waits in the container.
+      std::this_thread::sleep_for(1500ms);
+      EXPECT_LT(written.load(), kLines) << "the container was not held";
+      EXPECT_EQ(metrics.CounterTotal("skald_entries_dropped_total"), 0u);
+      sink.open_ = true;  // Loki acknowledges
+      reader.Wake();
+    }
+    EXPECT_TRUE(WaitFor([&] { return written.load() == kLines; }, 30s))
+        << written.load() << " of " << kLines << " lines written";
+    container.join();
+    sink.open_ = true;
+    reader.Wake();
+    close(keeper);
+    ASSERT_TRUE(WaitFor([&] { return sink.ended_.load(); }, 30s));
+  }
+  uint64_t delivered = 0;
+  for (const std::string& l : sink.Lines()) delivered += l.starts_with("line ") ? 1 : 0;
+  const uint64_t dropped =
+      metrics
+          .GetCounter("skald_entries_dropped_total", "Entries not delivered, by reason.",
+                      {{"reason", "disk_full"}})
+          .Value();
+  EXPECT_EQ(delivered + dropped, static_cast<uint64_t>(kLines))
+      << delivered << " delivered, " << dropped << " dropped";
+  if (loki_takes_lines) {
+    EXPECT_EQ(dropped, 0u);
+  } else {
+    EXPECT_GT(dropped, 0u) << "Loki away and the window closed: the queue's bound must drop";
+  }
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(LokiTakesLinesOrNot, FifoReaderFullQueueTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? std::string("LokiTakesLines")
+                                             : std::string("LokiAway");
+                         });
 
 }  // namespace
 }  // namespace skald

@@ -656,6 +656,30 @@ TEST_F(LokiClientTest, PushTimesAreObservedByStatusClass) {
   EXPECT_EQ(fast["2xx"], 0);
 }
 
+// Taking() (a full disk's memory mode asks it: hold the container, or drop) is true before
+// the first push, false from an attempt that is retried, true again once Loki settles one,
+// also when Loki refuses a batch for good.
+TEST_F(LokiClientTest, TakingIsFalseOnlyWhileAttemptsAreRetried) {
+  LokiClientConfig c = FastConfig(loki_);
+  c.lanes = 1;
+  c.durable = true;  // retried until Loki answers well
+  LokiClient client(c, metrics_);
+  EXPECT_TRUE(client.Taking());
+  loki_.FailAll(503);
+  client.Push(Entry(Labels(0), 1, "0"));
+  client.SendBuffered();
+  EXPECT_TRUE(WaitForTrue([&] { return !client.Taking(); }));
+  loki_.ClearFailures();
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_TRUE(client.Taking());
+  loki_.FailNext(400, 1);
+  client.Push(Entry(Labels(0), 2, "1"));
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_EQ(client.LastPush().status, "400");
+  EXPECT_TRUE(client.Taking());
+  client.Stop(kLong);
+}
+
 // What the client holds ages from when it was pushed, whether buffered or in flight.
 TEST_F(LokiClientTest, TheOldestPendingEntryIsKnownUntilDelivered) {
   loki_.FailAll(503);
