@@ -1,5 +1,6 @@
-# The verbs people type. `make install` then the README's quickstart; `make test` runs
-# everything CI runs (unit, integration, end-to-end against the real daemon and a real Loki).
+# The verbs people type. `make install` then the README's quickstart; `make test` runs unit,
+# integration and end-to-end tests (the real daemon and a real Loki) and the arm64 bundle's; CI
+# (.ci/run) runs it after check-format, thread-safety, asan, fuzz and tsan.
 SHELL := /bin/bash
 BUILD ?= build
 PLUGIN ?= skald

@@ -1,4 +1,4 @@
-// bench_report: turns the JSON of the three benchmark parts into markdown tables, checks the
+// bench_report: turns the JSON of the benchmark parts into markdown tables, checks the
 // issue's targets (PASS / MISS / n/a when a part did not run) and writes one results.json.
 //
 //   bench_report [--micro FILE]... [--load FILE] [--docker FILE] [--fleet-alone FILE]
@@ -6,8 +6,9 @@
 // --fleet-alone takes fleet_bench's JSON, --fleet-docker docker_fleet_bench's (the fleet part,
 // tests/bench/fleet_report.h).
 // --micro takes Google Benchmark JSON (--benchmark_format=json); with repetitions, the median
-// is shown. Exit status 1 when a part reports lost or duplicated lines, else 0 (a missed
-// performance target is reported, not an error).
+// is shown. Exit status 1 when a part reports lost or duplicated lines, when a target is missed
+// (a figure over its bound, or no figure from a part that ran: a program that failed, a plugin
+// that died), or when an input cannot be read; each is named on stderr. 0 otherwise.
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -223,6 +224,24 @@ struct Target {
   std::string status;  // PASS, MISS, n/a
 };
 
+// A target whose part ran but left no figure (a program that failed, a plugin that died, a
+// run that was not ok) is missed, not "n/a": n/a is only for a part that was not asked for.
+// Whether part 2 ran with `containers` containers.
+bool HasRun(const std::optional<json>& load, int containers) {
+  if (!load || !load->contains("runs")) return false;
+  for (const auto& r : (*load)["runs"]) {
+    if (r.value("containers", 0) == containers) return true;
+  }
+  return false;
+}
+
+void MissWhenNoFigure(Target& t, bool part_ran) {
+  if (t.status == "n/a" && part_ran) {
+    t.status = "MISS";
+    if (t.measured == "-") t.measured = "no figure (see the program's output)";
+  }
+}
+
 std::string Status(std::optional<bool> pass) {
   if (!pass) return "n/a";
   return *pass ? "PASS" : "MISS";
@@ -232,6 +251,9 @@ std::vector<Target> Targets(const std::optional<json>& load, const std::optional
                             bool* lost_lines) {
   std::vector<Target> t;
   *lost_lines = false;
+  const bool docker_ran = docker.has_value();
+  const bool load_ran = load && load->contains("runs") && !(*load)["runs"].empty();
+  const bool outage_ran = load && load->contains("outage");
   const json* skald_seed = docker ? DockerResult(*docker, "skald", "seed") : nullptr;
   const json* go_seed = docker ? DockerResult(*docker, "go", "seed") : nullptr;
   const json* json_file = docker ? DockerResult(*docker, "json-file", "none") : nullptr;
@@ -246,6 +268,7 @@ std::vector<Target> Targets(const std::optional<json>& load, const std::optional
                    " vs " + Fmt("%.2f", Median(*go_seed, "plugin_cpu_s")) + " CPU-s)";
       x.status = Status(ratio <= 0.10);
     }
+    MissWhenNoFigure(x, docker_ran);
     t.push_back(x);
   }
   {
@@ -256,6 +279,7 @@ std::vector<Target> Targets(const std::optional<json>& load, const std::optional
       x.measured = Thousands(v);
       x.status = Status(v >= 450e3);
     }
+    MissWhenNoFigure(x, docker_ran);
     t.push_back(x);
   }
   {
@@ -264,13 +288,14 @@ std::vector<Target> Targets(const std::optional<json>& load, const std::optional
     if (load) {
       for (const auto& r : (*load)["runs"]) {
         if (r.value("pipeline", "") == "seed" && r.value("containers", 0) == 1 &&
-            r.contains("lines_per_cpu_s")) {
+            r.value("ok", false) && r.contains("lines_per_cpu_s")) {
           const double v = r["lines_per_cpu_s"].get<double>();
           x.measured = Thousands(v);
           x.status = Status(v >= 450e3);
         }
       }
     }
+    MissWhenNoFigure(x, load_ran);
     t.push_back(x);
   }
   {
@@ -288,6 +313,7 @@ std::vector<Target> Targets(const std::optional<json>& load, const std::optional
                    Fmt("%.2f", Median(*json_file, "run_s")) + " s)";
       x.status = Status(ratio <= 1.3);
     }
+    MissWhenNoFigure(x, docker_ran);
     t.push_back(x);
   }
   {
@@ -301,6 +327,7 @@ std::vector<Target> Targets(const std::optional<json>& load, const std::optional
       x.measured = Mb(worst) + " MB (largest of the runs)";
       x.status = Status(worst <= 8.0 * 1048576);
     }
+    MissWhenNoFigure(x, load_ran);
     t.push_back(x);
   }
   {
@@ -317,6 +344,7 @@ std::vector<Target> Targets(const std::optional<json>& load, const std::optional
       x.measured = Mb(worst) + " MB (larger of none/seed)";
       x.status = Status(worst <= 40.0 * 1048576);
     }
+    MissWhenNoFigure(x, HasRun(load, 50));
     t.push_back(x);
   }
   {
@@ -329,6 +357,7 @@ std::vector<Target> Targets(const std::optional<json>& load, const std::optional
                    " s)";
       x.status = Status(growth <= 1.2);
     }
+    MissWhenNoFigure(x, outage_ran);
     t.push_back(x);
   }
   {
@@ -336,7 +365,7 @@ std::vector<Target> Targets(const std::optional<json>& load, const std::optional
     if (load) {
       std::map<std::string, std::map<int, double>> cost;
       for (const auto& r : (*load)["runs"]) {
-        if (r.contains("cpu_s_per_million")) {
+        if (r.value("ok", false) && r.contains("cpu_s_per_million")) {
           cost[r.value("pipeline", "")][r.value("containers", 0)] =
               r["cpu_s_per_million"].get<double>();
         }
@@ -355,6 +384,7 @@ std::vector<Target> Targets(const std::optional<json>& load, const std::optional
         x.status = Status(worst <= 1.5);
       }
     }
+    MissWhenNoFigure(x, HasRun(load, 1) && HasRun(load, 100));
     t.push_back(x);
   }
   {
@@ -388,6 +418,7 @@ std::vector<Target> Targets(const std::optional<json>& load, const std::optional
       x.status = Status(bad == 0);
       *lost_lines = bad > 0;
     }
+    MissWhenNoFigure(x, load_ran || docker_ran);
     t.push_back(x);
   }
   return t;
@@ -470,6 +501,12 @@ int main(int argc, char** argv) {
     if (fleet_docker) results["fleet_docker"] = *fleet_docker;
   }
   bool lost = false;
+  bool unreadable = false;
+  for (const auto& [file, j] :
+       {std::pair{&load_file, &load}, std::pair{&docker_file, &docker},
+        std::pair{&fleet_alone_file, &fleet_alone}, std::pair{&fleet_docker_file, &fleet_docker}}) {
+    if (!file->empty() && !*j) unreadable = true;
+  }
   json jt = json::array();
   if (!micro.empty() || load || docker) {
     const auto targets =
@@ -493,5 +530,14 @@ int main(int argc, char** argv) {
   results["targets"] = jt;
   if (!out_file.empty()) std::ofstream(out_file) << results.dump(2) << "\n";
   if (lost) std::cerr << "bench_report: some run lost or duplicated lines (see the tables)\n";
-  return lost ? 1 : 0;
+  int missed = 0;
+  for (const auto& t : jt) {
+    if (t["status"] == "MISS") {
+      std::cerr << "bench_report: missed: " << t["target"].get<std::string>() << ": "
+                << t["measured"].get<std::string>() << "\n";
+      ++missed;
+    }
+  }
+  if (unreadable) std::cerr << "bench_report: an input could not be read (see above)\n";
+  return lost || missed > 0 || unreadable ? 1 : 0;
 }

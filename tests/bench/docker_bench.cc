@@ -180,13 +180,19 @@ json RunOnce(const Options& opt, const Variant& v, const std::string& image,
     } else if (pid_after != plugin_pid) {
       r["restarted"] = true;
     } else {
-      r["plugin_cpu_s"] = ProcessCpuSeconds(plugin_pid) - plugin_cpu0;
-      r["peak_rss_bytes"] = ProcessStatusBytes(plugin_pid, "VmHWM");
+      if (const auto cpu = CpuBetween(plugin_cpu0, ProcessCpuSeconds(plugin_pid))) {
+        r["plugin_cpu_s"] = *cpu;
+        r["peak_rss_bytes"] = ProcessStatusBytes(plugin_pid, "VmHWM");
+      } else {
+        r["restarted"] = true;  // gone as the run ended
+      }
     }
     std::this_thread::sleep_for(500ms);  // duplicates, if any, would arrive right behind
     r["delivered"] = loki.Query().Count("{container_name=" + e2e::LogqlQuote(name) + "}");
   }
-  r["dockerd_cpu_s"] = ProcessCpuSeconds(dockerd_pid) - dockerd_cpu0;
+  if (const auto cpu = CpuBetween(dockerd_cpu0, ProcessCpuSeconds(dockerd_pid))) {
+    r["dockerd_cpu_s"] = *cpu;
+  }
   Docker({"rm", "-f", name}, 60s);
   // skald keeps a stopped container's journal for `docker logs` (days); ours can go now.
   if (v.driver == "skald" && !opt.skald_state.empty() && !container_id.empty()) {

@@ -171,7 +171,7 @@ json RunFleet(const Options& opt, const Driver& driver, const Workload& w, const
         },
         120s, 100ms);
   }
-  const double cpu = ProcessCpuSeconds(pid) - cpu0;
+  const auto cpu = CpuBetween(cpu0, ProcessCpuSeconds(pid));
   const auto t_end = Clock::now();
   std::this_thread::sleep_for(1s);  // duplicates, if any, right behind
   uint64_t delivered = 0;
@@ -192,8 +192,6 @@ json RunFleet(const Options& opt, const Driver& driver, const Workload& w, const
   json r = {{"driver", driver.name},
             {"containers", w.containers},
             {"lines_per_container", w.lines},
-            {"plugin_cpu_s", cpu},
-            {"cpu_ms_per_container", cpu * 1000.0 / w.containers},
             {"start_s", Seconds(t_started - t0)},
             {"exit_s", Seconds(t_exited - t0)},
             {"deliver_s", Seconds(t_delivered - t0)},
@@ -203,6 +201,13 @@ json RunFleet(const Options& opt, const Driver& driver, const Workload& w, const
             {"expected", static_cast<uint64_t>(expected)},
             {"streams_ended", ended},
             {"all_delivered", delivered == static_cast<uint64_t>(expected)}};
+  if (cpu && same_process) {
+    r["plugin_cpu_s"] = *cpu;
+    r["cpu_ms_per_container"] = *cpu * 1000.0 / w.containers;
+  } else {
+    r["error"] =
+        "the plugin's process " + std::to_string(pid) + " ended during the run: no CPU figure";
+  }
   if (!same_process) r["restarted"] = true;
   if (!first_error.empty()) r["start_error"] = first_error;
   return r;

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <sstream>
@@ -38,22 +39,41 @@ std::map<int, std::pair<std::string, long long>> ThreadSwitches(pid_t pid) {
 std::map<std::string, nlohmann::json> MeasureIdle(const std::map<std::string, pid_t>& pids,
                                                   int seconds) {
   using Clock = std::chrono::steady_clock;
-  std::map<std::string, std::map<int, std::pair<std::string, long long>>> before;
+  using Switches = std::map<int, std::pair<std::string, long long>>;
+  std::map<std::string, Switches> before;
+  std::map<std::string, Switches> last;  // every thread seen in the window, as last read
   std::map<std::string, double> cpu0;
   for (const auto& [name, pid] : pids) {
     before[name] = ThreadSwitches(pid);
+    last[name] = before[name];
     cpu0[name] = ProcessCpuSeconds(pid);
   }
+  // Threads are read again every kPoll: one that exits within the window keeps the count it
+  // had at the last reading (at most kPoll of its wake-ups are missed; one that lives less than
+  // kPoll may be missed whole).
+  constexpr auto kPoll = std::chrono::milliseconds(50);
   const auto t0 = Clock::now();
-  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  const auto until = t0 + std::chrono::seconds(seconds);
+  for (auto now = Clock::now(); now < until; now = Clock::now()) {
+    std::this_thread::sleep_for(std::min<Clock::duration>(kPoll, until - now));
+    for (const auto& [name, pid] : pids) {
+      for (const auto& [tid, name_count] : ThreadSwitches(pid)) last[name][tid] = name_count;
+    }
+  }
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   std::map<std::string, nlohmann::json> out;
   for (const auto& [name, pid] : pids) {
-    const double cpu = ProcessCpuSeconds(pid) - cpu0[name];
-    const auto after = ThreadSwitches(pid);
+    const auto cpu = CpuBetween(cpu0[name], ProcessCpuSeconds(pid));
+    if (!cpu) {
+      out[name] = {{"seconds", wall},
+                   {"error", "the process " + std::to_string(pid) +
+                                 " was gone at the end of the window: no figure"}};
+      continue;
+    }
+    const Switches after = ThreadSwitches(pid);
     long long total = 0;
     std::map<std::string, long long> by_name;
-    for (const auto& [tid, name_count] : after) {
+    for (const auto& [tid, name_count] : last[name]) {
       auto it = before[name].find(tid);
       const long long d = name_count.second - (it == before[name].end() ? 0 : it->second.second);
       total += d;
@@ -64,10 +84,11 @@ std::map<std::string, nlohmann::json> MeasureIdle(const std::map<std::string, pi
       if (c > 0) threads[n] = static_cast<double>(c) / wall;
     }
     out[name] = {{"seconds", wall},
-                 {"cpu_s", cpu},
-                 {"cpu_percent", cpu / wall * 100.0},
+                 {"cpu_s", *cpu},
+                 {"cpu_percent", *cpu / wall * 100.0},
                  {"wakeups_per_s", static_cast<double>(total) / wall},
                  {"threads", after.size()},
+                 {"threads_seen", last[name].size()},
                  {"rss_bytes", ProcessStatusBytes(pid, "VmRSS")},
                  {"wakeups_per_s_by_thread", threads}};
   }

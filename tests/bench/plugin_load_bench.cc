@@ -173,16 +173,21 @@ json RunOnce(const Options& opt, const std::string& pipeline, int k) {
   const uint64_t delivered = sink.TotalEntries();
 
   const double wall = Seconds(t_delivered - t0);
-  const double cpu = cpu1 - cpu0;
+  const auto cpu = CpuBetween(cpu0, cpu1);
   r["lines"] = total;
   r["delivered"] = delivered;
-  r["ok"] = delivered == total;
+  r["ok"] = delivered == total && cpu.has_value();
   r["write_s"] = Seconds(t_written - t0);
   r["wall_s"] = wall;
   r["lines_per_s"] = static_cast<double>(total) / wall;
-  r["cpu_s"] = cpu;
-  r["cpu_s_per_million"] = cpu / static_cast<double>(total) * 1e6;
-  r["lines_per_cpu_s"] = cpu > 0 ? static_cast<double>(total) / cpu : 0;
+  if (cpu && *cpu > 0) {
+    r["cpu_s"] = *cpu;
+    r["cpu_s_per_million"] = *cpu / static_cast<double>(total) * 1e6;
+    r["lines_per_cpu_s"] = static_cast<double>(total) / *cpu;
+  } else {
+    r["ok"] = false;
+    r["error"] = "no CPU figure (the plugin's process was gone)";
+  }
   r["peak_rss_bytes"] = ProcessStatusBytes(pid, "VmHWM");
   r["requests"] = sink.Requests();
   r["out_of_order"] = sink.OutOfOrder();

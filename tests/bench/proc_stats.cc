@@ -39,6 +39,11 @@ double ProcessCpuSeconds(pid_t pid) {
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+std::optional<double> CpuBetween(double before, double after) {
+  if (before < 0 || after < 0 || after < before) return std::nullopt;
+  return after - before;
+}
+
 long long ProcessStatusBytes(pid_t pid, const std::string& field) {
   std::istringstream in(ReadFileOr("/proc/" + std::to_string(pid) + "/status"));
   for (std::string line; std::getline(in, line);) {

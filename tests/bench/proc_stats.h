@@ -7,12 +7,17 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace skald::bench {
 
 double ProcessCpuSeconds(pid_t pid);
+// The CPU seconds used between two ProcessCpuSeconds readings; nullopt when either failed (the
+// process was gone) or the second is below the first (not the same process): a figure that
+// must not be reported.
+std::optional<double> CpuBetween(double before, double after);
 long long ProcessStatusBytes(pid_t pid, const std::string& field);  // "VmHWM", "VmRSS"
 // Resets VmHWM to the current RSS (writes 5 to /proc/PID/clear_refs; needs the right to).
 bool ResetPeakRss(pid_t pid);

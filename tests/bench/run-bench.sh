@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# `make bench`: builds what the benchmarks need, runs the four parts, prints markdown tables
-# with the issues' targets and writes $BENCH_OUT/results.json.
+# `make bench`: builds what the benchmarks need, runs the parts, prints markdown tables with the
+# issues' targets and writes $BENCH_OUT/results.json. Exits non-zero, naming each, when a
+# benchmark program fails, a part asked for is skipped, or a target is missed (bench_report:
+# a figure over its bound, or none from a part that ran).
 #
 #   1. micro    Google Benchmark: frame decode, reassembly, pipeline, labels, batch encoding
 #   2. load     the real skald binary driven by a load generator, no Docker (plugin_load_bench)
@@ -27,9 +29,10 @@
 #                 Debian's dockerd 20.10 was seen to deadlock in libnetwork's set-key hook,
 #                 leaving containers Created and dockerd unresponsive until restarted)
 #   BENCH_NO_BUILD 1: use the binaries already in BENCH_BUILD (no ninja)
-#   BENCH_INSTALL 1 (default): `make install` when the installed skald plugin is not the binary
-#                 just built; 0: measure whichever skald plugin is installed
-# Part 3 replaces the installed `skald` plugin (make install), so it is skipped while
+#   BENCH_INSTALL 1 (default): when the installed skald plugin is not the binary just built,
+#                 install it (the bundle of BENCH_BUILD's skald, `make bundle`, created as
+#                 `skald`); 0: measure whichever skald plugin is installed (reported as such)
+# Part 3 replaces the installed `skald` plugin, so it is skipped (and the bench fails) while
 # end-to-end tests run. It leaves no container, Loki, Go plugin or skald journal behind.
 # Part 4's docker side leaves the installed `skald` alone: it creates skald-bench-fleet and
 # skald-bench-go-driver and removes them, their journals and its containers at the end.
@@ -60,13 +63,25 @@ if [[ "${BENCH_NO_BUILD:-0}" != 1 ]]; then
 fi
 
 report_args=()
+failures=()  # what failed, for the exit status
+# Runs a benchmark program; a failure is recorded (the other parts still run).
+run_program() {
+  local what=$1
+  shift
+  local rc=0
+  "$@" || rc=$?
+  if [[ $rc -ne 0 ]]; then
+    log "$what failed (exit $rc)"
+    failures+=("$what exited $rc")
+  fi
+}
 
 if has_part micro; then
   log "part 1: micro benchmarks"
   gbench=(--benchmark_repetitions=3 --benchmark_report_aggregates_only=true
           --benchmark_min_time=0.2 --benchmark_format=json)
-  "$bin/micro_bench" "${gbench[@]}" >"$out/micro.json"
-  "$bin/pipeline_bench" "${gbench[@]}" >"$out/pipeline.json"
+  run_program micro_bench "$bin/micro_bench" "${gbench[@]}" >"$out/micro.json"
+  run_program pipeline_bench "$bin/pipeline_bench" "${gbench[@]}" >"$out/pipeline.json"
   report_args+=(--micro "$out/micro.json" --micro "$out/pipeline.json")
 fi
 
@@ -76,8 +91,9 @@ if has_part load || has_part outage; then
   has_part outage && load_args+=(--outage-s "${BENCH_OUTAGE_S:-60}")
   log "part 2: plugin alone (${load_args[*]})"
   rm -f "$out/plugin_alone.json"
-  "$bin/plugin_load_bench" --skald "$build/plugin/skald" "${load_args[@]}" --lines "$lines" \
-    --repeat "${BENCH_LOAD_REPEAT:-3}" --json "$out/plugin_alone.json" || true
+  run_program plugin_load_bench "$bin/plugin_load_bench" --skald "$build/plugin/skald" \
+    "${load_args[@]}" --lines "$lines" --repeat "${BENCH_LOAD_REPEAT:-3}" \
+    --json "$out/plugin_alone.json"
   report_args+=(--load "$out/plugin_alone.json")
 fi
 
@@ -97,11 +113,18 @@ if has_part docker; then
   elif ! docker info >/dev/null 2>&1; then
     skip="dockerd is not reachable"
   fi
-  built_sum="$(sha256sum "$build/plugin/skald" | cut -d' ' -f1)"
+  # The bundle of the binary just built: its (stripped) skald is what an install holds.
+  bench_bundle="$build/plugin-bundle"
+  make --no-print-directory bundle BUNDLE_BUILD="$build" BUNDLE="$bench_bundle" >&2
+  built_sum="$(sha256sum "$bench_bundle/rootfs/usr/bin/skald" | cut -d' ' -f1)"
   if [[ -z "$skip" && "${BENCH_INSTALL:-1}" == 1 && "$(installed_skald_sum)" != "$built_sum" ]]; then
-    log "part 3: installing the skald just built (make install BUILD=$build)"
-    if ! make install BUILD="$build" JOBS="$jobs" >&2; then
-      log "make install failed (see above); part 3 measures the skald plugin installed now"
+    log "part 3: installing the skald just built ($bench_bundle as skald)"
+    docker plugin disable -f skald >/dev/null 2>&1 || true
+    docker plugin rm -f skald >/dev/null 2>&1 || true
+    if ! { docker plugin create skald "$bench_bundle" >&2 &&
+      docker plugin enable --timeout 0 skald >&2; }; then
+      log "installing $bench_bundle as skald failed (see above)"
+      failures+=("installing the skald just built")
     fi
   fi
   if [[ -z "$skip" ]] && ! docker plugin inspect skald >/dev/null 2>&1; then
@@ -121,12 +144,14 @@ if has_part docker; then
       rm -rf "$loki_dir"
     }
     trap cleanup EXIT
-    "$bin/docker_bench" --go-driver "$go_driver" --loki-dir "$loki_dir" --lines "$lines" \
-      --repeat "$repeat" --skald-is-build "$skald_same" --json "$out/docker.json" || true
+    run_program docker_bench "$bin/docker_bench" --go-driver "$go_driver" --loki-dir "$loki_dir" \
+      --lines "$lines" --repeat "$repeat" --skald-is-build "$skald_same" \
+      --json "$out/docker.json"
     cleanup
     trap - EXIT
   else
     log "part 3 skipped: $skip"
+    failures+=("part 3 (docker) skipped: $skip")
     printf '{"skipped": "%s"}\n' "$skip" >"$out/docker.json"
   fi
   report_args+=(--docker "$out/docker.json")
@@ -138,9 +163,8 @@ if has_part fleet; then
   fleet_idle="${BENCH_FLEET_IDLE_S:-30}"
   log "part 4: fleet, plugin alone ($fleet_runs; idle with 0 and $fleet_journals journals)"
   rm -f "$out/fleet_alone.json" "$out/fleet_docker.json"
-  "$bin/fleet_bench" --skald "$build/plugin/skald" --runs "$fleet_runs" \
-    --idle-journals "0,$fleet_journals" --idle-s "$fleet_idle" --json "$out/fleet_alone.json" ||
-    true
+  run_program fleet_bench "$bin/fleet_bench" --skald "$build/plugin/skald" --runs "$fleet_runs" \
+    --idle-journals "0,$fleet_journals" --idle-s "$fleet_idle" --json "$out/fleet_alone.json"
   report_args+=(--fleet-alone "$out/fleet_alone.json")
   skip=""
   if pgrep -f 'e2e_tests' >/dev/null; then
@@ -163,10 +187,11 @@ if has_part fleet; then
         rm -rf "$fleet_loki"
       }
       trap fleet_cleanup EXIT
-      "$bin/docker_fleet_bench" --skald-bundle "${RELEASE_BUILD:-build-release}/plugin-bundle" \
+      run_program docker_fleet_bench "$bin/docker_fleet_bench" \
+        --skald-bundle "${RELEASE_BUILD:-build-release}/plugin-bundle" \
         --go-driver "$go_driver" --loki-dir "$fleet_loki" --runs "$fleet_runs" \
         --journals "$fleet_journals" --idle-s "$fleet_idle" \
-        --parallel "${BENCH_FLEET_PARALLEL:-5}" --json "$out/fleet_docker.json" || true
+        --parallel "${BENCH_FLEET_PARALLEL:-5}" --json "$out/fleet_docker.json"
       fleet_cleanup
       trap - EXIT
     else
@@ -175,10 +200,18 @@ if has_part fleet; then
   fi
   if [[ -n "$skip" ]]; then
     log "part 4 (docker) skipped: $skip"
+    failures+=("part 4 (docker) skipped: $skip")
     printf '{"skipped": "%s"}\n' "$skip" >"$out/fleet_docker.json"
   fi
   report_args+=(--fleet-docker "$out/fleet_docker.json")
 fi
 
-"$bin/bench_report" "${report_args[@]}" --out "$out/results.json"
+report_rc=0
+"$bin/bench_report" "${report_args[@]}" --out "$out/results.json" || report_rc=$?
 log "results: $out/results.json"
+[[ $report_rc -eq 0 ]] || failures+=("bench_report: a target missed or lines lost (exit $report_rc; named above)")
+if [[ ${#failures[@]} -gt 0 ]]; then
+  log "FAILED:"
+  for f in "${failures[@]}"; do log "  - $f"; done
+  exit 1
+fi

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# bench_report's verdicts on made-up part results: a target passes only on a figure within its
+# bound; a part that ran but left no figure (the plugin died, a start failed, a run not ok)
+# misses it; either makes the exit status 1.
+#   bench_report_test.sh BENCH_REPORT
+set -euo pipefail
+report=${1:?bench_report binary}
+dir=$(mktemp -d /tmp/skald-bench-report-test.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+failed=0
+
+# expect NAME WANT_EXIT PATTERN ARGS...: bench_report's exit status is WANT_EXIT and its output
+# matches PATTERN (grep -E).
+expect() {
+  local name=$1 want=$2 pattern=$3
+  shift 3
+  local rc=0
+  "$report" "$@" --out "$dir/results.json" >"$dir/out.txt" 2>&1 || rc=$?
+  if [[ $rc -ne $want ]] || ! grep -Eq -- "$pattern" "$dir/out.txt"; then
+    echo "FAIL $name: exit $rc (want $want), output:" >&2
+    cat "$dir/out.txt" >&2
+    failed=1
+  else
+    echo "ok   $name"
+  fi
+}
+
+idle_ok='{"seconds": 30, "cpu_s": 0.003, "cpu_percent": 0.01, "wakeups_per_s": 0.5, "threads": 9}'
+run_ok='{"containers": 100, "lines_per_container": 10, "cpu_s": 0.1, "cpu_ms_per_container": 1.0,
+  "delivered_total": 1000, "expected_total": 1000, "streams_ended": true, "ok": true}'
+cat >"$dir/alone_ok.json" <<JSON
+{"runs": [$run_ok], "idle": [{"journals": 1000, "after_restart": $idle_ok}]}
+JSON
+expect "a good plugin-alone fleet run passes" 0 \
+  'per-container plugin CPU, 100 containers x 10 lines <= 5 ms \| 1.00 ms \| PASS' \
+  --fleet-alone "$dir/alone_ok.json"
+
+# The plugin died: no CPU figure, the run not ok.
+cat >"$dir/alone_died.json" <<JSON
+{"runs": [{"containers": 100, "lines_per_container": 10, "delivered_total": 1000,
+  "expected_total": 1000, "streams_ended": true, "ok": false, "error": "the plugin exited"}],
+ "idle": [{"journals": 1000, "after_restart": $idle_ok}]}
+JSON
+expect "a run whose plugin died misses the CPU target" 1 \
+  'per-container plugin CPU, 100 containers x 10 lines <= 5 ms \| no figure: the plugin exited \| MISS' \
+  --fleet-alone "$dir/alone_died.json"
+
+# The idle window's process was gone (MeasureIdle's error): no figure, not a pass.
+cat >"$dir/alone_idle_gone.json" <<JSON
+{"runs": [$run_ok], "idle": [{"journals": 1000, "after_restart": {"seconds": 30,
+  "error": "the process 123 was gone at the end of the window: no figure"}}]}
+JSON
+expect "an idle window whose plugin was gone misses the idle target" 1 \
+  'idle with 1,000 journals kept .* \| no figure: the process 123 was gone.* \| MISS' \
+  --fleet-alone "$dir/alone_idle_gone.json"
+
+# Docker: every line of the containers that started arrived, but three did not start.
+cat >"$dir/docker_fleet.json" <<JSON
+{"runs_asked": [[100, 10]], "runs": [
+  {"driver": "skald", "containers": 100, "lines_per_container": 10, "plugin_cpu_s": 0.2,
+   "cpu_ms_per_container": 2.0, "start_failures": 3, "delivered": 970, "expected": 970,
+   "streams_ended": true, "all_delivered": true}],
+ "idle": {"journals": {"skald": $idle_ok}}}
+JSON
+expect "start failures miss the docker targets" 1 \
+  'every container started \| 0 of 1 runs \| MISS' --fleet-docker "$dir/docker_fleet.json"
+expect "start failures are named" 1 '3 containers failed to start \| MISS' \
+  --fleet-docker "$dir/docker_fleet.json"
+
+# Part 2 ran, but its K=1 seed run was not ok (no CPU figure).
+cat >"$dir/load.json" <<JSON
+{"runs": [{"pipeline": "seed", "containers": 1, "ok": false, "lines": 1000, "delivered": 1000,
+  "error": "no CPU figure (the plugin's process was gone)", "idle_hwm_bytes": 7000000}]}
+JSON
+expect "a load run without a figure misses its target" 1 \
+  'K=1: lines per CPU-second.*\| no figure.* \| MISS' --load "$dir/load.json"
+
+# An input that cannot be read (a program that failed before writing it).
+expect "an unreadable input fails" 1 'cannot read' --load "$dir/missing.json"
+
+exit $failed
