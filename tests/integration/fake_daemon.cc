@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -52,7 +53,9 @@ FakeDaemon::FakeDaemon(const std::string& binary, const std::vector<std::string>
   dir_ = tmpl;
   socket_ = dir_ + "/skald.sock";
   metrics_port_ = FreePort();
-  std::vector<std::string> envs = {"SKALD_SOCKET=" + socket_,
+  // One second of flush at SIGTERM unless a test asks for more: the destructor stops the
+  // plugin with SIGTERM.
+  std::vector<std::string> envs = {"SHUTDOWN_FLUSH_SECONDS=1", "SKALD_SOCKET=" + socket_,
                                    "METRICS_ADDR=127.0.0.1:" + std::to_string(metrics_port_),
                                    "LOG_LEVEL=info", "STATE_DIR=" + dir_ + "/state"};
   envs.insert(envs.end(), env.begin(), env.end());
@@ -94,8 +97,28 @@ void FakeDaemon::KillAndRestartPlugin() {
 }
 
 FakeDaemon::~FakeDaemon() {
-  if (pid_ > 0) Signal(SIGKILL, std::chrono::seconds(5));
+  // Stopped as Docker stops a plugin, so that its own exit runs (in the ASan build,
+  // LeakSanitizer's check with it); killed only when it does not end in time.
+  if (pid_ > 0) {
+    const int status = Signal(SIGTERM, std::chrono::seconds(15));
+    if (status == -1) {
+      Signal(SIGKILL, std::chrono::seconds(5));
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      const std::string what = "the plugin did not exit cleanly at SIGTERM (wait status " +
+                               std::to_string(status) + "); its log:\n" + Log();
+      if (UncleanExitHandler()) {
+        UncleanExitHandler()(what);
+      } else {
+        std::fprintf(stderr, "%s\n", what.c_str());
+      }
+    }
+  }
   std::filesystem::remove_all(dir_);
+}
+
+std::function<void(const std::string&)>& FakeDaemon::UncleanExitHandler() {
+  static std::function<void(const std::string&)> handler;
+  return handler;
 }
 
 bool FakeDaemon::running() const { return pid_ > 0 && kill(pid_, 0) == 0; }

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -25,7 +26,12 @@ class FakeDaemon {
  public:
   // Starts `binary` with the given extra environment (NAME=VALUE). Waits for the socket.
   FakeDaemon(const std::string& binary, const std::vector<std::string>& env);
-  ~FakeDaemon();  // kills the plugin if still running, removes the temp dir
+  // Stops the plugin if still running (SIGTERM; a test fails when it does not exit 0; SIGKILL
+  // after 15 s), removes the temp dir.
+  ~FakeDaemon();
+  // Told what went wrong when the plugin does not exit 0 at the destructor's SIGTERM (the test
+  // programs make it fail the test; unset, it is printed to stderr).
+  static std::function<void(const std::string&)>& UncleanExitHandler();
 
   bool running() const;
   pid_t pid() const { return pid_; }
