@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "plugin/http_response_reader.h"
+#include "plugin/name_resolver.h"
 
 namespace skald {
 namespace {
@@ -377,17 +378,17 @@ bool HttpConnection::Open(Io& io, Answer* answer) {
   const int port = via_proxy ? endpoint_.proxy_port : endpoint_.port;
   const std::string what = (via_proxy ? "proxy " : "") + HostPort(host, port);
 
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  const int gai = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
-  if (gai != 0 || found == nullptr) {
-    answer->failure = Failure::kResolve;
-    answer->error = "cannot resolve " + host + ": " + ::gai_strerror(gai);
+  // Bounded by the request's deadline and Cut(), like every wait on the socket.
+  Resolved resolved = ResolveWithin(host, port, io.deadline, io.cut);
+  if (resolved.failure != Resolved::Failure::kNone) {
+    // A name server that did not answer in time is a resolution failure to the log ("cannot
+    // resolve HOST: no answer from the name server in time"), not a silent timeout.
+    answer->failure =
+        resolved.failure == Resolved::Failure::kCut ? Failure::kCut : Failure::kResolve;
+    answer->error = resolved.error;
     return false;
   }
+  addrinfo* found = resolved.addresses.get();
   std::string error = "no address";
   Failure failure = Failure::kConnect;
   int addresses = 0;
@@ -434,7 +435,6 @@ bool HttpConnection::Open(Io& io, Answer* answer) {
     if (failure != Failure::kConnect) break;  // the deadline or a cut: no other address
   }
   io.deadline = deadline;
-  ::freeaddrinfo(found);
   if (failure != Failure::kNone) {
     answer->failure = failure;
     answer->error = failure == Failure::kConnect ? "cannot connect to " + what + ": " + error
