@@ -31,7 +31,7 @@ case "$kind" in
   tsan)
     build="${SAN_BUILD:-build-tsan}"
     tests/sanitize/configure.sh "$build" tsan
-    targets=(plugin_tsan_tests)
+    targets=(plugin_tsan_tests tsan_handler_race)
     ctest_args=(-L '^tsan$')
     ;;
   *)
