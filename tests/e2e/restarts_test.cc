@@ -1,7 +1,7 @@
 // Restarts: the plugin killed with SIGKILL while a container logs (Docker restarts it and never
 // re-sends StartLogging), and dockerd restarted with live-restore while a container logs. Every
 // line the container wrote reaches Loki; across the daemon restart, every byte the plugin read
-// from the FIFOs (a known gap: see the test).
+// from the FIFOs (a gap dockerd makes for every driver: see the test).
 // The live-restore scenario restarts dockerd twice (sets live-restore, restores the setting).
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -172,15 +172,19 @@ TEST_F(Restarts, EveryLineArrivesAcrossADaemonRestartWithLiveRestore) {
   EXPECT_EQ(delta("skald_journal_skipped_bytes_total"), 0);
   EXPECT_EQ(delta("skald_journal_lost_bytes_total"), 0);
   EXPECT_EQ(delta("skald_entries_dropped_total"), 0);
-  // KNOWN, not yet explained: in about one run in five, one or two lines of the 5,000 lines/s
-  // container never come out of the FIFOs (the plugin read exactly the bytes of the lines in
-  // Loki, checked above). Most likely the lines dockerd's log copier had read from the
-  // container (2 KiB at a time, so one or two lines) and not yet written when it exited; not
-  // proven. Bounded here: one run of lines at most one such read holds.
+  // KNOWN, and dockerd's: in about one run in ten a few lines never reach the FIFO. The
+  // same experiment with the built-in drivers (tests/e2e/live-restore-loss.sh, 20 runs each)
+  // lost lines with json-file and local too, in one run of consecutive lines each time (up to
+  // 51): the lines dockerd's log copier (daemon/logger/copier.go) had read from the container
+  // (2 KiB reads into a 16 KiB buffer) and not yet handed to any driver when the daemon exited.
+  // Bounded here: at most one gap, of at most what that buffer and one read hold.
   if (!missing.empty()) {
+    constexpr std::size_t kCopierBytes = 16 * 1024 + 2 * 1024;
+    constexpr std::size_t kShortestLine = 200;  // loggen --json lines are 200-260 bytes
     EXPECT_EQ(missing.back() - missing.front() + 1, missing.size())
         << "the lines missing are not one run at the restart";
-    EXPECT_LE(missing.size(), 8u) << "more lines missing than one 2 KiB read of dockerd's holds";
+    EXPECT_LE(missing.size(), kCopierBytes / kShortestLine)
+        << "more lines missing than dockerd's log copier holds";
   }
   EXPECT_EQ(got + missing.size(), 40001u) << "lines missing that are not loggen's";
 }
