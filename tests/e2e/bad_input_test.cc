@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "tests/e2e/docker_frames.h"
 #include "tests/e2e/e2e_support.h"
 #include "tests/tools/fake_loki.h"
 #include "tests/tools/scripted_http_peer.h"
@@ -184,27 +185,66 @@ TEST_F(BadInput, NulBytesInvalidUtf8AndCarriageReturns) {
 TEST_F(BadInput, AJournalRemovedWhileItIsReplayed) {
   testing::FakeLoki fake;
   ASSERT_TRUE(fake.Start());
-  fake.SetRetainEntries(false);
   fake.FailAll(503);
   const auto state = PluginStateDir();
   ASSERT_TRUE(state);
   StartNeighbour();
   const std::string name = NewContainer();
-  auto run = Docker(RunArgs(name, {"loki-min-backoff=100ms", "loki-max-backoff=200ms"},
-                            {"loggen", "--lines", "100000", "--json"}, fake.PushUrl()),
-                    120s);
+  constexpr uint64_t kLines = 100000;
+  auto run =
+      Docker(RunArgs(name, {"loki-min-backoff=100ms", "loki-max-backoff=200ms"},
+                     {"loggen", "--lines", std::to_string(kLines), "--json"}, fake.PushUrl()),
+             120s);
   ASSERT_TRUE(run.ok()) << run.Describe();
   const fs::path journal = fs::path(*state) / "containers" / ContainerId(name);
   ASSERT_TRUE(fs::is_directory(journal)) << journal;
+  // Every frame the container wrote is in the journal (nothing was delivered or evicted yet).
+  const auto segment_bytes = [&] {
+    uint64_t bytes = 0;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(journal, ec)) {
+      if (e.path().extension() == ".seg") bytes += e.file_size(ec);
+    }
+    return bytes;
+  };
+  uint64_t journal_bytes = segment_bytes();
+  for (int i = 0; i < 50; ++i) {  // until the FIFO's last bytes are in (the container exited)
+    std::this_thread::sleep_for(100ms);
+    if (const uint64_t now = segment_bytes(); now == journal_bytes && i >= 5) break;
+    journal_bytes = segment_bytes();
+  }
   const double lost_before = Metric("skald_journal_lost_bytes_total");
+  const double skipped_before = Metric("skald_journal_skipped_bytes_total");
   fs::remove_all(journal);
   fake.ClearFailures();
-  // What the stream had read is delivered; the segments it had not read are counted lost.
-  ASSERT_TRUE(
-      WaitUntil([&] { return Metric("skald_journal_lost_bytes_total") > lost_before; }, 60s))
-      << "no bytes were counted lost";
-  EXPECT_TRUE(WaitUntil([&] { return fake.TotalEntries() > 0; }, 30s));
-  EXPECT_LT(fake.TotalEntries(), 100000u);
+  // Every byte of the journal is a frame of a line delivered, or counted as lost (the segments
+  // the stream had not read) or skipped.
+  const auto delivered_frames = [&] {
+    uint64_t bytes = 0, lines = 0;
+    for (const auto& stream : fake.Streams()) {
+      for (const auto& e : stream.entries) {
+        bytes += StdoutFrameBytes(e.timestamp_ns, e.line);
+        ++lines;
+      }
+    }
+    return std::pair{bytes, lines};
+  };
+  const auto counted = [&] {
+    return static_cast<uint64_t>(Metric("skald_journal_lost_bytes_total") - lost_before +
+                                 Metric("skald_journal_skipped_bytes_total") - skipped_before);
+  };
+  WaitUntil([&] { return delivered_frames().first + counted() >= journal_bytes; }, 60s);
+  const auto [framed, delivered] = delivered_frames();
+  EXPECT_GT(Metric("skald_journal_lost_bytes_total"), lost_before) << "no bytes were counted lost";
+  EXPECT_GT(delivered, 0u) << "what the stream had read was not delivered";
+  EXPECT_LT(delivered, kLines);
+  EXPECT_EQ(framed + counted(), journal_bytes)
+      << delivered << " lines delivered (" << framed << " frame bytes), " << counted()
+      << " bytes counted lost or skipped, of " << journal_bytes << " journal bytes";
+  EXPECT_EQ(fake.Duplicates(), 0u);
+  std::cout << "journal removed while replayed: " << journal_bytes << " journal bytes = " << framed
+            << " bytes of the " << delivered << " lines delivered + " << counted()
+            << " bytes counted lost\n";
   ExpectNeighbourAndPlugin();
 }
 

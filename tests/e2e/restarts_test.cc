@@ -15,8 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "entry.pb.h"
-#include "plugin/frame_format.h"
+#include "tests/e2e/docker_frames.h"
 #include "tests/e2e/e2e_support.h"
 
 namespace skald::e2e {
@@ -38,15 +37,6 @@ class Restarts : public SkaldTest {
   static std::map<std::string, double> PluginTotals() {
     auto text = FetchMetrics();
     return text ? ParsePrometheusTotals(*text) : std::map<std::string, double>{};
-  }
-  // The bytes dockerd wrote into the FIFO for a stdout line now in Loki: the length prefix and
-  // Docker's LogEntry message (plugin/proto/entry.proto) with the line's time.
-  static uint64_t StdoutFrameBytes(const LokiEntry& e) {
-    LogEntry entry;
-    entry.set_source("stdout");
-    entry.set_time_nano(e.timestamp_ns);
-    entry.set_line(e.line);
-    return kFrameLengthBytes + entry.ByteSizeLong();
   }
   // loggen's sequence numbers 1..lines (its "seq" field) that the container's lines in Loki
   // lack.
@@ -156,7 +146,8 @@ TEST_F(Restarts, EveryLineArrivesAcrossADaemonRestartWithLiveRestore) {
   // nothing it was handed was lost (checked to the byte, whatever Loki lacks).
   const std::vector<LokiEntry> entries = loki().QueryAll(Selector(name));
   double framed = 0;
-  for (const LokiEntry& e : entries) framed += static_cast<double>(StdoutFrameBytes(e));
+  for (const LokiEntry& e : entries)
+    framed += static_cast<double>(StdoutFrameBytes(e.timestamp_ns, e.line));
   const std::vector<uint64_t> missing = MissingSequenceNumbers(entries, 40000);
   std::string listed;
   for (uint64_t seq : missing) listed += " " + std::to_string(seq);
