@@ -476,6 +476,8 @@ TEST_F(BadInput, ALokiThatMisbehaves) {
         return Metric("skald_entries_dropped_total{reason=\"too_large\"}") - too_large_before >= 20;
       },
       60s));
+  // Every refused line counted once: exactly the 20 lines, as too_large.
+  EXPECT_EQ(Metric("skald_entries_dropped_total{reason=\"too_large\"}") - too_large_before, 20);
   EXPECT_EQ(refusing.TotalEntries(), 0u);
   EXPECT_TRUE(WaitUntil(
       [&] {
@@ -485,6 +487,9 @@ TEST_F(BadInput, ALokiThatMisbehaves) {
       },
       60s))
       << "lines sent to a peer that never answers HTTP were not counted";
+  // ... and the 30 sent to the peer that never answers HTTP, as retries_exhausted.
+  EXPECT_EQ(Metric("skald_entries_dropped_total{reason=\"retries_exhausted\"}") - exhausted_before,
+            30);
   EXPECT_GT(garbage.Requests(), 0u);
   ExpectNeighbourAndPlugin();
 }
