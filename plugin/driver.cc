@@ -293,9 +293,12 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
       }
       spdlog::error(
           "container {} ({}): cannot write its journal ({}); its lines go on in memory only "
-          "(no docker logs, lost if the plugin restarts)",
+          "(no docker logs, lost if the plugin restarts; the container waits for Loki while "
+          "Loki takes lines)",
           info.ID(), info.Name(), journal_error);
-      StartInMemory(file, MakeStream(file, info, /*journaled=*/false));
+      std::shared_ptr<Stream> in_memory = MakeStream(file, info, /*journaled=*/false);
+      in_memory->paced = true;
+      StartInMemory(file, in_memory);
       journaled = false;
     }
   }
@@ -409,6 +412,27 @@ bool Driver::LokiTakesLines(uint64_t stream_id) {
     client = it->second->client;
   }
   return client && client->Taking();
+}
+
+bool Driver::HoldsMemoryStream(uint64_t stream_id) {
+  std::shared_ptr<PushClient> client;
+  std::size_t queued = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = streams_.find(stream_id);
+    if (it == streams_.end() || !it->second->paced) return false;
+    client = it->second->client;
+    queued = queue_.MemoryBytes(stream_id);
+  }
+  // Loki away: read on, the bounds drop and count (as no-file does). Loki taking lines: wait
+  // while a quarter of either bound is taken, well before lines would be dropped.
+  if (!client || !client->Taking()) return false;
+  if (queued >= config_.max_queued_bytes / 4) return true;
+  if (client->BufferedBytes() >= client->config().max_buffered_bytes / 4) {
+    client->SendBuffered();
+    return true;
+  }
+  return false;
 }
 
 void Driver::OnEvicted(uint64_t stream_id, uint64_t lines) {

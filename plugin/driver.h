@@ -150,6 +150,7 @@ class Driver : public LineSink, public DeliveryListener {
   void OnEnd(uint64_t stream_id, bool corrupt) override ABSL_LOCKS_EXCLUDED(mu_);
   bool WantsLines(uint64_t stream_id) override ABSL_LOCKS_EXCLUDED(mu_);
   bool LokiTakesLines(uint64_t stream_id) override ABSL_LOCKS_EXCLUDED(mu_);
+  bool HoldsMemoryStream(uint64_t stream_id) override ABSL_LOCKS_EXCLUDED(mu_);
   void OnEvicted(uint64_t stream_id, uint64_t lines) override ABSL_LOCKS_EXCLUDED(mu_);
 
   // DeliveryListener (client threads).

@@ -24,6 +24,10 @@ struct Driver::Stream {
   LogOptions options;
   std::shared_ptr<PushClient> client;
   std::atomic<bool> stop_requested{false};
+  // Memory-only because its journal could not be made (a full disk): its FIFO is held while
+  // Loki takes lines and the lines it handed over pile up (Driver::HoldsMemoryStream). Set
+  // before the reader has it.
+  bool paced = false;
   // Not empty: the stream's options cannot be used (recovered without usable info.json or
   // options); its lines are drained into the journal and held there, never sent.
   std::string held_reason;

@@ -57,6 +57,9 @@ struct FifoReader::Stream {
   LineAssembler assembler;
   std::vector<LogLine> lines;
   AssemblerCounts reported;
+  // Not polled while the sink holds it (LineSink::HoldsMemoryStream): looked at every
+  // kHeldRecheck and at Wake().
+  bool held = false;
 };
 
 struct FifoReader::Journaled {
@@ -285,15 +288,26 @@ void FifoReader::Close(int fd) {
   streams_.erase(fd);
 }
 
-void FifoReader::Unpoll(Session& session) {
-  // Removed, not given an interest of 0: epoll reports a hang-up whatever the interest, and a
-  // blocked session whose container is gone would wake the loop on every round.
-  epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, session.fd.get(), nullptr);
+void FifoReader::DrainAndMaybeClose(Stream& s) {
+  bool alive = true;
+  try {
+    alive = Drain(s);
+  } catch (const std::exception& e) {
+    loop_errors_.Add();
+    spdlog::error("{}: {}", s.path, e.what());
+  }
+  if (!alive) Close(s.fd.get());  // `s` is gone from here on
 }
 
-void FifoReader::Repoll(Session& session) {
-  if (const int err = Watch(session.fd.get(), kFifoEvents, EPOLL_CTL_ADD); err == EEXIST) {
-    Watch(session.fd.get(), kFifoEvents, EPOLL_CTL_MOD);
+void FifoReader::Unpoll(int fd) {
+  // Removed, not given an interest of 0: epoll reports a hang-up whatever the interest, and a
+  // blocked session whose container is gone would wake the loop on every round.
+  epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr);
+}
+
+void FifoReader::Repoll(int fd) {
+  if (const int err = Watch(fd, kFifoEvents, EPOLL_CTL_ADD); err == EEXIST) {
+    Watch(fd, kFifoEvents, EPOLL_CTL_MOD);
   }
 }
 
@@ -323,7 +337,7 @@ bool FifoReader::Feed(Session& session, Journaled& j) {
         }
         if (session.blocked) {
           session.blocked = false;
-          Repoll(session);
+          Repoll(session.fd.get());
         }
         continue;
       case Journal::Writer::Status::kWouldBlock:
@@ -334,7 +348,7 @@ bool FifoReader::Feed(Session& session, Journaled& j) {
       case Journal::Writer::Status::kFull:
         if (!session.blocked) {
           session.blocked = true;
-          Unpoll(session);  // not polled until there is room
+          Unpoll(session.fd.get());  // not polled until there is room
         }
         return true;
     }
@@ -358,7 +372,7 @@ bool FifoReader::OnWriteError(Session& session, Journaled& j, const std::system_
     }
     if (!session.blocked) {
       session.blocked = true;
-      Unpoll(session);
+      Unpoll(session.fd.get());
     }
     return true;
   }
@@ -383,7 +397,7 @@ bool FifoReader::OnWriteError(Session& session, Journaled& j, const std::system_
   session.memory->Start(std::move(pending), j.max_line_bytes);
   if (session.blocked) {
     session.blocked = false;
-    Repoll(session);
+    Repoll(session.fd.get());
   }
   return FeedMemory(session, j);
 }
@@ -452,7 +466,7 @@ bool FifoReader::FeedMemory(Session& session, Journaled& j) {
   HandOverMemory(session, j, /*all=*/eof);
   if (!eof && hold && memory.queued_bytes() >= MemoryFallback::kMaxQueuedBytes && !session.held) {
     session.held = true;
-    Unpoll(session);
+    Unpoll(session.fd.get());
   }
   return !eof;
 }
@@ -527,7 +541,7 @@ void FifoReader::FeedAndMaybeEnd(Session& session, Journaled& j) {
     session.retry_at = std::chrono::steady_clock::now() + kJournalRetry;
     if (!session.blocked) {
       session.blocked = true;
-      Unpoll(session);
+      Unpoll(session.fd.get());
     }
     alive = true;
   }
@@ -655,7 +669,12 @@ bool FifoReader::Drain(Stream& s) {
   bool eof = false, corrupt = false;
   std::size_t handover_bytes = 0;  // of s.lines
   // After hand_over::kRoundBytes the other FIFOs have their turn (epoll reports this one again).
+  bool hold = false;
   for (std::size_t round = 0; round < hand_over::kRoundBytes;) {
+    if (sink_.HoldsMemoryStream(s.id)) {
+      hold = true;
+      break;
+    }
     ssize_t n = read(s.fd.get(), read_buffer_.get(), kReadBufferBytes);
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -718,6 +737,10 @@ bool FifoReader::Drain(Stream& s) {
     sink_.OnEnd(s.id, corrupt);
     return false;
   }
+  if (hold && !s.held) {
+    s.held = true;
+    Unpoll(s.fd.get());  // looked at again in the loop
+  }
   return true;
 }
 
@@ -726,6 +749,7 @@ void FifoReader::Loop() {
   std::vector<Journaled*> to_decode;
   std::vector<Session*> blocked;
   std::vector<Session*> held;
+  std::vector<Stream*> held_streams;
   std::vector<Session*> waiting;
   auto last_paused_retry = std::chrono::steady_clock::now();
   while (!stopping_.load()) {
@@ -748,6 +772,7 @@ void FifoReader::Loop() {
         any_blocked |= s->blocked;
         any_held |= s->held;
       }
+      for (auto& [fd, s] : streams_) any_held |= s->held;
       if (any_more) {
         timeout_ms = 0;
       } else if (any_blocked) {
@@ -798,14 +823,7 @@ void FifoReader::Loop() {
       }
       if (s != nullptr) {
         ++fifo_events;
-        bool alive = true;
-        try {
-          alive = Drain(*s);
-        } catch (const std::exception& e) {
-          loop_errors_.Add();
-          spdlog::error("{}: {}", s->path, e.what());
-        }
-        if (!alive) Close(fd);
+        DrainAndMaybeClose(*s);
         continue;
       }
       if (session == nullptr) continue;
@@ -821,10 +839,14 @@ void FifoReader::Loop() {
     // Blocked sessions (loki-on-full=block): try again.
     blocked.clear();
     held.clear();
+    held_streams.clear();
     to_decode.clear();
     waiting.clear();
     {
       absl::MutexLock lock(&mu_);
+      for (auto& [fd, s] : streams_) {
+        if (s->held) held_streams.push_back(s.get());
+      }
       for (auto& [fd, s] : sessions_) {
         if (s->blocked) blocked.push_back(s.get());
         if (s->held) {
@@ -864,8 +886,15 @@ void FifoReader::Loop() {
       }
       if (!MayRelease(*session, *j)) continue;
       session->held = false;
-      Repoll(*session);
+      Repoll(session->fd.get());
       FeedAndMaybeEnd(*session, *j);  // holds it again when the queue is still full
+    }
+    // Memory streams the sink held: read again once it lets them (Drain holds them again).
+    for (Stream* s : held_streams) {
+      if (sink_.HoldsMemoryStream(s->id)) continue;
+      s->held = false;
+      Repoll(s->fd.get());
+      DrainAndMaybeClose(*s);
     }
     for (Journaled* j : to_decode) {
       bool alive = true;

@@ -9,7 +9,8 @@
 //   are still drained into the journal. Several sessions may feed one stream (a container
 //   restarted while its old FIFO drains, daemon live-restore); the stream ends when every
 //   session reached end of file and the journal is read to its end.
-// - Memory streams (no-file=true): the FIFO is read into memory and decoded at once.
+// - Memory streams (no-file=true, or a journal that could not be made): the FIFO is read into
+//   memory and decoded at once; the sink may hold one unread (LineSink::HoldsMemoryStream).
 // A frame over 1 MiB or one that does not decode never crashes the plugin: a memory stream
 // ends (OnEnd with `corrupt`), a journal stream skips to the next segment; both are counted.
 // The loop never waits for anything but the FIFOs and its own tick, so a slow Loki can never
@@ -66,6 +67,9 @@ class LineSink {
   // lines now. While it does, a full memory queue holds the FIFO (the container waits at
   // Loki's pace) instead of dropping the oldest lines as disk_full.
   virtual bool LokiTakesLines(uint64_t /*stream_id*/) { return false; }
+  // Memory streams: true holds the FIFO unread (the container waits) until it turns false;
+  // asked before every read and every kHeldRecheck while held.
+  virtual bool HoldsMemoryStream(uint64_t /*stream_id*/) { return false; }
   // Journal streams: `lines` complete lines were evicted by the journal budget before they
   // were read (counted as dropped, reason journal_full).
   virtual void OnEvicted(uint64_t /*stream_id*/, uint64_t /*lines*/) {}
@@ -122,9 +126,12 @@ class FifoReader {
   void Loop() ABSL_LOCKS_EXCLUDED(mu_);
   // Returns false when the memory stream has ended (EOF or corrupt).
   bool Drain(Stream& s);
+  // Drain(), and when the stream ended, closes and forgets it (an exception is logged and
+  // counted; the stream stays).
+  void DrainAndMaybeClose(Stream& s) ABSL_LOCKS_EXCLUDED(mu_);
   // A blocked session's FIFO leaves the epoll set until it can move again (Repoll).
-  void Unpoll(Session& session);
-  void Repoll(Session& session);
+  void Unpoll(int fd);
+  void Repoll(int fd);
   // Moves a session's FIFO into its journal. Returns false when the session ended.
   bool Feed(Session& session, Journaled& j);
   // The journal refused bytes: block, or go on in memory (see the header comment).

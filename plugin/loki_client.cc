@@ -713,6 +713,11 @@ LokiClient::PushResult LokiClient::LastPush() const { return impl_->target.LastP
 
 bool LokiClient::Taking() const { return impl_->target.Taking(); }
 
+std::size_t LokiClient::BufferedBytes() const {
+  absl::MutexLock lock(&impl_->mu_);
+  return impl_->queued_memory_;
+}
+
 const LokiClientConfig& LokiClient::config() const { return impl_->config; }
 
 void LokiClient::SetThreadLimitForTesting(int threads) { thread_limit_for_testing.store(threads); }

@@ -99,6 +99,8 @@ class LokiClient {
   // answer, 5xx, 429, a route error) until one is settled by Loki's answer; true before the
   // first.
   bool Taking() const;
+  // The memory of the entries buffered and not yet in a push (what max_buffered_bytes bounds).
+  std::size_t BufferedBytes() const;
 
   const LokiClientConfig& config() const;
 

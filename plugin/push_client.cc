@@ -18,6 +18,7 @@ class LokiPushClient final : public PushClient {
   }
   PushResult LastPush() const override { return client_.LastPush(); }
   bool Taking() const override { return client_.Taking(); }
+  std::size_t BufferedBytes() const override { return client_.BufferedBytes(); }
   const LokiClientConfig& config() const override { return client_.config(); }
 
  private:

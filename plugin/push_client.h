@@ -37,6 +37,8 @@ class PushClient {
   virtual PushResult LastPush() const = 0;
   // LokiClient::Taking: whether Loki takes the pushes now.
   virtual bool Taking() const = 0;
+  // LokiClient::BufferedBytes: the memory of the entries buffered, not yet in a push.
+  virtual std::size_t BufferedBytes() const = 0;
   virtual const LokiClientConfig& config() const = 0;
 };
 

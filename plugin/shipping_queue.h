@@ -46,6 +46,11 @@ class ShippingQueue {
   bool Pop(ShippingBatch* out);
 
   bool empty() const { return turns_.empty(); }
+  // Memory-only bytes `stream_id` has queued.
+  std::size_t MemoryBytes(uint64_t stream_id) const {
+    auto it = memory_bytes_.find(stream_id);
+    return it == memory_bytes_.end() ? 0 : it->second;
+  }
   std::size_t bytes() const { return bytes_; }
   uint64_t lines() const { return lines_; }
 

@@ -340,11 +340,28 @@ TEST_F(BadInput, AFullDisk) {
       << delivered << " delivered, " << disk_full() << " dropped as disk_full, "
       << dropped() - dropped_before << " dropped in all";
   EXPECT_EQ(dropped() - dropped_before, disk_full());
+
+  // A container started now, on the full disk, has no journal (it cannot be made): it logs
+  // from memory, and while Loki takes lines it waits for them rather than lose any.
+  const auto state = PluginStateDir();
+  ASSERT_TRUE(state);
+  const double dropped_before_late = dropped();
+  const std::string late = NewContainer("late");
+  auto run_late =
+      Docker(RunArgs(late, {}, {"loggen", "--lines", std::to_string(kLines), "--json"}), 300s);
+  ASSERT_TRUE(run_late.ok()) << run_late.Describe();
+  EXPECT_EQ(loki().WaitForCount(Selector(late), kLines, 90s), static_cast<uint64_t>(kLines));
+  EXPECT_EQ(dropped() - dropped_before_late, 0) << "lines dropped although Loki took them";
+  const fs::path late_journal = fs::path(*state) / "containers" / ContainerId(late);
+  EXPECT_FALSE(fs::exists(late_journal / "0000000001.seg"))
+      << "the disk had room: this container was journaled, not the case meant here";
   std::cout << "full disk: Loki up: " << kLines << " lines, the container ran "
             << std::chrono::duration<double>(run.duration).count()
             << " s, none dropped; Loki away: " << delivered << " delivered, " << disk_full()
             << " dropped as disk_full, the container ran "
-            << std::chrono::duration<double>(run_away.duration).count() << " s\n";
+            << std::chrono::duration<double>(run_away.duration).count()
+            << " s; started on the full disk: " << kLines << " lines, ran "
+            << std::chrono::duration<double>(run_late.duration).count() << " s, none dropped\n";
   ExpectNeighbourAndPlugin();
 }
 
@@ -791,6 +808,8 @@ TEST_F(BadInput, SigtermWithConnectionsOpen) {
                       << " ms to exit after SIGTERM";
   follower.join();
   EXPECT_TRUE(WaitUntil([&] { return PluginPid().has_value(); }, 30s)) << "not restarted";
+  // Its 10 lines arrive, once (sent before the stop, or replayed from the journal after).
+  EXPECT_EQ(loki().WaitForCount(Selector(name), 10, 60s), 10u);
   Docker({"rm", "-f", name}, 30s);
   ExpectNeighbourAndPlugin(/*same_process=*/false);
 }

@@ -49,6 +49,7 @@ class FakeClient : public PushClient {
   }
   PushResult LastPush() const override { return {}; }
   bool Taking() const override { return true; }
+  std::size_t BufferedBytes() const override { return 0; }
   const LokiClientConfig& config() const override { return config_; }
 
   // Settles the `n` oldest entries held (as a client does: delivered or dropped for good when

@@ -163,6 +163,7 @@ class HoldingClient : public PushClient {
   }
   PushResult LastPush() const override { return {}; }
   bool Taking() const override { return true; }
+  std::size_t BufferedBytes() const override { return 0; }
   const LokiClientConfig& config() const override { return config_; }
 
   bool WaitHolding(std::chrono::milliseconds timeout) {

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 
 #include "plugin/frame_codec.h"
 #include "plugin/journal_format.h"
+#include "plugin/push_client.h"
 #include "tests/plugin/driver_fixture.h"
 #include "tests/plugin/plugin_test_support.h"
 #include "tests/tools/fake_loki.h"
@@ -101,6 +103,48 @@ TEST_F(DriverTest, AStartWhoseJournalCannotBeWrittenLeavesNothingBehind) {
               fs::exists(JournalDir(kId1) / "0000000002.seg"));
   driver_->StopLogging(f2);
   CloseFd(w2);
+}
+
+// A container started while its journal cannot be made (a full disk) logs from memory. While
+// Loki takes lines, its FIFO waits for them (Driver::HoldsMemoryStream) rather than filling
+// the client's buffer past its bound: nothing is dropped, though Loki is slower than the
+// container. (Unpaced, the 8 MB written here overflow the 2 MiB buffer: buffer_full.)
+TEST_F(DriverTest, AContainerStartedOnAFullDiskWaitsForLokiInsteadOfDroppingLines) {
+  config_.client_factory = [&](const LokiClientConfig& c) {
+    LokiClientConfig small = c;
+    small.max_buffered_bytes = 2 * 1024 * 1024;
+    return MakeLokiPushClient(small, metrics_);
+  };
+  StartDriver();
+  loki_.SetDelay(100ms);                                             // takes every push, slowly
+  fs::create_directories(JournalDir(kId1) / "info.json.tmp" / "x");  // info.json cannot be made
+  int keeper;
+  const std::string f = MakeFifo("f1", &keeper);
+  ASSERT_NO_THROW(driver_->StartLogging(f, Info(kId1)));  // goes on in memory
+  constexpr int kLines = 8000;
+  std::atomic<int> written{0};
+  std::thread container([&] {
+    const int w = open(f.c_str(), O_WRONLY | O_CLOEXEC);  // blocking writes, as a container's
+    for (int i = 0; i < kLines; ++i) {
+      const std::string frame = Frame("line " + std::to_string(i) + " " + std::string(1000, 'x'),
+                                      std::chrono::nanoseconds(0));
+      if (write(w, frame.data(), frame.size()) != static_cast<ssize_t>(frame.size())) break;
+      ++written;
+    }
+    close(w);
+  });
+  container.join();
+  EXPECT_EQ(written.load(), kLines);
+  EXPECT_TRUE(loki_.WaitForEntries(kLines, 60s)) << loki_.TotalEntries() << " of " << kLines;
+  EXPECT_EQ(loki_.TotalEntries(), static_cast<uint64_t>(kLines));
+  EXPECT_EQ(metrics_.CounterTotal("skald_entries_dropped_total"), 0u)
+      << "buffer_full: "
+      << metrics_.GetCounter("skald_entries_dropped_total", "", {{"reason", "buffer_full"}}).Value()
+      << ", queue_full: "
+      << metrics_.GetCounter("skald_entries_dropped_total", "", {{"reason", "queue_full"}}).Value();
+  loki_.SetDelay(0ms);
+  driver_->StopLogging(f);
+  CloseFd(keeper);
 }
 
 // With loki-on-full=block the user chose to lose nothing: a journal that cannot be written
