@@ -63,7 +63,11 @@ for name in "${names[@]}"; do
   [[ -n "${FUZZ_SEED:-}" ]] && args+=(-seed="$FUZZ_SEED")
   log "$name: ${seconds} s"
   rc=0
-  "$bin" "${args[@]}" "$dir/corpus" >"$dir/log" 2>&1 || rc=$?
+  # Scratch files (fuzz_support.h ScratchDir) go under the run's own TMPDIR: libFuzzer ends a
+  # timed run without the destructors that would remove them.
+  rm -rf "$dir/tmp" && mkdir -p "$dir/tmp"
+  TMPDIR="$dir/tmp" "$bin" "${args[@]}" "$dir/corpus" >"$dir/log" 2>&1 || rc=$?
+  rm -rf "$dir/tmp"
   execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log" | tail -1)"
   speed="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$dir/log" | tail -1)"
   final="$(grep -E '^#[0-9]+.*cov: [0-9]+' "$dir/log" | tail -1 || true)"
