@@ -111,8 +111,9 @@ TEST(NameResolverTest, ANameServerThatNeverAnswersHoldsALookupOnlyUntilTheDeadli
   ASSERT_TRUE(WIFEXITED(status)) << status;
   const int code = WEXITSTATUS(status);
   if (code == kNoPrivilege) GTEST_SKIP() << "needs root: a mount namespace of its own";
-  EXPECT_EQ(code, kOk) << "see ChildExit: 13 port 53 taken, 20 the name server answered, "
-                          "21 the deadline missed, 22 not a timeout, 23 the cut missed";
+  if (code == kNoBlackHole) GTEST_SKIP() << "127.0.0.1:53 is taken on this machine";
+  EXPECT_EQ(code, kOk) << "see ChildExit: 20 the name server answered, 21 the deadline missed, "
+                          "22 not a timeout, 23 the cut missed";
 }
 
 }  // namespace
