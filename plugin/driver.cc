@@ -425,14 +425,15 @@ bool Driver::HoldsMemoryStream(uint64_t stream_id) {
     queued = queue_.MemoryBytes(stream_id);
   }
   // Loki away: read on, the bounds drop and count (as no-file does). Loki taking lines: wait
-  // while a quarter of either bound is taken, well before lines would be dropped.
+  // while what waits on its way to Loki (in the shipping queue and in the client's buffer,
+  // which the shipping thread fills from the queue at its own pace) reaches a quarter of the
+  // smaller bound, well before either would drop lines.
   if (!client || !client->Taking()) return false;
-  if (queued >= config_.max_queued_bytes / 4) return true;
-  if (client->BufferedBytes() >= client->config().max_buffered_bytes / 4) {
-    client->SendBuffered();
-    return true;
-  }
-  return false;
+  const std::size_t bound =
+      std::min(config_.max_queued_bytes, client->config().max_buffered_bytes) / 4;
+  if (queued + client->BufferedBytes() < bound) return false;
+  client->SendBuffered();
+  return true;
 }
 
 void Driver::OnEvicted(uint64_t stream_id, uint64_t lines) {
