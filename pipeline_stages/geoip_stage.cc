@@ -209,27 +209,27 @@ GeoIpStage::GeoIpStage(const YAML::Node& config, const StageContext& ctx)
 
   const std::string where =
       ctx.build && ctx.build->describe_path ? ctx.build->describe_path(path) : std::string();
-  if (ctx.build && ctx.build->check_file) {
-    if (std::string why = ctx.build->check_file(path, kMaxGeoIpDatabaseBytes); !why.empty()) {
-      c.Fail("db", "cannot open " + Quote(path) + where + ": " + why);
-    }
-  }
-  // open(2) first: its reason (no such file, permission denied) is clearer than libmaxminddb's.
-  // O_NONBLOCK: a FIFO does not hang the open.
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) {
-    c.Fail("db", "cannot open " + Quote(path) + where + ": " + std::strerror(errno));
-  }
+  // Opened first (by the host's rule when it has one): its reason (no such file, permission
+  // denied, outside where files lie) is clearer than libmaxminddb's, and libmaxminddb then opens
+  // this very file through the descriptor's /proc path, so nothing can be swapped in between.
+  std::string why;
+  const int fd = ctx.build && ctx.build->open_file
+                     ? ctx.build->open_file(path, kMaxGeoIpDatabaseBytes, &why)
+                     : OpenRegularFile(path, &why);
+  if (fd < 0) c.Fail("db", "cannot open " + Quote(path) + where + ": " + why);
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { close(fd); }
+  } closer{fd};
   struct stat st {};
   const bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  close(fd);
   if (!regular) c.Fail("db", Quote(path) + where + " is not a regular file");
   if (static_cast<uint64_t>(st.st_size) > kMaxGeoIpDatabaseBytes) {
     c.Fail("db", Quote(path) + where + " is larger than " + std::to_string(kMaxGeoIpDatabaseBytes) +
                      " bytes");
   }
   db_ = std::make_unique<Database>();
-  if (const int status = db_->Open(path); status != MMDB_SUCCESS) {
+  if (const int status = db_->Open("/proc/self/fd/" + std::to_string(fd)); status != MMDB_SUCCESS) {
     c.Fail("db", Quote(path) + where + " is not a MaxMind database: " + MMDB_strerror(status));
   }
   if (!HoldsRecords(db_->type(), type_)) {

@@ -16,11 +16,9 @@ namespace {
 
 uint64_t g_sampling_seed = 0;
 
-// Reads `path` whole when it is a regular file of at most `max_bytes`; else returns why not.
-// O_NONBLOCK: a FIFO does not hang the open.
-std::string ReadRegularFile(const std::string& path, std::size_t max_bytes, std::string* out) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return std::strerror(errno);
+// Reads the open file `fd` whole when it is a regular file of at most `max_bytes`; else
+// returns why not. Closes `fd`.
+std::string ReadRegularFile(int fd, std::size_t max_bytes, std::string* out) {
   struct stat st {};
   std::string why;
   if (::fstat(fd, &st) != 0) {
@@ -85,7 +83,7 @@ std::unique_ptr<Pipeline> Pipeline::FromNode(const YAML::Node& stages,
   p->build_->owner = options.owner;
   p->build_->max_line_size = options.max_line_size;
   p->build_->describe_path = options.describe_path;
-  p->build_->check_file = options.check_file;
+  p->build_->open_file = options.open_file;
   BuildStageList(stages, *p->build_, "pipeline stage", p->chain_);
   return p;
 }
@@ -98,13 +96,12 @@ YAML::Node Pipeline::StagesFromYaml(std::string_view stages_yaml) {
 YAML::Node Pipeline::StagesFromFile(const std::string& path, const PipelineOptions& options) {
   const std::string what = "pipeline stage file " + Quote(path);
   const std::string where = options.describe_path ? options.describe_path(path) : "";
-  if (options.check_file) {
-    if (std::string why = options.check_file(path, kMaxStageFileBytes); !why.empty()) {
-      throw ConfigError(what + where + ": cannot be read: " + why);
-    }
-  }
+  std::string why;
+  const int fd = options.open_file ? options.open_file(path, kMaxStageFileBytes, &why)
+                                   : OpenRegularFile(path, &why);
+  if (fd < 0) throw ConfigError(what + where + ": cannot be read: " + why);
   std::string text;
-  if (std::string why = ReadRegularFile(path, kMaxStageFileBytes, &text); !why.empty()) {
+  if (why = ReadRegularFile(fd, kMaxStageFileBytes, &text); !why.empty()) {
     throw ConfigError(what + where + ": cannot be read: " + why);
   }
   YAML::Node root = ParseYaml(text, what);

@@ -39,11 +39,13 @@ struct PipelineOptions {
   // What errors about a file a stage opens (geoip's db) add after its path to say where it is
   // for the host, e.g. " (inside the plugin; on the host: ...)". Null: nothing.
   std::function<std::string(const std::string& path)> describe_path;
-  // Whether a file the stage file option or a stage (geoip's db) names may be read, as "" or why
-  // not (the host's rule: where such files must lie). Null: any regular file within its kind's
-  // size. Whatever this says, only regular files are read, and only up to kMaxStageFileBytes
-  // (the stage file) or kMaxGeoIpDatabaseBytes (a geoip database).
-  std::function<std::string(const std::string& path, std::size_t max_bytes)> check_file;
+  // Opens a file the stage file option or a stage (geoip's db) names, by the host's rule (where
+  // such files must lie): a descriptor the caller closes, or -1 with *why. The file is read from
+  // that descriptor only, so nothing can be swapped in between the check and the read. Null:
+  // any regular file within its kind's size (OpenRegularFile). Whatever it opens, only regular
+  // files are read, and only up to kMaxStageFileBytes (the stage file) or
+  // kMaxGeoIpDatabaseBytes (a geoip database).
+  std::function<int(const std::string& path, std::size_t max_bytes, std::string* why)> open_file;
 };
 
 class Pipeline {

@@ -1,14 +1,24 @@
 #include "pipeline_stages/stage_config.h"
 
+#include <fcntl.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <ctime>
 
 #include "pipeline_stages/did_you_mean.h"
 #include "pipeline_stages/go_duration.h"
 
 namespace skald::stages {
+
+int OpenRegularFile(const std::string& path, std::string* why) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) *why = std::strerror(errno);
+  return fd;
+}
 
 void StageContext::Fail(std::string_view detail) const {
   throw ConfigError(where + ": " + std::string(detail));

@@ -22,6 +22,11 @@ inline constexpr std::size_t kMaxStageFileBytes = 1024 * 1024;
 inline constexpr std::size_t kMaxGeoIpDatabaseBytes = 256 * 1024 * 1024;
 
 // Shared by all stages of one pipeline while it is built and run.
+// Opens `path` read-only, for a stage file or a stage's file when no
+// PipelineOptions::open_file is given: a descriptor the caller closes, or -1 with *why.
+// O_NONBLOCK: a FIFO does not hang the open (the callers refuse anything but a regular file).
+int OpenRegularFile(const std::string& path, std::string* why);
+
 struct BuildContext {
   PipelineObserver* observer = nullptr;  // may be null
   const Clock* clock = nullptr;          // never null once the builder set it
@@ -29,7 +34,8 @@ struct BuildContext {
   std::string owner;                     // PipelineOptions::owner
   std::size_t max_line_size = 0;         // PipelineOptions::max_line_size
   std::function<std::string(const std::string&)> describe_path;  // PipelineOptions::describe_path
-  std::function<std::string(const std::string&, std::size_t)> check_file;  // ...::check_file
+  // PipelineOptions::open_file
+  std::function<int(const std::string&, std::size_t, std::string*)> open_file;
   // How far the build got (kept by BuildStageList for its bounds): stages begun so far, those
   // inside match stages and every use of a YAML alias included, and the stage lists being
   // built (the top level and one per match stage around the current stage).

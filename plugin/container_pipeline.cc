@@ -37,8 +37,9 @@ std::unique_ptr<stages::Pipeline> BuildPipeline(const LogOptions& options,
   build.describe_path = [](const std::string& path) {
     return " (inside the plugin" + HostLocationOf(path) + ")";
   };
-  // ... and is read only from where option files lie (plugin/user_files.h).
-  build.check_file = UserFileRefusal;
+  // ... and is read only from where option files lie (plugin/user_files.h), from the
+  // descriptor that check opened.
+  build.open_file = OpenUserFileDescriptor;
   try {
     if (!options.pipeline_stages.empty()) {
       return stages::Pipeline::FromYaml(options.pipeline_stages, build);

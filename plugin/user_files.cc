@@ -128,10 +128,9 @@ void SetUserFilesRoot(std::string root) {
   Root() = std::move(root);
 }
 
-std::string UserFileRefusal(const std::string& path, std::size_t max_bytes) {
-  std::string why;
-  OpenUserFile(path, max_bytes, &why);
-  return why;
+int OpenUserFileDescriptor(const std::string& path, std::size_t max_bytes, std::string* why) {
+  UniqueFd fd = OpenUserFile(path, max_bytes, why);
+  return fd ? fd.release() : -1;
 }
 
 std::string HostLocationOf(const std::string& path) {

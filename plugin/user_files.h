@@ -27,14 +27,15 @@ inline constexpr std::size_t kMaxTlsFileBytes = 1024 * 1024;
 // names). Set once by the serving plugin before it takes requests.
 void SetUserFilesRoot(std::string root);
 
-// "" when `path` may be read as a user file of at most `max_bytes`: inside the root (when one
-// is set) once symlinks are resolved, a regular file, not larger. Else why not (without the
-// option's name; the path is the caller's to show).
-std::string UserFileRefusal(const std::string& path, std::size_t max_bytes);
+// Opens `path` as a user file of at most `max_bytes`: inside the root (when one is set) once
+// symlinks are resolved, a regular file, not larger. A descriptor the caller reads and closes
+// (reading from it, not from the path again, leaves no moment to swap the file), or -1 with
+// *why (without the option's name; the path is the caller's to show).
+int OpenUserFileDescriptor(const std::string& path, std::size_t max_bytes, std::string* why);
 
-// Reads `path`, named by `option`, whole (at most `max_bytes`), checked as UserFileRefusal
-// says. Returns false and sets *error (naming the option, the path, the reason and the host
-// location) when it cannot.
+// Reads `path`, named by `option`, whole (at most `max_bytes`), opened as
+// OpenUserFileDescriptor says. Returns false and sets *error (naming the option, the path, the
+// reason and the host location) when it cannot.
 bool ReadUserFile(std::string_view option, const std::string& path, std::size_t max_bytes,
                   std::string* out, std::string* error);
 
