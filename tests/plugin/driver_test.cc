@@ -21,6 +21,7 @@
 #include "tests/plugin/driver_fixture.h"
 #include "tests/plugin/plugin_test_support.h"
 #include "tests/tools/fake_loki.h"
+#include "tests/tools/test_slowdown.h"
 
 namespace skald {
 namespace {
@@ -135,7 +136,8 @@ TEST_F(DriverTest, AContainerStartedOnAFullDiskWaitsForLokiInsteadOfDroppingLine
   });
   container.join();
   EXPECT_EQ(written.load(), kLines);
-  EXPECT_TRUE(loki_.WaitForEntries(kLines, 60s)) << loki_.TotalEntries() << " of " << kLines;
+  EXPECT_TRUE(loki_.WaitForEntries(kLines, testing::Slowed(60s)))
+      << loki_.TotalEntries() << " of " << kLines;
   EXPECT_EQ(loki_.TotalEntries(), static_cast<uint64_t>(kLines));
   EXPECT_EQ(metrics_.CounterTotal("skald_entries_dropped_total"), 0u)
       << "buffer_full: "
