@@ -256,6 +256,18 @@ class FifoReaderJournalTest : public FifoReaderTest {
     }
     return to - from;
   }
+  // Removes the journal's directory (a full disk does the same), then writes lines through `w`
+  // until the journal refuses bytes: the session goes on in memory. *lines: how many were
+  // written. (Call it in ASSERT_NO_FATAL_FAILURE.)
+  void RefuseJournalBytes(int w, MetricsRegistry& metrics, int* lines) {
+    fs::remove_all(journal_dir_);
+    for (*lines = 0; *lines < 2000 && metrics.CounterTotal("skald_journal_write_errors_total") == 0;
+         ++*lines) {
+      ASSERT_EQ(WriteLines(w, *lines, *lines + 1), 1);
+      std::this_thread::sleep_for(1ms);
+    }
+    ASSERT_GT(metrics.CounterTotal("skald_journal_write_errors_total"), 0u);
+  }
   fs::path journal_dir_;
   std::shared_ptr<Journal> journal_;
 };
@@ -285,13 +297,8 @@ TEST_F(FifoReaderJournalTest, AStreamWhoseJournalRefusesBytesHandsOverInBoundedB
   BatchRecordingSink sink;
   FifoReader reader(sink, metrics);
   const int w = AddStreamWithSession(reader);
-  fs::remove_all(journal_dir_);  // a full disk does the same
   int small = 0;
-  for (; small < 2000 && metrics.CounterTotal("skald_journal_write_errors_total") == 0; ++small) {
-    ASSERT_EQ(WriteLines(w, small, small + 1), 1);
-    std::this_thread::sleep_for(1ms);
-  }
-  ASSERT_GT(metrics.CounterTotal("skald_journal_write_errors_total"), 0u);
+  ASSERT_NO_FATAL_FAILURE(RefuseJournalBytes(w, metrics, &small));
   ASSERT_TRUE(WaitFor([&] { return sink.LineCount(1) == static_cast<std::size_t>(small); }, 10s));
   // 90 lines of 10,000 bytes in the FIFO at once: the reader finds whole reads to decode.
   constexpr std::size_t kBig = 90, kBigBytes = 10000;
@@ -416,44 +423,29 @@ class GatedSink : public LineSink {
 // the `waiting` pass only while the session lives. When its FIFO ends first (the container
 // exits), FeedAndMaybeEnd erases the session and its queued lines with it: neither handed
 // over nor counted (FeedMemory's end-of-stream accounting only runs in memory mode).
-TEST(FifoReaderMemoryModeTest, LinesQueuedInMemoryWhenTheJournalResumesAreNotLostAtTheEnd) {
-  char tmpl[] = "/tmp/review-fifo-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const fs::path dir = tmpl;
-  const fs::path journal_dir = dir / "containers" / "c1";
+using FifoReaderMemoryModeTest = FifoReaderJournalTest;
+
+TEST_F(FifoReaderMemoryModeTest, LinesQueuedInMemoryWhenTheJournalResumesAreNotLostAtTheEnd) {
   MetricsRegistry metrics;
   GatedSink sink;
   {
     FifoReader reader(sink, metrics);
-    auto journal = Journal::Open(journal_dir, {.max_segment_bytes = 4096, .max_segments = 1000});
-    const std::string fifo = (dir / "fifo").string();
-    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-    const int w = open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
-    ASSERT_GE(w, 0);
+    const int w = AddStreamWithSession(reader);
+    int fillers = 0;
+    ASSERT_NO_FATAL_FAILURE(RefuseJournalBytes(w, metrics, &fillers));
     auto put = [&](const std::string& line) {
       const std::string frame = Frame(line);
       return write(w, frame.data(), frame.size()) == static_cast<ssize_t>(frame.size());
     };
-    auto writer = journal->StartWriter(fifo);
-    reader.AddJournalStream(1, journal, {}, 1 << 20);
-    ASSERT_TRUE(reader.AddSession(1, fifo, writer));
-    // The journal's directory goes (a full disk does the same): memory mode.
-    fs::remove_all(journal_dir);
-    for (int i = 0; i < 2000 && metrics.CounterTotal("skald_journal_write_errors_total") == 0;
-         ++i) {
-      put("filler " + std::to_string(i) + std::string(200, 'f'));
-      std::this_thread::sleep_for(1ms);
-    }
-    ASSERT_GT(metrics.CounterTotal("skald_journal_write_errors_total"), 0u);
-    ASSERT_TRUE(
-        WaitFor([&] { return !sink.Lines().empty() && sink.Lines().back()[0] == 'f'; }, 10s));
+    ASSERT_TRUE(WaitFor(
+        [&] { return !sink.Lines().empty() && sink.Lines().back().starts_with("line "); }, 10s));
     // Loki is slow: the window is full. Fifty lines wait in memory.
     sink.open_ = false;
     std::this_thread::sleep_for(100ms);
     for (int i = 0; i < 50; ++i) ASSERT_TRUE(put("mem " + std::to_string(i)));
     std::this_thread::sleep_for(200ms);
     // The disk has room again; the next line goes to the journal, then the container exits.
-    fs::create_directories(journal_dir);
+    fs::create_directories(journal_dir_);
     std::this_thread::sleep_for(1200ms);
     ASSERT_TRUE(put("journaled again"));
     std::this_thread::sleep_for(200ms);
@@ -475,21 +467,17 @@ TEST(FifoReaderMemoryModeTest, LinesQueuedInMemoryWhenTheJournalResumesAreNotLos
   EXPECT_EQ(all.back(), "journaled again");  // the journal did resume
   EXPECT_EQ(delivered + dropped, 50u)
       << delivered << " of the 50 lines delivered, " << dropped << " counted as dropped";
-  fs::remove_all(dir);
 }
 
 // fifo_reader.cc FeedMemory / MayRelease: with the journal refusing bytes and the sink's
 // window closed, the memory queue fills. While Loki takes lines the FIFO is then held (the
 // writer blocks; nothing is dropped) until the window opens; while Loki is away the writer is
 // never held and the oldest lines are dropped as disk_full, each line delivered or counted.
-class FifoReaderFullQueueTest : public ::testing::TestWithParam<bool> {};
+class FifoReaderFullQueueTest : public FifoReaderJournalTest,
+                                public ::testing::WithParamInterface<bool> {};
 
 TEST_P(FifoReaderFullQueueTest, HoldsTheFifoWhileLokiTakesLinesAndDropsOnlyWhileItIsAway) {
   const bool loki_takes_lines = GetParam();
-  char tmpl[] = "/tmp/skald-fifo-held-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const fs::path dir = tmpl;
-  const fs::path journal_dir = dir / "containers" / "c1";
   MetricsRegistry metrics;
   GatedSink sink;
   sink.taking_ = loki_takes_lines;
@@ -498,22 +486,9 @@ TEST_P(FifoReaderFullQueueTest, HoldsTheFifoWhileLokiTakesLinesAndDropsOnlyWhile
   int fillers = 0;  // written first, until the journal refuses bytes (some may go by memory)
   {
     FifoReader reader(sink, metrics);
-    auto journal = Journal::Open(journal_dir, {.max_segment_bytes = 4096, .max_segments = 1000});
-    const std::string fifo = (dir / "fifo").string();
-    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-    const int keeper = open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
-    ASSERT_GE(keeper, 0);
-    auto writer = journal->StartWriter(fifo);
-    reader.AddJournalStream(1, journal, {}, 1 << 20);
-    ASSERT_TRUE(reader.AddSession(1, fifo, writer));
-    fs::remove_all(journal_dir);  // as a full disk does: the journal refuses bytes
-    for (; fillers < 2000 && metrics.CounterTotal("skald_journal_write_errors_total") == 0;
-         ++fillers) {
-      const std::string frame = Frame("filler " + std::to_string(fillers) + std::string(200, 'f'));
-      ASSERT_EQ(write(keeper, frame.data(), frame.size()), static_cast<ssize_t>(frame.size()));
-      std::this_thread::sleep_for(1ms);
-    }
-    ASSERT_GT(metrics.CounterTotal("skald_journal_write_errors_total"), 0u);
+    const int keeper = AddStreamWithSession(reader);
+    ASSERT_NO_FATAL_FAILURE(RefuseJournalBytes(keeper, metrics, &fillers));
+    const std::string fifo = (dir_ / "fifo").string();
     sink.open_ = false;  // Loki has not acknowledged what it was sent: the window is full
     std::thread container([&] {
       const int w = open(fifo.c_str(), O_WRONLY | O_CLOEXEC);  // blocking writes
@@ -554,7 +529,6 @@ TEST_P(FifoReaderFullQueueTest, HoldsTheFifoWhileLokiTakesLinesAndDropsOnlyWhile
   } else {
     EXPECT_GT(dropped, 0u) << "Loki away and the window closed: the queue's bound must drop";
   }
-  fs::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(LokiTakesLinesOrNot, FifoReaderFullQueueTest, ::testing::Bool(),
