@@ -288,6 +288,11 @@ void FifoReader::Close(int fd) {
   streams_.erase(fd);
 }
 
+FifoReader::Journaled& FifoReader::JournaledOf(const Session& session) {
+  absl::MutexLock lock(&mu_);
+  return *journaled_.at(session.stream_id);
+}
+
 void FifoReader::DrainAndMaybeClose(Stream& s) {
   bool alive = true;
   try {
@@ -863,31 +868,17 @@ void FifoReader::Loop() {
     }
     // Sessions end only on this thread, in FeedAndMaybeEnd: hand over before feeding.
     for (Session* session : waiting) {
-      Journaled* j;
-      {
-        absl::MutexLock lock(&mu_);
-        j = journaled_.at(session->stream_id).get();
-      }
-      HandOverMemory(*session, *j);
+      HandOverMemory(*session, JournaledOf(*session));
     }
     for (Session* session : blocked) {
-      Journaled* j;
-      {
-        absl::MutexLock lock(&mu_);
-        j = journaled_.at(session->stream_id).get();
-      }
-      FeedAndMaybeEnd(*session, *j);
+      FeedAndMaybeEnd(*session, JournaledOf(*session));
     }
     for (Session* session : held) {
-      Journaled* j;
-      {
-        absl::MutexLock lock(&mu_);
-        j = journaled_.at(session->stream_id).get();
-      }
-      if (!MayRelease(*session, *j)) continue;
+      Journaled& j = JournaledOf(*session);
+      if (!MayRelease(*session, j)) continue;
       session->held = false;
       Repoll(session->fd.get());
-      FeedAndMaybeEnd(*session, *j);  // holds it again when the queue is still full
+      FeedAndMaybeEnd(*session, j);  // holds it again when the queue is still full
     }
     // Memory streams the sink held: read again once it lets them (Drain holds them again).
     for (Stream* s : held_streams) {

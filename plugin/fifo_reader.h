@@ -126,6 +126,8 @@ class FifoReader {
   void Loop() ABSL_LOCKS_EXCLUDED(mu_);
   // Returns false when the memory stream has ended (EOF or corrupt).
   bool Drain(Stream& s);
+  // The journal stream `session` feeds (it outlives its sessions).
+  Journaled& JournaledOf(const Session& session) ABSL_LOCKS_EXCLUDED(mu_);
   // Drain(), and when the stream ended, closes and forgets it (an exception is logged and
   // counted; the stream stays).
   void DrainAndMaybeClose(Stream& s) ABSL_LOCKS_EXCLUDED(mu_);
