@@ -1,7 +1,5 @@
 #include "plugin/container_info.h"
 
-#include <algorithm>
-#include <cctype>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -112,12 +110,6 @@ std::optional<std::string> ContainerInfo::EnvValue(const std::string& name) cons
     }
   }
   return value;
-}
-
-bool ValidContainerId(const std::string& id) {
-  return !id.empty() && id.size() <= 128 && std::all_of(id.begin(), id.end(), [](unsigned char c) {
-    return std::isalnum(c) || c == '_';
-  });
 }
 
 }  // namespace skald

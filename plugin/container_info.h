@@ -40,8 +40,4 @@ struct ContainerInfo {
   std::optional<std::string> EnvValue(const std::string& name) const;
 };
 
-// A container id the plugin accepts (ids name journal directories): what Docker produces,
-// letters, digits and '_', 1 to 128 of them.
-bool ValidContainerId(const std::string& id);
-
 }  // namespace skald

@@ -10,6 +10,7 @@
 #include "pipeline_stages/config_error.h"
 #include "pipeline_stages/pipeline.h"
 #include "pipeline_stages/relabel.h"
+#include "plugin/container_id.h"
 #include "plugin/container_labels.h"
 #include "plugin/container_pipeline.h"
 #include "plugin/driver_stream.h"

@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "plugin/container_id.h"
 #include "plugin/driver.h"
 #include "plugin/driver_stream.h"
 #include "plugin/replay_info.h"

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <system_error>
 
-#include "plugin/container_info.h"
+#include "plugin/container_id.h"
 #include "plugin/posix_file.h"
 
 namespace skald {

@@ -1,4 +1,4 @@
-#include "plugin/container_info.h"
+#include "plugin/container_id.h"
 
 #include <gtest/gtest.h>
 
