@@ -35,15 +35,15 @@
 #endif
 
 #include "pipeline_stages/go_duration.h"
-#include "plugin/cli.h"
-#include "plugin/driver.h"
-#include "plugin/fault_injection.h"
-#include "plugin/journal_store.h"
-#include "plugin/log_options.h"
-#include "plugin/metrics.h"
-#include "plugin/metrics_http_server.h"
-#include "plugin/plugin_api_server.h"
-#include "plugin/user_files.h"
+#include "plugin/api/plugin_api_server.h"
+#include "plugin/cli/cli.h"
+#include "plugin/common/fault_injection.h"
+#include "plugin/common/user_files.h"
+#include "plugin/config/log_options.h"
+#include "plugin/driver/driver.h"
+#include "plugin/journal/journal_store.h"
+#include "plugin/metrics/metrics.h"
+#include "plugin/metrics/metrics_http_server.h"
 
 namespace {
 
@@ -60,7 +60,8 @@ std::string EnvOr(const char* name, const char* fallback) {
 #endif
 
 std::string Version() {
-  // A test build says so: its end-to-end tests need the fault switch (plugin/fault_injection.h).
+  // A test build says so: its end-to-end tests need the fault switch
+  // (plugin/common/fault_injection.h).
   return std::string("skald ") + SKALD_VERSION + " (commit " + SKALD_COMMIT + ")" +
          (skald::FaultInjectionCompiledIn() ? " test build, with the fault switch" : "");
 }
@@ -134,8 +135,8 @@ int main(int argc, char** argv) {
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) config.hostname = host;
   config.state_dir = EnvOr("STATE_DIR", "/var/lib/skald");
-  // Files that options name are read from STATE_DIR/files only (plugin/user_files.h), whatever
-  // becomes of the journals below.
+  // Files that options name are read from STATE_DIR/files only (plugin/common/user_files.h),
+  // whatever becomes of the journals below.
   skald::SetUserFilesRoot(
       ((config.state_dir.empty() ? std::filesystem::path("/var/lib/skald") : config.state_dir) /
        "files")
@@ -155,7 +156,7 @@ int main(int argc, char** argv) {
   }
   if (!config.state_dir.empty()) {
     // Where users put the files options name (tokens, TLS files, a stage file): in the managed
-    // plugin the one host directory it sees is STATE_DIR (see plugin/user_files.h).
+    // plugin the one host directory it sees is STATE_DIR (see plugin/common/user_files.h).
     std::error_code ec;
     std::filesystem::create_directories(config.state_dir / "files", ec);
     if (!ec) {
@@ -198,7 +199,7 @@ int main(int argc, char** argv) {
   }
   if (!api.Bind(socket_path)) return 1;
   // The daemon reaches the plugin before any journal is replayed: a journal whose replay ends
-  // the process cannot keep the socket from answering (plugin/replay_guard.h).
+  // the process cannot keep the socket from answering (plugin/journal/replay_guard.h).
   api.Start();
   driver.RecoverInBackground();
   spdlog::info("{} listening on {}", Version(), socket_path);
@@ -241,7 +242,7 @@ int main(int argc, char** argv) {
           flush_seconds);
     }
   }
-  skald::LeakIfAsked();  // test builds only (plugin/fault_injection.h)
+  skald::LeakIfAsked();  // test builds only (plugin/common/fault_injection.h)
   spdlog::info("stopped");
   spdlog::shutdown();
   std::fflush(nullptr);

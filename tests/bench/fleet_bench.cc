@@ -44,7 +44,7 @@
 #include <thread>
 #include <vector>
 
-#include "plugin/frame_codec.h"
+#include "plugin/ingest/frame_codec.h"
 #include "tests/bench/bench_cli.h"
 #include "tests/bench/bench_lines.h"
 #include "tests/bench/idle_stats.h"

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "plugin/frame_codec.h"
-#include "plugin/line_assembler.h"
-#include "plugin/loki_client.h"
-#include "plugin/push_encoder.h"
-#include "plugin/stream_labels.h"
+#include "plugin/config/stream_labels.h"
+#include "plugin/ingest/frame_codec.h"
+#include "plugin/ingest/line_assembler.h"
+#include "plugin/loki/loki_client.h"
+#include "plugin/loki/push_encoder.h"
 #include "tests/bench/bench_lines.h"
 
 namespace skald {

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "entry.pb.h"
-#include "plugin/frame_format.h"
+#include "plugin/journal/frame_format.h"
 
 namespace skald::e2e {
 

@@ -1,19 +1,19 @@
 // For the fuzz targets that parse a container's options: builds what StartLogging builds from
-// them (labels, relabel rules, stages; see plugin/container_pipeline.h), runs the sample lines
-// through it on both sources, and encodes what comes out as the push request Loki would get.
+// them (labels, relabel rules, stages; see plugin/driver/container_pipeline.h), runs the sample
+// lines through it on both sources, and encodes what comes out as the push request Loki would get.
 #pragma once
 
 #include <map>
 #include <string>
 #include <vector>
 
-#include "plugin/container_info.h"
-#include "plugin/container_labels.h"
-#include "plugin/container_pipeline.h"
-#include "plugin/log_options.h"
-#include "plugin/metrics.h"
-#include "plugin/pipeline_metrics_observer.h"
-#include "plugin/push_encoder.h"
+#include "plugin/config/container_info.h"
+#include "plugin/config/container_labels.h"
+#include "plugin/config/log_options.h"
+#include "plugin/driver/container_pipeline.h"
+#include "plugin/loki/push_encoder.h"
+#include "plugin/metrics/metrics.h"
+#include "plugin/metrics/pipeline_metrics_observer.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace skald::fuzz {

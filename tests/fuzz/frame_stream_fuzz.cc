@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "plugin/frame_codec.h"
-#include "plugin/line_assembler.h"
+#include "plugin/ingest/frame_codec.h"
+#include "plugin/ingest/line_assembler.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "plugin/http_response_reader.h"
+#include "plugin/loki/http_response_reader.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {

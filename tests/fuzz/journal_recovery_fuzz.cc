@@ -21,14 +21,14 @@
 #include <string>
 #include <vector>
 
-#include "plugin/container_info.h"
-#include "plugin/frame_codec.h"
-#include "plugin/journal.h"
-#include "plugin/journal_frame_reader.h"
-#include "plugin/journal_writer.h"
-#include "plugin/line_assembler.h"
-#include "plugin/log_options.h"
-#include "plugin/secret_store.h"
+#include "plugin/config/container_info.h"
+#include "plugin/config/log_options.h"
+#include "plugin/config/secret_store.h"
+#include "plugin/ingest/frame_codec.h"
+#include "plugin/ingest/line_assembler.h"
+#include "plugin/journal/journal.h"
+#include "plugin/journal/journal_frame_reader.h"
+#include "plugin/journal/journal_writer.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {

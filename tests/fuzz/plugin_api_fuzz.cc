@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "plugin/plugin_api_requests.h"
+#include "plugin/api/plugin_api_requests.h"
 #include "tests/fuzz/container_run.h"
 #include "tests/fuzz/fuzz_support.h"
 

@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "plugin/frame_codec.h"
-#include "plugin/journal.h"
-#include "plugin/journal_writer.h"
-#include "plugin/plugin_api_requests.h"
-#include "plugin/read_logs.h"
+#include "plugin/api/plugin_api_requests.h"
+#include "plugin/api/read_logs.h"
+#include "plugin/ingest/frame_codec.h"
+#include "plugin/journal/journal.h"
+#include "plugin/journal/journal_writer.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {

@@ -18,7 +18,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "plugin/frame_codec.h"
+#include "plugin/ingest/frame_codec.h"
 #include "tests/tools/random_hex.h"
 
 namespace skald::testing {

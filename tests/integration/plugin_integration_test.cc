@@ -21,7 +21,7 @@
 #include <set>
 #include <thread>
 
-#include "plugin/frame_codec.h"
+#include "plugin/ingest/frame_codec.h"
 #include "tests/integration/fake_daemon.h"
 #include "tests/tools/fake_loki.h"
 #include "tests/tools/prometheus_text_parser.h"

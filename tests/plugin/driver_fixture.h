@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "plugin/driver.h"
+#include "plugin/driver/driver.h"
 #include "tests/tools/fake_loki.h"
 
 namespace skald::testing {

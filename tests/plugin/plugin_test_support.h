@@ -9,7 +9,7 @@
 #include <string_view>
 #include <thread>
 
-#include "plugin/frame_codec.h"
+#include "plugin/ingest/frame_codec.h"
 
 namespace skald::testing {
 

@@ -7,7 +7,7 @@
 
 #include <cstddef>
 
-#include "plugin/journal_segments.h"
+#include "plugin/journal/journal_segments.h"
 
 namespace skald {
 

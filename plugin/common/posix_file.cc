@@ -1,0 +1,96 @@
+#include "plugin/common/posix_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace skald {
+
+namespace {
+
+std::error_code Errno(int err) { return std::error_code(err, std::generic_category()); }
+
+}  // namespace
+
+void UniqueFd::reset(int fd) noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+}
+
+std::size_t PreadFull(int fd, void* buf, std::size_t n, uint64_t offset, std::error_code& ec) {
+  auto* p = static_cast<char*>(buf);
+  std::size_t got = 0;
+  while (got < n) {
+    const ssize_t r = pread(fd, p + got, n - got, static_cast<off_t>(offset + got));
+    if (r > 0) {
+      got += static_cast<std::size_t>(r);
+    } else if (r == 0) {
+      break;
+    } else if (errno != EINTR) {
+      ec = Errno(errno);
+      break;
+    }
+  }
+  return got;
+}
+
+std::size_t PwriteFull(int fd, const void* buf, std::size_t n, uint64_t offset,
+                       std::error_code& ec) {
+  const auto* p = static_cast<const char*>(buf);
+  std::size_t done = 0;
+  while (done < n) {
+    const ssize_t r = pwrite(fd, p + done, n - done, static_cast<off_t>(offset + done));
+    if (r >= 0) {
+      done += static_cast<std::size_t>(r);
+    } else if (errno != EINTR) {
+      ec = Errno(errno);
+      break;
+    }
+  }
+  return done;
+}
+
+std::size_t WriteFull(int fd, const void* buf, std::size_t n, std::error_code& ec) {
+  const auto* p = static_cast<const char*>(buf);
+  std::size_t done = 0;
+  while (done < n) {
+    const ssize_t r = write(fd, p + done, n - done);
+    if (r >= 0) {
+      done += static_cast<std::size_t>(r);
+    } else if (errno != EINTR) {
+      ec = Errno(errno);
+      break;
+    }
+  }
+  return done;
+}
+
+std::error_code WriteFileAtomically(const std::filesystem::path& path, std::string_view data,
+                                    mode_t mode, FileSync sync) {
+  std::filesystem::path tmp = path;
+  tmp += kAtomicWriteTempSuffix;
+  std::error_code ec;
+  {
+    UniqueFd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+    if (!fd) return Errno(errno);
+    PwriteFull(fd.get(), data.data(), data.size(), 0, ec);
+    if (!ec && sync == FileSync::kFsync && fsync(fd.get()) != 0) ec = Errno(errno);
+  }
+  if (!ec && rename(tmp.c_str(), path.c_str()) != 0) ec = Errno(errno);
+  if (ec) {
+    unlink(tmp.c_str());
+    return ec;
+  }
+  if (sync == FileSync::kFsync) {
+    const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
+    UniqueFd dir_fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    // The new content is in place; a directory that cannot be synced is reported all the same
+    // (the rename may not survive a crash).
+    if (!dir_fd) return Errno(errno);
+    if (fsync(dir_fd.get()) != 0) return Errno(errno);
+  }
+  return {};
+}
+
+}  // namespace skald

@@ -1,0 +1,149 @@
+#include "plugin/config/container_labels.h"
+
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <cctype>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "plugin/config/docker_template.h"
+
+namespace skald {
+namespace {
+
+// Docker attribute names become label names: '.' and '-' turn into '_' (as the Go driver
+// does); anything else Loki would refuse also becomes '_'.
+std::string AttributeLabelName(std::string_view key) {
+  std::string out;
+  for (char c : key) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "_" + out;
+  return out;
+}
+
+std::vector<std::string> SplitComma(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+// Container labels that always become labels, under these names.
+constexpr std::pair<const char*, const char*> kComposeAndSwarmLabels[] = {
+    {"com.docker.swarm.service.name", "swarm_service"},
+    {"com.docker.stack.namespace", "swarm_stack"},
+    {"com.docker.compose.service", "compose_service"},
+    {"com.docker.compose.project", "compose_project"},
+};
+
+// A Docker template of `option` rendered for the container; an output over the template's bound
+// refuses the container, naming the option.
+std::string RenderOption(const char* option, const std::string& text, const ContainerInfo& info,
+                         const std::string& hostname) {
+  try {
+    return DockerTemplate::Parse(text).Render(info, hostname);
+  } catch (const std::length_error& e) {
+    throw OptionError(std::string("skald: invalid log-opt ") + option + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+StreamLabelSet BuildContainerLabels(const ContainerInfo& info, const LogOptions& options,
+                                    const std::string& hostname) {
+  std::map<std::string, std::string> labels;
+  std::stringstream ss(options.external_labels);
+  std::string pair;
+  while (std::getline(ss, pair, ',')) {
+    auto eq = pair.find('=');
+    if (eq == std::string::npos) continue;  // validated by ParseLogOptions
+    labels[pair.substr(0, eq)] =
+        RenderOption("loki-external-labels", pair.substr(eq + 1), info, hostname);
+  }
+
+  // Docker's ExtraAttributes: labels, labels-regex, env, env-regex (env wins on a clash).
+  std::map<std::string, std::string> attrs;
+  for (const std::string& name : SplitComma(options.labels)) {
+    if (auto it = info.container_labels.find(name); it != info.container_labels.end()) {
+      attrs[AttributeLabelName(name)] = it->second;
+    }
+  }
+  if (!options.labels_regex.empty()) {
+    RE2 re(options.labels_regex, RE2::Quiet);
+    for (const auto& [k, v] : info.container_labels) {
+      if (RE2::PartialMatch(k, re)) attrs[AttributeLabelName(k)] = v;
+    }
+  }
+  for (const std::string& name : SplitComma(options.env)) {
+    if (auto v = info.EnvValue(name)) attrs[AttributeLabelName(name)] = *v;
+  }
+  if (!options.env_regex.empty()) {
+    RE2 re(options.env_regex, RE2::Quiet);
+    for (const std::string& kv : info.container_env) {
+      auto eq = kv.find('=');
+      if (eq == std::string::npos) continue;
+      std::string k = kv.substr(0, eq);
+      if (RE2::PartialMatch(k, re)) attrs[AttributeLabelName(k)] = kv.substr(eq + 1);
+    }
+  }
+  for (const auto& [docker_label, label] : kComposeAndSwarmLabels) {
+    auto it = info.container_labels.find(docker_label);
+    if (it != info.container_labels.end() && !it->second.empty()) attrs[label] = it->second;
+  }
+  for (auto& [k, v] : attrs) labels[k] = v;
+  if (!hostname.empty()) labels["host"] = hostname;
+  if (options.tag) labels["tag"] = RenderOption("tag", *options.tag, info, hostname);
+
+  return StreamLabelSet(labels.begin(), labels.end());
+}
+
+ContainerInfo KeepLabelSources(const ContainerInfo& info, const LogOptions& options) {
+  ContainerInfo kept = info;
+  // The command line may carry secrets (a password as an argument): kept only when a template
+  // of the options can show it.
+  const auto names_command = [](std::string_view text) {
+    return text.find("Command") != std::string_view::npos ||
+           text.find("ContainerEntrypoint") != std::string_view::npos ||
+           text.find("ContainerArgs") != std::string_view::npos;
+  };
+  if (!names_command(options.external_labels) && !names_command(options.tag.value_or(""))) {
+    kept.container_entrypoint.clear();
+    kept.container_args.clear();
+  }
+  kept.container_env.clear();
+  const std::vector<std::string> env_names = SplitComma(options.env);
+  std::optional<RE2> env_re;
+  if (!options.env_regex.empty()) env_re.emplace(options.env_regex, RE2::Quiet);
+  for (const std::string& kv : info.container_env) {
+    const std::string name = kv.substr(0, kv.find('='));
+    if (std::find(env_names.begin(), env_names.end(), name) != env_names.end() ||
+        (env_re && RE2::PartialMatch(name, *env_re))) {
+      kept.container_env.push_back(kv);
+    }
+  }
+  kept.container_labels.clear();
+  const std::vector<std::string> label_names = SplitComma(options.labels);
+  std::optional<RE2> label_re;
+  if (!options.labels_regex.empty()) label_re.emplace(options.labels_regex, RE2::Quiet);
+  for (const auto& [k, v] : info.container_labels) {
+    // Captured under a name of its own: clang 14 cannot capture a structured binding.
+    const bool compose_or_swarm =
+        std::any_of(std::begin(kComposeAndSwarmLabels), std::end(kComposeAndSwarmLabels),
+                    [&name = k](const auto& known) { return name == known.first; });
+    if (std::find(label_names.begin(), label_names.end(), k) != label_names.end() ||
+        (label_re && RE2::PartialMatch(k, *label_re)) || compose_or_swarm) {
+      kept.container_labels[k] = v;
+    }
+  }
+  return kept;
+}
+
+}  // namespace skald

@@ -1,0 +1,26 @@
+// Container labels: the labels every line of a container carries, from its options and what
+// Docker tells of it (before `source`, relabel rules and the pipeline).
+//
+// In the order the Go driver builds them: loki-external-labels (Docker templates), then the
+// container labels and environment variables that labels, labels-regex, env and env-regex
+// select (names with '.' and '-' become '_'), compose and swarm labels, `host`, and `tag`.
+#pragma once
+
+#include <string>
+
+#include "plugin/config/container_info.h"
+#include "plugin/config/log_options.h"
+#include "plugin/config/stream_labels.h"
+
+namespace skald {
+
+// Throws OptionError naming the option for a template whose output is too long.
+StreamLabelSet BuildContainerLabels(const ContainerInfo& info, const LogOptions& options,
+                                    const std::string& hostname);
+
+// `info` with only the environment variables and container labels BuildContainerLabels reads,
+// and the command line only when a template of the options names it (what a replay needs; the
+// rest may hold secrets).
+ContainerInfo KeepLabelSources(const ContainerInfo& info, const LogOptions& options);
+
+}  // namespace skald

@@ -1,0 +1,189 @@
+// Driver::Recover: at start, the journals a previous run left are replayed from their cursors,
+// and the FIFOs of sessions that were live when it stopped are read again (plugin/driver/driver.h).
+#include <spdlog/spdlog.h>
+
+#include <thread>
+
+#include "plugin/common/container_id.h"
+#include "plugin/common/thread_name.h"
+#include "plugin/config/replay_info.h"
+#include "plugin/driver/driver.h"
+#include "plugin/driver/driver_stream.h"
+
+namespace skald {
+
+namespace {
+
+bool IsFifo(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_fifo(path, ec);
+}
+
+}  // namespace
+
+void Driver::RecoverInBackground() {
+  {
+    absl::MutexLock lock(&recovery_mu_);
+    recovering_ = true;
+  }
+  recovery_ = std::thread([this] {
+    SetThreadName("skald-recover");
+    Recover();
+  });
+}
+
+void Driver::AwaitRecovery() {
+  absl::MutexLock lock(&recovery_mu_);
+  recovery_mu_.Await(absl::Condition(
+      +[](bool* recovering) { return !*recovering; }, &recovering_));
+}
+
+std::vector<std::string> Driver::QuarantinedJournals() const {
+  std::vector<std::string> names;
+  if (!store_) return names;
+  for (const ReplayGuard::Quarantined& q : ReplayGuard::List(config_.state_dir)) {
+    names.push_back(q.name);
+  }
+  return names;
+}
+
+void Driver::Recover() {
+  struct Done {
+    Driver* driver;
+    ~Done() {
+      absl::MutexLock lock(&driver->recovery_mu_);
+      driver->recovering_ = false;
+    }
+  } done{this};
+  if (!store_) return;
+  const std::vector<std::string> ids = store_->ContainerIds();
+  // The last run died: the daemon dials a restarted plugin's socket about half a second after
+  // it starts and disables one it cannot reach, so the plugin shows itself alive before a
+  // replay that might end it again.
+  if (replay_guard_->LastRunDied()) {
+    spdlog::warn(
+        "the last run of the plugin did not stop cleanly: replaying in {} ms (a journal whose "
+        "replay was running at {} deaths in a row is set aside)",
+        kCrashedReplayDelay.count(), ReplayGuard::kDeathsToQuarantine);
+    std::this_thread::sleep_for(kCrashedReplayDelay);
+  }
+  for (const std::string& id : ids) {
+    if (!ValidContainerId(id)) continue;
+    const std::filesystem::path dir = store_->ContainerDir(id);
+    std::string why;
+    if (!replay_guard_->Begin(id, dir, &why)) {
+      spdlog::error("journal of container {}: not replayed: {}", id.substr(0, 12), why);
+      continue;
+    }
+    bool replaying = false;
+    try {
+      replaying = RecoverContainer(id);
+    } catch (const std::exception& e) {
+      spdlog::error("journal of container {}: cannot recover it: {}", id.substr(0, 12), e.what());
+    }
+    if (!replaying) replay_guard_->Clear(dir);
+  }
+  journals_quarantined_gauge_.Set(static_cast<int64_t>(QuarantinedJournals().size()));
+  // Secrets no journal refers to any more (their containers' journals are gone) go.
+  secrets_->Retain(retained_secrets_);
+  retained_secrets_.clear();
+  {
+    // The journals found: the budget and the age limit look at them now.
+    absl::MutexLock lock(&mu_);
+    retention_schedule_.BudgetDue();
+    retention_schedule_.AgeCheckBy(std::chrono::steady_clock::time_point::min());
+  }
+  reader_->TickWithin(std::chrono::milliseconds(0));
+}
+
+bool Driver::RecoverContainer(const std::string& id) {
+  std::shared_ptr<Journal> journal;
+  {
+    absl::MutexLock lock(&mu_);
+    journal = OpenJournalLocked(id, LogOptions{});
+  }
+  ReplayInfo replay = ReadReplayInfo(id, journal->ReadInfo(), *secrets_);
+  retained_secrets_.insert(replay.secret_references.begin(), replay.secret_references.end());
+  ContainerInfo& info = replay.info;
+  std::string& unusable = replay.unusable;  // empty when the container's options can be used
+  std::vector<std::unique_ptr<Journal::Writer>> writers;
+  std::vector<std::string> fifos;
+  for (const Journal::LiveSession& session : journal->LiveSessions()) {
+    try {
+      if (IsFifo(session.fifo_path)) {
+        writers.push_back(journal->ResumeWriter(session));
+        fifos.push_back(session.fifo_path);
+      } else {
+        journal->SealSession(session);
+      }
+    } catch (const std::exception& e) {
+      spdlog::error("journal of container {}: the session of segment {}: {}", id.substr(0, 12),
+                    session.segment, e.what());
+    }
+  }
+  const JournalPosition cursor = journal->ReadCursor().value_or(journal->Begin());
+  const bool replaying = cursor < journal->End();
+  if (writers.empty() && !replaying) return false;  // nothing to do
+  std::shared_ptr<Stream> stream;
+  if (unusable.empty()) {
+    try {
+      stream = MakeStream(fifos.empty() ? std::string() : fifos.front(), info);
+    } catch (const std::exception& e) {
+      unusable = e.what();
+    }
+  }
+  if (!unusable.empty()) {
+    if (writers.empty()) {
+      spdlog::error(
+          "journal of container {} ({}): cannot replay it ({}); its undelivered lines stay on "
+          "disk",
+          info.ID(), info.Name(), unusable);
+      return false;
+    }
+    // A FIFO that is not read blocks its container: it is always drained. Its lines stay in
+    // the journal (docker logs) and are counted as held; a start with usable options replays
+    // them from the cursor.
+    spdlog::error(
+        "container {} ({}): its options cannot be used ({}); its FIFO is drained into the "
+        "journal and its lines are held there (not sent) until the plugin starts with usable "
+        "options",
+        info.ID(), info.Name(), unusable);
+    stream = std::make_shared<Stream>();
+    stream->file = fifos.front();
+    stream->info = info;
+    stream->held_reason = "unusable_options";
+    stream->client_window = std::make_shared<std::atomic<int64_t>>(0);
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    journal->SetLimits(
+        {stream->options.max_size, stream->options.max_file, stream->options.block_when_full});
+    stream->journal = journal;
+    stream->ledger.StartAt(cursor);
+    stream->last_resume = cursor;
+    stream->replay_from = cursor;
+    stream->replay_marked = replaying && stream->held_reason.empty();
+    stream->id = next_id_++;
+    streams_[stream->id] = stream;
+    stream_by_container_[id] = stream->id;
+    for (const std::string& f : fifos) stream_by_file_[f] = stream->id;
+    live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+  }
+  journal->SetAcknowledged(cursor);
+  reader_->AddJournalStream(stream->id, journal, cursor, stream->options.max_line_size);
+  for (std::size_t i = 0; i < writers.size(); ++i) {
+    try {
+      reader_->AddSession(stream->id, fifos[i], writers[i]);
+    } catch (const std::exception& e) {
+      spdlog::error("container {}: cannot re-open {}: {}", info.ID(), fifos[i], e.what());
+      if (writers[i]) writers[i]->Seal();
+    }
+  }
+  spdlog::info(
+      "container {} ({}): resumed {} FIFO(s), replaying its journal from segment {} "
+      "offset {}",
+      info.ID(), info.Name(), fifos.size(), cursor.segment, cursor.offset);
+  return replaying && stream->held_reason.empty();
+}
+
+}  // namespace skald

@@ -1,0 +1,938 @@
+#include "plugin/ingest/fifo_reader.h"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "plugin/common/thread_name.h"
+#include "plugin/ingest/frame_codec.h"
+#include "plugin/ingest/hand_over_bounds.h"
+#include "plugin/ingest/memory_fallback.h"
+#include "plugin/journal/journal_frame_reader.h"
+
+namespace skald {
+
+namespace {
+constexpr std::size_t kReadBufferBytes = 256 * 1024;  // one read(2) from a FIFO at most
+constexpr int kPipeBytes = 1024 * 1024;               // fewer wake-ups per MB; best effort
+constexpr std::size_t kCoalesceBytes = 32 * 1024;
+constexpr std::chrono::milliseconds kCoalesceDelay{1};
+// A stream whose journal could not be read for a moment (kRetry, an unexpected error) is looked
+// at again this often; one paused for the sink's window waits for Wake().
+constexpr std::chrono::milliseconds kPausedRetry{250};
+constexpr std::chrono::seconds kJournalRetry{1};  // a journal that refused bytes is tried again
+// A held session (memory mode, queue full, Loki taking lines) is looked at this often besides
+// the wake-ups acknowledgements bring, to see whether Loki went away meanwhile.
+constexpr std::chrono::milliseconds kHeldRecheck{100};
+// Opens a FIFO for reading without blocking, with a large pipe buffer (best effort).
+UniqueFd OpenFifo(const std::string& path) {
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (!fd) throw std::system_error(errno, std::generic_category(), "open FIFO " + path);
+  fcntl(fd.get(), F_SETPIPE_SZ, kPipeBytes);
+  return fd;
+}
+
+constexpr uint32_t kFifoEvents = EPOLLIN | EPOLLRDHUP;
+
+// Bytes of the lines of `lines` from index `from` on.
+std::size_t LineBytesFrom(const std::vector<LogLine>& lines, std::size_t from) {
+  std::size_t bytes = 0;
+  for (std::size_t i = from; i < lines.size(); ++i) bytes += lines[i].line.size();
+  return bytes;
+}
+
+}  // namespace
+
+struct FifoReader::Stream {
+  uint64_t id;
+  UniqueFd fd;
+  std::string path;
+  std::string buffer;  // bytes read, not yet decoded (an incomplete frame at most)
+  LineAssembler assembler;
+  std::vector<LogLine> lines;
+  AssemblerCounts reported;
+  // Not polled while the sink holds it (LineSink::HoldsMemoryStream): looked at every
+  // kHeldRecheck and at Wake().
+  bool held = false;
+};
+
+struct FifoReader::Journaled {
+  uint64_t id;
+  std::shared_ptr<Journal> journal;
+  std::size_t max_line_bytes;
+  std::unique_ptr<JournalFrameReader> reader;
+  LineAssembler assembler;
+  std::vector<LogLine> lines;
+  AssemblerCounts reported;
+  uint64_t skipped_reported = 0;
+  uint64_t lost_reported = 0;
+  int sessions = 0;     // live sessions (mu_)
+  bool ended = false;   // (mu_)
+  bool paused = false;  // the sink wanted no more lines: decoded again after Wake()
+  bool retry = false;   // the journal could not be read: decoded again after kPausedRetry
+  bool more = false;    // stopped at the round limit with more to read
+};
+
+struct FifoReader::Session {
+  UniqueFd fd;
+  std::string path;
+  uint64_t stream_id = 0;
+  std::unique_ptr<Journal::Writer> writer;  // null in memory mode (the journal refused bytes)
+  // Not polled: loki-on-full=block and the journal is full, or cannot be written (then it is
+  // tried again at `retry_at`).
+  bool blocked = false;
+  // Memory mode: its queue is full while Loki takes lines. Not polled (the container waits at
+  // Loki's pace) until the sink takes some of the queue, Loki stops taking lines, or the
+  // journal is due to be tried again.
+  bool held = false;
+  std::chrono::steady_clock::time_point retry_at{};
+  // Since the journal first refused bytes (memory mode, and the lines it queued after).
+  std::unique_ptr<MemoryFallback> memory;
+};
+
+FifoReader::FifoReader(LineSink& sink, MetricsRegistry& metrics)
+    : sink_(sink),
+      read_buffer_(std::make_unique<char[]>(kReadBufferBytes)),
+      lines_read_(metrics.GetCounter("skald_lines_read_total",
+                                     "Log lines read from containers (after partial-line "
+                                     "assembly; a line cut at loki-max-line-size counts once "
+                                     "per piece).")),
+      bytes_read_(
+          metrics.GetCounter("skald_fifo_bytes_read_total", "Bytes read from container FIFOs.")),
+      blank_lines_(metrics.GetCounter("skald_entries_dropped_total",
+                                      "Entries not delivered, by reason.",
+                                      {{"reason", "blank_line"}})),
+      split_lines_(metrics.GetCounter("skald_lines_split_total",
+                                      "Lines longer than loki-max-line-size sent as pieces.")),
+      corrupt_streams_(metrics.GetCounter(
+          "skald_streams_corrupt_total",
+          "Streams closed (no-file) or journal segments skipped because a frame did not decode.")),
+      torn_bytes_(metrics.GetCounter(
+          "skald_journal_skipped_bytes_total",
+          "Journal bytes skipped: frames torn by a crash or a stream cut mid-frame.")),
+      lost_bytes_(metrics.GetCounter("skald_journal_lost_bytes_total",
+                                     "Journal bytes that could not be read (a segment removed "
+                                     "by hand, an I/O error): their lines are lost.")),
+      write_errors_(metrics.GetCounter(
+          "skald_journal_write_errors_total",
+          "Writes the journal refused (disk full, I/O error): the stream went on in memory or, "
+          "with loki-on-full=block, waited.")),
+      disk_full_lines_(metrics.GetCounter("skald_entries_dropped_total",
+                                          "Entries not delivered, by reason.",
+                                          {{"reason", "disk_full"}})),
+      loop_errors_(metrics.GetCounter(
+          "skald_reader_errors_total",
+          "Unexpected errors on the FIFO reader's thread (logged; the stream is retried).")) {
+  epoll_fd_.reset(epoll_create1(EPOLL_CLOEXEC));
+  wake_fd_.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!epoll_fd_ || !wake_fd_) throw std::system_error(errno, std::generic_category(), "epoll");
+  Watch(wake_fd_.get(), EPOLLIN, EPOLL_CTL_ADD);
+  thread_ = std::thread([this] {
+    SetThreadName("skald-reader");
+    Loop();
+  });
+}
+
+FifoReader::~FifoReader() {
+  Stop();
+  for (auto& [id, j] : journaled_) j->journal->SetEvictHook(nullptr);
+  // The members close the FIFOs, the eventfd and the epoll instance.
+}
+
+void FifoReader::Stop() {
+  if (stopping_.exchange(true)) return;
+  uint64_t one = 1;
+  [[maybe_unused]] auto n = write(wake_fd_.get(), &one, sizeof one);
+  if (thread_.joinable()) thread_.join();
+}
+
+int FifoReader::Watch(int fd, uint32_t events, int op) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.fd = fd;
+  return epoll_ctl(epoll_fd_.get(), op, fd, &ev) == 0 ? 0 : errno;
+}
+
+void FifoReader::Add(uint64_t stream_id, const std::string& path, std::size_t max_line_bytes) {
+  UniqueFd fifo = OpenFifo(path);
+  const int fd = fifo.get();
+  auto s = std::unique_ptr<Stream>(
+      new Stream{stream_id, std::move(fifo), path, {}, LineAssembler(max_line_bytes), {}, {}});
+  {
+    absl::MutexLock lock(&mu_);
+    streams_[fd] = std::move(s);
+  }
+  if (const int err = Watch(fd, kFifoEvents, EPOLL_CTL_ADD); err != 0) {
+    absl::MutexLock lock(&mu_);
+    streams_.erase(fd);  // closes it
+    throw std::system_error(err, std::generic_category(), "epoll_ctl " + path);
+  }
+}
+
+void FifoReader::AddJournalStream(uint64_t stream_id, std::shared_ptr<Journal> journal,
+                                  JournalPosition from, std::size_t max_line_bytes) {
+  auto j =
+      std::make_unique<Journaled>(Journaled{stream_id,
+                                            journal,
+                                            max_line_bytes,
+                                            std::make_unique<JournalFrameReader>(journal, from),
+                                            LineAssembler(max_line_bytes),
+                                            {},
+                                            {},
+                                            0,
+                                            0,
+                                            0,
+                                            false,
+                                            false,
+                                            true});
+  Journaled* raw = j.get();
+  journal->SetEvictHook([this, raw](uint64_t segment) { OnEvict(*raw, segment); });
+  {
+    absl::MutexLock lock(&mu_);
+    journaled_[stream_id] = std::move(j);
+  }
+  Wake();  // `more` is set: the loop reads what the journal already holds
+}
+
+bool FifoReader::AddSession(uint64_t stream_id, const std::string& fifo_path,
+                            std::unique_ptr<Journal::Writer>& writer) {
+  UniqueFd fifo = OpenFifo(fifo_path);
+  const int fd = fifo.get();
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = journaled_.find(stream_id);
+    if (it == journaled_.end() || it->second->ended) return false;
+    ++it->second->sessions;
+    auto session = std::make_unique<Session>();
+    session->fd = std::move(fifo);
+    session->path = fifo_path;
+    session->stream_id = stream_id;
+    session->writer = std::move(writer);
+    sessions_[fd] = std::move(session);
+  }
+  if (const int err = Watch(fd, kFifoEvents, EPOLL_CTL_ADD); err != 0) {
+    absl::MutexLock lock(&mu_);
+    writer = std::move(sessions_[fd]->writer);
+    sessions_.erase(fd);  // closes it
+    --journaled_[stream_id]->sessions;
+    throw std::system_error(err, std::generic_category(), "epoll_ctl " + fifo_path);
+  }
+  return true;
+}
+
+namespace {
+
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Lowers `target` to `value`; true when it did.
+bool LowerTo(std::atomic<int64_t>& target, int64_t value) {
+  int64_t current = target.load();
+  while (value < current) {
+    if (target.compare_exchange_weak(current, value)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void FifoReader::SetTick(std::function<std::chrono::milliseconds()> tick) {
+  {
+    absl::MutexLock lock(&mu_);
+    tick_ = std::move(tick);
+  }
+  TickWithin(std::chrono::milliseconds(0));
+}
+
+void FifoReader::SetDecodeHook(std::function<void(const std::string&)> hook) {
+  absl::MutexLock lock(&mu_);
+  decode_hook_ = std::move(hook);
+}
+
+void FifoReader::TickWhenJournaled(std::chrono::milliseconds delay) {
+  tick_when_journaled_ms_.store(std::max<int64_t>(0, delay.count()));
+}
+
+void FifoReader::TickWithin(std::chrono::milliseconds delay) {
+  if (delay == kNoTick) return;
+  const int64_t max_ns = INT64_MAX / 2;  // far enough, and no overflow below
+  const int64_t delay_ns =
+      delay >= std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::nanoseconds(max_ns))
+          ? max_ns
+          : std::chrono::duration_cast<std::chrono::nanoseconds>(delay).count();
+  // The loop may be asleep until the tick due before: wake it to look at the new one.
+  if (LowerTo(next_tick_ns_, SteadyNowNs() + std::max<int64_t>(0, delay_ns))) Wake();
+}
+
+void FifoReader::Wake() {
+  uint64_t one = 1;
+  [[maybe_unused]] auto n = write(wake_fd_.get(), &one, sizeof one);
+}
+
+// The fd leaves the maps as it is closed (its entry owns it), under mu_: once closed, its
+// number may be given to a FIFO that StartLogging opens on another thread, whose entry must
+// not be erased here.
+void FifoReader::Close(int fd) {
+  absl::MutexLock lock(&mu_);
+  epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr);
+  streams_.erase(fd);
+}
+
+FifoReader::Journaled& FifoReader::JournaledOf(const Session& session) {
+  absl::MutexLock lock(&mu_);
+  return *journaled_.at(session.stream_id);
+}
+
+void FifoReader::DrainAndMaybeClose(Stream& s) {
+  bool alive = true;
+  try {
+    alive = Drain(s);
+  } catch (const std::exception& e) {
+    loop_errors_.Add();
+    spdlog::error("{}: {}", s.path, e.what());
+  }
+  if (!alive) Close(s.fd.get());  // `s` is gone from here on
+}
+
+void FifoReader::Unpoll(int fd) {
+  // Removed, not given an interest of 0: epoll reports a hang-up whatever the interest, and a
+  // blocked session whose container is gone would wake the loop on every round.
+  epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr);
+}
+
+void FifoReader::Repoll(int fd) {
+  if (const int err = Watch(fd, kFifoEvents, EPOLL_CTL_ADD); err == EEXIST) {
+    Watch(fd, kFifoEvents, EPOLL_CTL_MOD);
+  }
+}
+
+bool FifoReader::Feed(Session& session, Journaled& j) {
+  // Splicing into the journal decodes nothing: a longer round, then other FIFOs have a turn.
+  constexpr std::size_t kRoundBytes = 16 * 1024 * 1024;
+  if (!session.writer) return FeedMemory(session, j);
+  if (session.blocked && std::chrono::steady_clock::now() < session.retry_at) return true;
+  std::size_t moved = 0;
+  while (moved < kRoundBytes) {
+    Journal::Writer::Result r;
+    try {
+      r = session.writer->SpliceFrom(session.fd.get(), kReadBufferBytes * 4);
+    } catch (const std::system_error& e) {
+      return OnWriteError(session, j, e);
+    }
+    switch (r.status) {
+      case Journal::Writer::Status::kMoved:
+        moved += r.bytes;
+        round_bytes_ += r.bytes;
+        bytes_read_.Add(r.bytes);
+        journaled_bytes_.fetch_add(r.bytes);
+        if (tick_when_journaled_ms_.load() >= 0) {
+          if (const int64_t ms = tick_when_journaled_ms_.exchange(-1); ms >= 0) {
+            TickWithin(std::chrono::milliseconds(ms));
+          }
+        }
+        if (session.blocked) {
+          session.blocked = false;
+          Repoll(session.fd.get());
+        }
+        continue;
+      case Journal::Writer::Status::kWouldBlock:
+        return true;
+      case Journal::Writer::Status::kEof:
+        session.writer->Seal();  // never throws
+        return false;
+      case Journal::Writer::Status::kFull:
+        if (!session.blocked) {
+          session.blocked = true;
+          Unpoll(session.fd.get());  // not polled until there is room
+        }
+        return true;
+    }
+  }
+  return true;
+}
+
+bool FifoReader::OnWriteError(Session& session, Journaled& j, const std::system_error& error) {
+  write_errors_.Add();
+  const auto now = std::chrono::steady_clock::now();
+  session.retry_at = now + kJournalRetry;
+  uint64_t suppressed = 0;
+  const bool block = j.journal->limits().block_when_full;
+  if (block) {
+    // The user chose to lose nothing: the bytes stay in the FIFO until the journal takes them.
+    if (log_limiter_.Allow("write:" + j.journal->dir().string(), suppressed)) {
+      spdlog::error(
+          "{}: the journal refuses bytes: {}; loki-on-full=block: the container waits until "
+          "it takes them again{}",
+          session.path, error.what(), Suppressed(suppressed));
+    }
+    if (!session.blocked) {
+      session.blocked = true;
+      Unpoll(session.fd.get());
+    }
+    return true;
+  }
+  if (log_limiter_.Allow("write:" + j.journal->dir().string(), suppressed)) {
+    spdlog::error(
+        "{}: the journal refuses bytes: {}; the container's lines go on in memory (no docker "
+        "logs for them; the container waits for Loki when it is behind, and lines are dropped "
+        "as disk_full while Loki is away) until the journal takes bytes again{}",
+        session.path, error.what(), Suppressed(suppressed));
+  }
+  // The segment may end inside a frame whose rest is still in the FIFO: that frame's start
+  // goes on in memory with it.
+  std::string pending;
+  try {
+    pending = session.writer->CutAtFrameBoundary();
+  } catch (const std::system_error& e) {
+    spdlog::error("{}: {}; the frame it was writing is skipped", session.path, e.what());
+  }
+  session.writer->Seal();
+  session.writer.reset();
+  if (!session.memory) session.memory = std::make_unique<MemoryFallback>();
+  session.memory->Start(std::move(pending), j.max_line_bytes);
+  if (session.blocked) {
+    session.blocked = false;
+    Repoll(session.fd.get());
+  }
+  return FeedMemory(session, j);
+}
+
+bool FifoReader::TryResumeJournal(Session& session, Journaled& j) {
+  std::unique_ptr<Journal::Writer> writer;
+  try {
+    writer = j.journal->StartWriter(session.path);
+    // The start of a frame whose rest is in the FIFO: the new segment begins with it.
+    if (!session.memory->pending().empty()) writer->Append(session.memory->pending());
+  } catch (const std::system_error& e) {
+    if (writer) writer->Seal();
+    session.retry_at = std::chrono::steady_clock::now() + kJournalRetry;
+    write_errors_.Add();
+    uint64_t suppressed = 0;
+    if (log_limiter_.Allow("write:" + j.journal->dir().string(), suppressed)) {
+      spdlog::error("{}: the journal still refuses bytes: {}; going on in memory{}", session.path,
+                    e.what(), Suppressed(suppressed));
+    }
+    return false;
+  }
+  spdlog::info("{}: the journal takes bytes again; journaling resumed", session.path);
+  session.memory->Finish();  // a line open in memory ends here; the journal goes on
+  ReportCounts(session.memory->assembler(), session.memory->reported());
+  HandOverMemory(session, j);
+  session.writer = std::move(writer);
+  return true;
+}
+
+bool FifoReader::FeedMemory(Session& session, Journaled& j) {
+  if (std::chrono::steady_clock::now() >= session.retry_at && TryResumeJournal(session, j)) {
+    return Feed(session, j);
+  }
+  MemoryFallback& memory = *session.memory;
+  // Loki takes lines: a full queue holds the FIFO rather than dropping lines Loki could take.
+  const bool hold = sink_.LokiTakesLines(j.id);
+  std::size_t moved = 0;
+  bool eof = false;
+  while (moved < hand_over::kRoundBytes) {
+    if (hold && memory.queued_bytes() >= MemoryFallback::kMaxQueuedBytes) break;
+    const ssize_t n = read(session.fd.get(), read_buffer_.get(), kReadBufferBytes);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN) {
+        spdlog::error("reading {} failed: {}", session.path, std::strerror(errno));
+        eof = true;
+      }
+      break;
+    }
+    if (n == 0) {
+      eof = true;
+      break;
+    }
+    moved += static_cast<std::size_t>(n);
+    round_bytes_ += static_cast<std::size_t>(n);
+    bytes_read_.Add(static_cast<uint64_t>(n));
+    if (const uint64_t skipped =
+            memory.Decode(std::string_view(read_buffer_.get(), static_cast<std::size_t>(n)));
+        skipped > 0) {
+      torn_bytes_.Add(skipped);
+    }
+    if (static_cast<std::size_t>(n) < kReadBufferBytes) break;
+  }
+  if (eof) memory.Finish();
+  ReportCounts(memory.assembler(), memory.reported());
+  HandOverMemory(session, j, /*all=*/eof);
+  if (!eof && hold && memory.queued_bytes() >= MemoryFallback::kMaxQueuedBytes && !session.held) {
+    session.held = true;
+    Unpoll(session.fd.get());
+  }
+  return !eof;
+}
+
+bool FifoReader::MayRelease(Session& session, Journaled& j) {
+  HandOverMemory(session, j);
+  return session.memory->queued_bytes() < MemoryFallback::kMaxQueuedBytes ||
+         !sink_.LokiTakesLines(j.id) || std::chrono::steady_clock::now() >= session.retry_at;
+}
+
+void FifoReader::HandOverMemory(Session& session, Journaled& j, bool all) {
+  if (!session.memory) return;
+  MemoryFallback& memory = *session.memory;
+  // While Loki takes lines, a full queue holds the FIFO instead (FeedMemory); at the end of the
+  // session every line goes.
+  const uint64_t dropped = all || sink_.LokiTakesLines(j.id) ? 0 : memory.DropOverflow();
+  if (dropped > 0) {
+    lines_read_.Add(dropped);
+    disk_full_lines_.Add(dropped);
+    uint64_t suppressed = 0;
+    if (log_limiter_.Allow("disk_full:" + j.journal->dir().string(), suppressed)) {
+      spdlog::warn(
+          "{}: the journal cannot be written and Loki is away; {} lines dropped (disk_full){}",
+          session.path, dropped, Suppressed(suppressed));
+    }
+  }
+  std::vector<LogLine> handover;
+  // At the end of the session the rest goes whatever the window (it is at most
+  // MemoryFallback::kMaxQueuedBytes): the session and its queue are about to go.
+  while (!memory.empty() && (all || sink_.WantsLines(j.id))) {
+    memory.TakeHandOver(handover);
+    lines_read_.Add(handover.size());
+    sink_.OnLines(j.id, handover, ResumeOf(j));
+  }
+}
+
+void FifoReader::ReportReaderBytes(Journaled& j) {
+  if (uint64_t skipped = j.reader->skipped_bytes(); skipped > j.skipped_reported) {
+    torn_bytes_.Add(skipped - j.skipped_reported);
+    j.skipped_reported = skipped;
+  }
+  if (uint64_t lost = j.reader->lost_bytes(); lost > j.lost_reported) {
+    lost_bytes_.Add(lost - j.lost_reported);
+    j.lost_reported = lost;
+  }
+}
+
+JournalPosition FifoReader::ResumeOf(const Journaled& j) {
+  return j.assembler.HasPending() ? j.assembler.PendingSince() : j.reader->position();
+}
+
+void FifoReader::ReportCounts(const LineAssembler& assembler, AssemblerCounts& reported) {
+  const AssemblerCounts& c = assembler.counts();
+  blank_lines_.Add(c.blank_lines - reported.blank_lines);
+  split_lines_.Add(c.split_lines - reported.split_lines);
+  lines_read_.Add(c.blank_lines - reported.blank_lines);  // blank lines were read too
+  reported = c;
+}
+
+void FifoReader::FeedAndMaybeEnd(Session& session, Journaled& j) {
+  bool alive;
+  try {
+    alive = Feed(session, j);
+  } catch (const std::exception& e) {
+    // Not an expected I/O error (those are handled in Feed): hold this session back a moment.
+    loop_errors_.Add();
+    uint64_t suppressed = 0;
+    if (log_limiter_.Allow("feed:" + session.path, suppressed)) {
+      spdlog::error("{}: {}; retrying in a second{}", session.path, e.what(),
+                    Suppressed(suppressed));
+    }
+    session.retry_at = std::chrono::steady_clock::now() + kJournalRetry;
+    if (!session.blocked) {
+      session.blocked = true;
+      Unpoll(session.fd.get());
+    }
+    alive = true;
+  }
+  if (!alive) {
+    spdlog::debug("{}: end of file", session.path);
+    HandOverMemory(session, j, /*all=*/true);  // lines queued while the journal refused bytes
+    const int fd = session.fd.get();
+    absl::MutexLock lock(&mu_);
+    --j.sessions;
+    epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr);
+    sessions_.erase(fd);  // closes it; `session` is gone from here on; see Close()
+  }
+  j.more = true;  // decoded once per loop round
+}
+
+void FifoReader::OnEvict(Journaled& j, uint64_t segment) {
+  if (j.reader->position().segment > segment) return;  // read already
+  // Count the complete lines the stream had not read from the evicted segment, then go on
+  // after it. (The segment can still be read: the hook runs before it is deleted.)
+  JournalFrameReader counter(j.journal, j.reader->position());
+  uint64_t lines = 0;
+  std::string_view body;
+  JournalPosition start;
+  while (counter.Next(&body, &start) == JournalFrameReader::Status::kFrame &&
+         start.segment <= segment) {
+    auto entry = DecodeLogEntry(body);
+    if (entry && (!entry->partial || entry->partial_last || !entry->has_partial_metadata)) ++lines;
+  }
+  if (j.assembler.HasPending()) ++lines;  // a line whose first partial chunks were read already
+  ReportReaderBytes(j);
+  j.reader = std::make_unique<JournalFrameReader>(j.journal, JournalPosition{segment + 1, 0});
+  ReportCounts(j.assembler, j.reported);
+  j.assembler = LineAssembler(j.max_line_bytes);
+  j.reported = {};
+  j.skipped_reported = 0;
+  j.lost_reported = 0;
+  j.more = true;
+  if (lines > 0) sink_.OnEvicted(j.id, lines);
+}
+
+void FifoReader::HandOver(Journaled& j) {
+  if (j.lines.empty()) return;
+  lines_read_.Add(j.lines.size());
+  sink_.OnLines(j.id, j.lines, ResumeOf(j));
+  j.lines.clear();
+}
+
+void FifoReader::HandOver(Stream& s) {
+  if (s.lines.empty()) return;
+  lines_read_.Add(s.lines.size());
+  sink_.OnLines(s.id, s.lines, JournalPosition{});
+  s.lines.clear();
+}
+
+bool FifoReader::Decode(Journaled& j) {
+  constexpr std::size_t kRoundFrames = 8192;  // per call: other streams get their turn
+  j.more = false;
+  j.paused = false;
+  j.retry = false;
+  bool end = false;
+  std::string_view body;
+  JournalPosition start;
+  std::size_t frames = 0;
+  std::size_t handover_bytes = 0;  // of j.lines
+  while (!end) {
+    if (frames == kRoundFrames) {
+      j.more = true;
+      break;
+    }
+    // Lines go to the sink in hand-overs (hand_over_bounds.h; counted in frames here), and its
+    // window is checked before each hand-over (not per line: it takes a lock), so a window
+    // overshoots by at most one hand-over per stream.
+    if (frames % hand_over::kMaxLines == 0 || handover_bytes >= hand_over::kMaxBytes) {
+      HandOver(j);
+      handover_bytes = 0;
+      if (!sink_.WantsLines(j.id)) {
+        j.paused = true;
+        break;
+      }
+    }
+    ++frames;
+    const auto st = j.reader->Next(&body, &start);
+    if (st == JournalFrameReader::Status::kWait) break;
+    if (st == JournalFrameReader::Status::kRetry) {
+      j.retry = true;  // looked at again after kPausedRetry
+      break;
+    }
+    if (st == JournalFrameReader::Status::kEnd) {
+      absl::MutexLock lock(&mu_);
+      if (j.sessions == 0) {
+        j.ended = true;
+        end = true;
+      }
+      break;
+    }
+    if (st == JournalFrameReader::Status::kCorrupt) {
+      corrupt_streams_.Add();
+      spdlog::error("journal {}: a frame over 1 MiB; skipped to the next segment",
+                    j.journal->dir().string());
+      continue;
+    }
+    auto entry = DecodeLogEntry(body);
+    if (!entry) {
+      spdlog::error("journal {}: an undecodable frame at segment {} offset {}; skipped",
+                    j.journal->dir().string(), start.segment, start.offset);
+      continue;
+    }
+    const std::size_t before = j.lines.size();
+    j.assembler.Add(*entry, j.lines, FrameSpan{start, j.reader->position()});
+    handover_bytes += LineBytesFrom(j.lines, before);
+  }
+  if (end) j.assembler.Finish(j.lines);
+  ReportReaderBytes(j);
+  ReportCounts(j.assembler, j.reported);
+  HandOver(j);
+  if (end) {
+    j.journal->SetEvictHook(nullptr);
+    sink_.OnEnd(j.id, false);
+    return false;
+  }
+  return true;
+}
+
+bool FifoReader::Drain(Stream& s) {
+  bool eof = false, corrupt = false;
+  std::size_t handover_bytes = 0;  // of s.lines
+  // After hand_over::kRoundBytes the other FIFOs have their turn (epoll reports this one again).
+  bool hold = false;
+  for (std::size_t round = 0; round < hand_over::kRoundBytes;) {
+    if (sink_.HoldsMemoryStream(s.id)) {
+      hold = true;
+      break;
+    }
+    ssize_t n = read(s.fd.get(), read_buffer_.get(), kReadBufferBytes);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) break;
+      spdlog::error("reading {} failed: {}", s.path, std::strerror(errno));
+      eof = true;
+      break;
+    }
+    if (n == 0) {
+      eof = true;
+      break;
+    }
+    bytes_read_.Add(static_cast<uint64_t>(n));
+    round_bytes_ += static_cast<std::size_t>(n);
+    round += static_cast<std::size_t>(n);
+    // Decode straight from the read buffer; only a frame cut by the read waits in s.buffer.
+    const bool buffered = !s.buffer.empty();
+    if (buffered) s.buffer.append(read_buffer_.get(), static_cast<std::size_t>(n));
+    std::string_view rest = buffered
+                                ? std::string_view(s.buffer)
+                                : std::string_view(read_buffer_.get(), static_cast<std::size_t>(n));
+    std::string_view body;
+    std::size_t used;
+    for (;;) {
+      FrameStatus st = NextFrame(rest, &body, &used);
+      if (st == FrameStatus::kNeedMore) break;
+      auto entry = st == FrameStatus::kOk ? DecodeLogEntry(body) : std::nullopt;
+      if (!entry) {
+        spdlog::error("{}: {} frame; closing this stream", s.path,
+                      st == FrameStatus::kTooLarge ? "oversized (over 1 MiB)" : "undecodable");
+        corrupt = true;
+        break;
+      }
+      const std::size_t before = s.lines.size();
+      s.assembler.Add(*entry, s.lines);
+      rest.remove_prefix(used);
+      handover_bytes += LineBytesFrom(s.lines, before);
+      if (hand_over::Full(s.lines.size(), handover_bytes)) {
+        HandOver(s);
+        handover_bytes = 0;
+      }
+    }
+    if (corrupt) break;
+    if (buffered) {
+      s.buffer.erase(0, s.buffer.size() - rest.size());
+    } else {
+      s.buffer.assign(rest.data(), rest.size());
+    }
+    if (static_cast<std::size_t>(n) < kReadBufferBytes) break;  // drained for now
+  }
+  if (eof || corrupt) s.assembler.Finish(s.lines);
+  ReportCounts(s.assembler, s.reported);
+  HandOver(s);
+  if (corrupt) corrupt_streams_.Add();
+  if (eof || corrupt) {
+    if (eof && !s.buffer.empty()) {
+      spdlog::warn("{}: the stream ended inside a frame; {} bytes of it dropped", s.path,
+                   s.buffer.size());
+    }
+    sink_.OnEnd(s.id, corrupt);
+    return false;
+  }
+  if (hold && !s.held) {
+    s.held = true;
+    Unpoll(s.fd.get());  // looked at again in the loop
+  }
+  return true;
+}
+
+void FifoReader::Loop() {
+  epoll_event events[64];
+  std::vector<Journaled*> to_decode;
+  std::vector<Session*> blocked;
+  std::vector<Session*> held;
+  std::vector<Stream*> held_streams;
+  std::vector<Session*> waiting;
+  auto last_paused_retry = std::chrono::steady_clock::now();
+  while (!stopping_.load()) {
+    // Streams with more to read go on at once; blocked ones and those the journal could not
+    // hand bytes to are retried soon. Streams paused for the sink's window wait for Wake()
+    // (acknowledgements free it), so a Loki outage costs no wake-up here.
+    int timeout_ms = -1;
+    std::function<std::chrono::milliseconds()> tick;
+    std::function<void(const std::string&)> decode_hook;
+    {
+      absl::MutexLock lock(&mu_);
+      tick = tick_;
+      decode_hook = decode_hook_;
+      bool any_more = false, any_retry = false, any_blocked = false, any_held = false;
+      for (auto& [id, j] : journaled_) {
+        any_more |= j->more;
+        any_retry |= j->retry;
+      }
+      for (auto& [fd, s] : sessions_) {
+        any_blocked |= s->blocked;
+        any_held |= s->held;
+      }
+      for (auto& [fd, s] : streams_) any_held |= s->held;
+      if (any_more) {
+        timeout_ms = 0;
+      } else if (any_blocked) {
+        timeout_ms = 20;
+      } else if (any_held) {
+        // Acknowledgements wake the loop (Wake); this notices Loki going away meanwhile.
+        timeout_ms = static_cast<int>(kHeldRecheck.count());
+      } else if (any_retry) {
+        timeout_ms = static_cast<int>(kPausedRetry.count());
+      }
+    }
+    if (tick) {
+      const int64_t due = next_tick_ns_.load();
+      if (due != INT64_MAX) {
+        const int64_t until_ms = std::max<int64_t>(0, (due - SteadyNowNs() + 999'999) / 1'000'000);
+        const int t = static_cast<int>(std::min<int64_t>(until_ms, INT32_MAX));
+        timeout_ms = timeout_ms < 0 ? t : std::min(timeout_ms, t);
+      }
+    }
+    int n = epoll_wait(epoll_fd_.get(), events, 64, timeout_ms);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      spdlog::critical("epoll_wait: {}", std::strerror(errno));
+      return;
+    }
+    round_bytes_ = 0;
+    int fifo_events = 0;
+    bool woken = false;
+    for (int i = 0; i < n; ++i) {
+      int fd = events[i].data.fd;
+      if (fd == wake_fd_.get()) {
+        uint64_t count;
+        [[maybe_unused]] auto r = read(wake_fd_.get(), &count, sizeof count);
+        woken = true;
+        continue;
+      }
+      Stream* s = nullptr;
+      Session* session = nullptr;
+      Journaled* j = nullptr;
+      {
+        absl::MutexLock lock(&mu_);
+        if (auto it = streams_.find(fd); it != streams_.end()) {
+          s = it->second.get();
+        } else if (auto it2 = sessions_.find(fd); it2 != sessions_.end()) {
+          session = it2->second.get();
+          j = journaled_.at(session->stream_id).get();
+        }
+      }
+      if (s != nullptr) {
+        ++fifo_events;
+        DrainAndMaybeClose(*s);
+        continue;
+      }
+      if (session == nullptr) continue;
+      ++fifo_events;
+      FeedAndMaybeEnd(*session, *j);
+    }
+    // Paused streams are looked at again when the sink says it has room (Wake); those that
+    // met a read error after kPausedRetry: not on every round, which a busy FIFO makes
+    // frequent.
+    const auto now = std::chrono::steady_clock::now();
+    const bool retry_due = now - last_paused_retry >= kPausedRetry;
+    if (retry_due) last_paused_retry = now;
+    // Blocked sessions (loki-on-full=block): try again.
+    blocked.clear();
+    held.clear();
+    held_streams.clear();
+    to_decode.clear();
+    waiting.clear();
+    {
+      absl::MutexLock lock(&mu_);
+      for (auto& [fd, s] : streams_) {
+        if (s->held) held_streams.push_back(s.get());
+      }
+      for (auto& [fd, s] : sessions_) {
+        if (s->blocked) blocked.push_back(s.get());
+        if (s->held) {
+          held.push_back(s.get());
+        } else if (s->memory && !s->memory->empty() && woken) {
+          waiting.push_back(s.get());
+        }
+      }
+      for (auto& [id, j] : journaled_) {
+        if (j->more || (j->paused && woken) || (j->retry && retry_due)) {
+          to_decode.push_back(j.get());
+        }
+      }
+    }
+    // Sessions end only on this thread, in FeedAndMaybeEnd: hand over before feeding.
+    for (Session* session : waiting) {
+      HandOverMemory(*session, JournaledOf(*session));
+    }
+    for (Session* session : blocked) {
+      FeedAndMaybeEnd(*session, JournaledOf(*session));
+    }
+    for (Session* session : held) {
+      Journaled& j = JournaledOf(*session);
+      if (!MayRelease(*session, j)) continue;
+      session->held = false;
+      Repoll(session->fd.get());
+      FeedAndMaybeEnd(*session, j);  // holds it again when the queue is still full
+    }
+    // Memory streams the sink held: read again once it lets them (Drain holds them again).
+    for (Stream* s : held_streams) {
+      if (sink_.HoldsMemoryStream(s->id)) continue;
+      s->held = false;
+      Repoll(s->fd.get());
+      DrainAndMaybeClose(*s);
+    }
+    for (Journaled* j : to_decode) {
+      bool alive = true;
+      if (decode_hook) decode_hook(j->journal->dir().filename().string());
+      try {
+        alive = Decode(*j);
+      } catch (const std::exception& e) {
+        // Not an expected I/O error (the journal reader reports those): look again later.
+        loop_errors_.Add();
+        uint64_t suppressed = 0;
+        if (log_limiter_.Allow("decode:" + j->journal->dir().string(), suppressed)) {
+          spdlog::error("journal {}: {}; retrying{}", j->journal->dir().string(), e.what(),
+                        Suppressed(suppressed));
+        }
+        j->more = false;
+        j->retry = true;
+      }
+      if (decode_hook) decode_hook("");
+      if (!alive) {
+        absl::MutexLock lock(&mu_);
+        journaled_.erase(j->id);
+      }
+    }
+    if (tick && SteadyNowNs() >= next_tick_ns_.load()) {
+      // Taken before the tick runs: a TickWithin() while it runs asks for the next one.
+      next_tick_ns_.store(INT64_MAX);
+      std::chrono::milliseconds again = std::chrono::seconds(1);  // after an error
+      try {
+        again = tick();
+      } catch (const std::exception& e) {
+        loop_errors_.Add();
+        spdlog::error("journal maintenance: {}", e.what());
+      }
+      if (again != kNoTick) {
+        const int64_t max_ms = INT64_MAX / 4 / 1'000'000;
+        LowerTo(next_tick_ns_,
+                SteadyNowNs() + std::clamp<int64_t>(again.count(), 0, max_ms) * 1'000'000);
+      }
+    }
+    // dockerd writes one frame per write(2): a FIFO that woke the loop for a few frames is
+    // given a moment to fill (its pipe holds far more than this many bytes), so that one
+    // wake-up moves many frames. Lines wait at most kCoalesceDelay longer; at a rate where
+    // every round moves kCoalesceBytes or more, nothing waits.
+    if (fifo_events > 0 && round_bytes_ < kCoalesceBytes && !stopping_.load()) {
+      std::this_thread::sleep_for(kCoalesceDelay);
+    }
+  }
+}
+
+}  // namespace skald

@@ -1,0 +1,201 @@
+// FifoReader: one epoll loop that drains every container's FIFO.
+//
+// Two kinds of streams:
+// - Journal streams (the default): each FIFO session moves its bytes into the container's
+//   Journal with splice(2) as soon as the FIFO is readable — bytes leave the FIFO only into the
+//   journal — and the stream decodes the journal from its position on (page cache when caught
+//   up, the disk when behind) into whole lines (LineAssembler). Decoding pauses while the sink
+//   does not want more lines (its in-memory window is full: Loki is slow or away); the FIFOs
+//   are still drained into the journal. Several sessions may feed one stream (a container
+//   restarted while its old FIFO drains, daemon live-restore); the stream ends when every
+//   session reached end of file and the journal is read to its end.
+// - Memory streams (no-file=true, or a journal that could not be made): the FIFO is read into
+//   memory and decoded at once; the sink may hold one unread (LineSink::HoldsMemoryStream).
+// A frame over 1 MiB or one that does not decode never crashes the plugin: a memory stream
+// ends (OnEnd with `corrupt`), a journal stream skips to the next segment; both are counted.
+// The loop never waits for anything but the FIFOs and its own tick, so a slow Loki can never
+// stop it from draining them. It has no timer of its own: idle (every FIFO quiet, no stream
+// paused on an I/O error, no tick asked for) it sleeps until a FIFO or Wake() wakes it; a
+// stream paused for the sink's window waits for Wake().
+//
+// When the journal cannot be written (disk full, an I/O error, its directory removed), a
+// session goes on in memory: with loki-on-full=drop (the default) its FIFO is read and its
+// lines handed to the sink at once, at most 1 MiB of them waiting for the sink's window
+// (plugin/ingest/memory_fallback.h). When that is full, the FIFO is held while the sink says Loki
+// takes lines (LineSink::LokiTakesLines: the container waits at Loki's pace), and the oldest
+// lines are dropped, counted as `disk_full`, while Loki is away. The journal is tried again
+// every second; with loki-on-full=block the bytes stay in the FIFO (the
+// container blocks, as the user chose) until the journal takes them. Errors are logged
+// rate-limited. No I/O error or exception leaves the loop's thread: it is logged and that stream
+// alone is held back.
+#pragma once
+
+#include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "plugin/common/log_limiter.h"
+#include "plugin/common/posix_file.h"
+#include "plugin/ingest/line_assembler.h"
+#include "plugin/journal/journal.h"
+#include "plugin/journal/journal_writer.h"
+#include "plugin/metrics/metrics.h"
+
+namespace skald {
+
+class LineSink {
+ public:
+  virtual ~LineSink() = default;
+  // Called on the reader thread; `lines` may be moved from. For a journal stream, `resume` is
+  // where a restart must start reading to produce every line after these (before a line whose
+  // partial chunks are still being assembled, if any); for a memory stream it is {0, 0}.
+  virtual void OnLines(uint64_t stream_id, std::vector<LogLine>& lines,
+                       const JournalPosition& resume) = 0;
+  virtual void OnEnd(uint64_t stream_id, bool corrupt) = 0;
+  // Journal streams: false pauses decoding until Wake() (the data waits on disk).
+  virtual bool WantsLines(uint64_t /*stream_id*/) { return true; }
+  // Journal streams whose journal refuses bytes (memory mode): whether the stream's Loki takes
+  // lines now. While it does, a full memory queue holds the FIFO (the container waits at
+  // Loki's pace) instead of dropping the oldest lines as disk_full.
+  virtual bool LokiTakesLines(uint64_t /*stream_id*/) { return false; }
+  // Memory streams: true holds the FIFO unread (the container waits) until it turns false;
+  // asked before every read and every kHeldRecheck while held.
+  virtual bool HoldsMemoryStream(uint64_t /*stream_id*/) { return false; }
+  // Journal streams: `lines` complete lines were evicted by the journal budget before they
+  // were read (counted as dropped, reason journal_full).
+  virtual void OnEvicted(uint64_t /*stream_id*/, uint64_t /*lines*/) {}
+};
+
+class FifoReader {
+ public:
+  FifoReader(LineSink& sink, MetricsRegistry& metrics);
+  ~FifoReader();  // Stop()
+  FifoReader(const FifoReader&) = delete;
+  FifoReader& operator=(const FifoReader&) = delete;
+
+  // Memory stream: opens `path` (O_RDONLY | O_NONBLOCK) and starts draining it. Throws
+  // std::system_error naming the path when it cannot be opened.
+  void Add(uint64_t stream_id, const std::string& path, std::size_t max_line_bytes)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Journal stream: decodes `journal` from `from` on. It ends once it has no session left and
+  // the journal is read to its end (so a stream with no session replays and ends).
+  void AddJournalStream(uint64_t stream_id, std::shared_ptr<Journal> journal, JournalPosition from,
+                        std::size_t max_line_bytes) ABSL_LOCKS_EXCLUDED(mu_);
+  // Attaches a FIFO session to a journal stream. Returns false (and takes nothing) when the
+  // stream has already ended. Throws std::system_error naming the path when it cannot open it.
+  // `writer` is moved from only on success.
+  bool AddSession(uint64_t stream_id, const std::string& fifo_path,
+                  std::unique_ptr<Journal::Writer>& writer) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Runs `tick` on the loop thread, once at once and then when it is due: `tick` returns how
+  // long until it wants to run again (kNoTick: not until TickWithin() asks).
+  static constexpr std::chrono::milliseconds kNoTick = std::chrono::milliseconds::max();
+  void SetTick(std::function<std::chrono::milliseconds()> tick) ABSL_LOCKS_EXCLUDED(mu_);
+  // Called on the loop thread with the container id (the journal directory's name) before a
+  // journal is decoded, and with "" after (the crash-loop guard's attribution).
+  void SetDecodeHook(std::function<void(const std::string&)> hook) ABSL_LOCKS_EXCLUDED(mu_);
+  // Asks for a tick within `delay` (one due sooner stays due). Thread-safe, takes no lock.
+  void TickWithin(std::chrono::milliseconds delay);
+  // Asks for a tick within `delay` once bytes are next moved from a FIFO into a journal
+  // (once). Thread-safe, takes no lock.
+  void TickWhenJournaled(std::chrono::milliseconds delay);
+  // Bytes moved from FIFOs into journals so far.
+  uint64_t JournaledBytes() const { return journaled_bytes_.load(); }
+
+  // The sink wants lines again: resume paused journal streams.
+  void Wake();
+
+  // Stops the loop; streams still open get no OnEnd. Writers are left unsealed (resumed at
+  // the next start).
+  void Stop();
+
+ private:
+  struct Stream;     // a memory stream
+  struct Journaled;  // a journal stream
+  struct Session;    // a FIFO feeding a journal stream
+  void Loop() ABSL_LOCKS_EXCLUDED(mu_);
+  // Returns false when the memory stream has ended (EOF or corrupt).
+  bool Drain(Stream& s);
+  // The journal stream `session` feeds (it outlives its sessions).
+  Journaled& JournaledOf(const Session& session) ABSL_LOCKS_EXCLUDED(mu_);
+  // Drain(), and when the stream ended, closes and forgets it (an exception is logged and
+  // counted; the stream stays).
+  void DrainAndMaybeClose(Stream& s) ABSL_LOCKS_EXCLUDED(mu_);
+  // A blocked session's FIFO leaves the epoll set until it can move again (Repoll).
+  void Unpoll(int fd);
+  void Repoll(int fd);
+  // Moves a session's FIFO into its journal. Returns false when the session ended.
+  bool Feed(Session& session, Journaled& j);
+  // The journal refused bytes: block, or go on in memory (see the header comment).
+  bool OnWriteError(Session& session, Journaled& j, const std::system_error& error);
+  // Memory mode: reads the FIFO, decodes it and hands its lines over.
+  bool FeedMemory(Session& session, Journaled& j);
+  // Memory mode: starts journaling again when the journal takes bytes. True on success.
+  bool TryResumeJournal(Session& session, Journaled& j);
+  // Memory mode: hands queued lines to the sink as far as its window lets (`all`: every one).
+  void HandOverMemory(Session& session, Journaled& j, bool all = false);
+  // A held session: hands queued lines over; true when it may read its FIFO again (the queue
+  // has room, Loki stopped taking lines, or the journal is due to be tried).
+  bool MayRelease(Session& session, Journaled& j);
+  // Adds the bytes `j`'s reader skipped (torn, evicted) or lost since the last report.
+  void ReportReaderBytes(Journaled& j);
+  // Where a restart must read `j`'s journal again to produce every line not handed over.
+  static JournalPosition ResumeOf(const Journaled& j);
+  // Feed(), and when the session ended, closes and forgets it.
+  void FeedAndMaybeEnd(Session& session, Journaled& j) ABSL_LOCKS_EXCLUDED(mu_);
+  // Decodes what the stream may; returns false when the stream ended (and was reported).
+  bool Decode(Journaled& j) ABSL_LOCKS_EXCLUDED(mu_);
+  // Gives the lines decoded so far to the sink.
+  void HandOver(Journaled& j);
+  void HandOver(Stream& s);
+  void OnEvict(Journaled& j, uint64_t segment);
+  // Adds what the assembler counted since `reported` to the metrics; updates `reported`.
+  void ReportCounts(const LineAssembler& assembler, AssemblerCounts& reported);
+  void Close(int fd) ABSL_LOCKS_EXCLUDED(mu_);
+  // epoll_ctl(op) of `fd` for `events` (0: registered, not polled). Returns 0 or the errno.
+  int Watch(int fd, uint32_t events, int op);
+
+  LineSink& sink_;
+  std::unique_ptr<char[]> read_buffer_;  // used by the loop thread only
+  std::size_t round_bytes_ = 0;          // bytes taken from FIFOs in this loop round (loop thread)
+  Counter& lines_read_;
+  Counter& bytes_read_;
+  Counter& blank_lines_;
+  Counter& split_lines_;
+  Counter& corrupt_streams_;
+  Counter& torn_bytes_;
+  Counter& lost_bytes_;
+  Counter& write_errors_;
+  Counter& disk_full_lines_;
+  Counter& loop_errors_;
+  LogLimiter log_limiter_;
+  UniqueFd epoll_fd_;
+  UniqueFd wake_fd_;
+  std::atomic<bool> stopping_{false};
+  // The maps (entries are added by other threads, removed by the loop's), a journal stream's
+  // session count and end, the tick. What the entries hold is the loop thread's.
+  absl::Mutex mu_;
+  std::unordered_map<int, std::unique_ptr<Stream>> streams_ ABSL_GUARDED_BY(mu_);    // by fd
+  std::unordered_map<int, std::unique_ptr<Session>> sessions_ ABSL_GUARDED_BY(mu_);  // by fd
+  // By stream id.
+  std::unordered_map<uint64_t, std::unique_ptr<Journaled>> journaled_ ABSL_GUARDED_BY(mu_);
+  std::function<std::chrono::milliseconds()> tick_ ABSL_GUARDED_BY(mu_);
+  std::function<void(const std::string&)> decode_hook_ ABSL_GUARDED_BY(mu_);
+  // When the next tick is due (steady clock, ns); INT64_MAX: none asked for.
+  std::atomic<int64_t> next_tick_ns_{INT64_MAX};
+  std::atomic<int64_t> tick_when_journaled_ms_{-1};  // TickWhenJournaled; -1: not asked
+  std::atomic<uint64_t> journaled_bytes_{0};
+  std::thread thread_;
+};
+
+}  // namespace skald

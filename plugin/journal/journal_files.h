@@ -1,0 +1,43 @@
+// The journal's file operations, in the journal's error convention: every failure is a
+// std::system_error whose message names the operation and the path ("journal: cannot read
+// <path>"). Built on plugin/common/posix_file.h; shared by the journal's files only.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+namespace skald {
+
+// Journals hold every line a container wrote and info.json its options: readable by root only
+// (dockerd keeps its own logs 0640 and the container's config 0600).
+inline constexpr mode_t kJournalFileMode = 0600;
+inline constexpr std::filesystem::perms kJournalDirPerms = std::filesystem::perms::owner_all;
+
+// Throws std::system_error(err) "journal: cannot <op> <path>".
+[[noreturn]] void ThrowJournalError(int err, std::string_view op,
+                                    const std::filesystem::path& path);
+
+// Creates `dir` and its missing parents, and makes `dir` itself owner-only.
+void CreatePrivateDirectory(const std::filesystem::path& dir, std::error_code& ec);
+
+// PreadFull / PwriteFull (plugin/common/posix_file.h) that throw; `path` names the file.
+std::size_t PreadOrThrow(int fd, char* buf, std::size_t n, uint64_t offset,
+                         const std::filesystem::path& path);
+void PwriteOrThrow(int fd, const char* buf, std::size_t n, uint64_t offset,
+                   const std::filesystem::path& path);
+
+// Replaces a metadata file (info.json, a marker) atomically, without fsync: the segments are
+// not synced either, so a crash may lose the newest file, never leave it half written.
+void ReplaceJournalFile(const std::filesystem::path& path, std::string_view data);
+
+// The whole file; nullopt when it cannot be read.
+std::optional<std::string> ReadSmallFile(const std::filesystem::path& path);
+
+}  // namespace skald

@@ -1,0 +1,115 @@
+#include "plugin/config/replay_info.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+namespace skald {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ReplayInfoTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("skald-replay-info-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    secrets_ = std::make_unique<SecretStore>(dir_ / "secrets");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static ContainerInfo Info() {
+    ContainerInfo info;
+    info.container_id = "abc123";
+    info.container_name = "/web";
+    info.config = {{"loki-url", "https://ceo:S3cr3t@loki.example/loki/api/v1/push"},
+                   {"loki-bearer-token", ""},
+                   {"loki-headers", "X-Scope-Key=k3y"},
+                   {"env", "APP_MODE"}};
+    info.container_env = {"APP_MODE=blue", "DB_PASSWORD=hunter2"};
+    info.container_labels = {{"vault.token", "s.abc123"}};
+    return info;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<SecretStore> secrets_;
+};
+
+TEST_F(ReplayInfoTest, KeepsNoSecretAndReadsBackTheCredentials) {
+  const ContainerInfo info = Info();
+  LogOptions options;
+  options.env = "APP_MODE";
+  const std::string text = ReplayInfoJson(info, options, *secrets_);
+  for (const char* secret : {"S3cr3t", "hunter2", "DB_PASSWORD", "s.abc123", "k3y"}) {
+    EXPECT_EQ(text.find(secret), std::string::npos) << secret << " in " << text;
+  }
+  EXPECT_NE(text.find("APP_MODE=blue"), std::string::npos) << text;
+
+  const ReplayInfo back = ReadReplayInfo("abc123", text, *secrets_);
+  EXPECT_EQ(back.unusable, "");
+  EXPECT_EQ(back.info.config.at("loki-url"), info.config.at("loki-url"));
+  EXPECT_EQ(back.info.config.at("loki-headers"), "X-Scope-Key=k3y");
+  EXPECT_EQ(back.info.config.at("loki-bearer-token"), "");  // empty: kept as it is
+  EXPECT_EQ(back.info.container_name, "/web");
+  EXPECT_EQ(back.secret_references.size(), 2u);
+}
+
+// The command line may carry a password: kept only when a template of the options shows it.
+TEST_F(ReplayInfoTest, TheCommandLineIsKeptOnlyWhenATemplateNamesIt) {
+  ContainerInfo info = Info();
+  info.container_entrypoint = "/app";
+  info.container_args = {"--db-password", "hunter3"};
+  LogOptions plain;
+  const std::string text = ReplayInfoJson(info, plain, *secrets_);
+  EXPECT_EQ(text.find("hunter3"), std::string::npos) << text;
+  EXPECT_EQ(text.find("/app"), std::string::npos) << text;
+  for (const char* field : {"{{.Command}}", "{{.ContainerArgs}}", "{{.ContainerEntrypoint}}"}) {
+    LogOptions shown;
+    shown.external_labels = std::string("cmd=") + field;
+    const ReplayInfo back =
+        ReadReplayInfo("abc123", ReplayInfoJson(info, shown, *secrets_), *secrets_);
+    EXPECT_EQ(back.info.Command(), "/app --db-password hunter3") << field;
+  }
+  LogOptions tagged;
+  tagged.tag = "{{.Name}} {{.Command}}";
+  EXPECT_NE(ReplayInfoJson(info, tagged, *secrets_).find("hunter3"), std::string::npos);
+}
+
+TEST_F(ReplayInfoTest, AUrlWithoutCredentialsStaysInPlace) {
+  ContainerInfo info = Info();
+  info.config = {{"loki-url", "https://loki.example/loki/api/v1/push"}};
+  const std::string text = ReplayInfoJson(info, LogOptions{}, *secrets_);
+  EXPECT_NE(text.find("https://loki.example/loki/api/v1/push"), std::string::npos);
+  EXPECT_TRUE(ReadReplayInfo("abc123", text, *secrets_).secret_references.empty());
+}
+
+TEST_F(ReplayInfoTest, TheJournalsIdWins) {
+  const std::string text = ReplayInfoJson(Info(), LogOptions{}, *secrets_);
+  EXPECT_EQ(ReadReplayInfo("other", text, *secrets_).info.container_id, "other");
+}
+
+TEST_F(ReplayInfoTest, SaysWhyTheOptionsCannotBeUsed) {
+  ReplayInfo missing = ReadReplayInfo("abc123", std::nullopt, *secrets_);
+  EXPECT_EQ(missing.unusable, "its info.json is missing");
+  EXPECT_EQ(missing.info.container_id, "abc123");
+
+  ReplayInfo garbage = ReadReplayInfo("abc123", std::string("{not json"), *secrets_);
+  EXPECT_EQ(garbage.unusable.rfind("its info.json is unreadable: ", 0), 0u) << garbage.unusable;
+  EXPECT_EQ(garbage.info.container_id, "abc123");
+
+  // A secret the store no longer keeps: unusable, and its reference still reported (the
+  // caller keeps the others it refers to).
+  const std::string text = ReplayInfoJson(Info(), LogOptions{}, *secrets_);
+  secrets_->Retain({});
+  ReplayInfo gone = ReadReplayInfo("abc123", text, *secrets_);
+  EXPECT_NE(gone.unusable.find("is no longer kept"), std::string::npos) << gone.unusable;
+  EXPECT_EQ(gone.secret_references.size(), 2u);
+}
+
+}  // namespace
+}  // namespace skald

@@ -1,0 +1,108 @@
+// ReplayGuard: deaths while replaying are counted per journal, only against the journals a
+// thread was working on when the process died, and a journal at two deaths in a row is set
+// aside and can be released.
+#include "plugin/journal/replay_guard.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+namespace skald {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ReplayGuardTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("skald-replay-guard-" + std::to_string(::getpid()));
+    fs::remove_all(root_);
+    for (const char* id : {"aaaa", "bbbb"}) fs::create_directories(root_ / "containers" / id);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  fs::path Dir(const std::string& id) { return root_ / "containers" / id; }
+
+  fs::path root_;
+};
+
+// One run of the plugin that replays both journals and dies while its reader works on `on`
+// ("" : while no thread names any journal). Returns which journals were set aside.
+std::vector<std::string> RunAndDie(const fs::path& root, const std::string& on) {
+  std::vector<std::string> quarantined;
+  ReplayGuard guard(root);
+  for (const char* id : {"aaaa", "bbbb"}) {
+    std::string why;
+    if (!fs::exists(root / "containers" / id)) continue;
+    if (!guard.Begin(id, root / "containers" / id, &why)) quarantined.push_back(id);
+  }
+  if (!on.empty()) guard.Enter(ReplayGuard::kReaderSlot, on);
+  return quarantined;  // no ClearAll: the process "died" here
+}
+
+TEST_F(ReplayGuardTest, OnlyTheJournalBeingWorkedOnCountsADeath) {
+  EXPECT_TRUE(RunAndDie(root_, "aaaa").empty());  // the run that dies first
+  EXPECT_EQ(ReplayGuard::DeathsOf(Dir("aaaa")), 1);
+  EXPECT_TRUE(RunAndDie(root_, "aaaa").empty());  // one death counted against aaaa
+  EXPECT_EQ(RunAndDie(root_, ""), std::vector<std::string>{"aaaa"});  // two: set aside
+  EXPECT_FALSE(fs::exists(Dir("aaaa")));
+  EXPECT_TRUE(fs::is_directory(root_ / "quarantine" / "aaaa"));
+  EXPECT_TRUE(fs::exists(Dir("bbbb"))) << "a journal replayed beside it was set aside too";
+}
+
+TEST_F(ReplayGuardTest, WithoutAThreadNamingOneEveryJournalReplayedCountsADeath) {
+  RunAndDie(root_, "");
+  RunAndDie(root_, "");
+  const auto quarantined = RunAndDie(root_, "");
+  EXPECT_EQ(quarantined.size(), 2u);
+}
+
+TEST_F(ReplayGuardTest, ProgressAndACleanStopClearTheMarkers) {
+  {
+    ReplayGuard guard(root_);
+    std::string why;
+    ASSERT_TRUE(guard.Begin("aaaa", Dir("aaaa"), &why));
+    ASSERT_TRUE(guard.Begin("bbbb", Dir("bbbb"), &why));
+    guard.Clear(Dir("aaaa"));  // its cursor moved on
+    EXPECT_EQ(ReplayGuard::DeathsOf(Dir("aaaa")), 0);
+    EXPECT_EQ(ReplayGuard::DeathsOf(Dir("bbbb")), 1);
+    guard.ClearAll();  // a clean stop
+  }
+  EXPECT_EQ(ReplayGuard::DeathsOf(Dir("bbbb")), 0);
+}
+
+// Whether the last run stopped cleanly: Recover waits before replaying after one that did not.
+TEST_F(ReplayGuardTest, ALastRunThatDidNotStopCleanlyIsKnown) {
+  {
+    ReplayGuard first(root_);
+    EXPECT_FALSE(first.LastRunDied());  // none before
+  }                                     // gone without a clean stop
+  {
+    ReplayGuard second(root_);
+    EXPECT_TRUE(second.LastRunDied());
+    second.ClearAll();  // a clean stop
+  }
+  ReplayGuard third(root_);
+  EXPECT_FALSE(third.LastRunDied());
+}
+
+TEST_F(ReplayGuardTest, AQuarantinedJournalIsListedAndReleased) {
+  RunAndDie(root_, "bbbb");
+  RunAndDie(root_, "bbbb");
+  RunAndDie(root_, "bbbb");
+  const auto list = ReplayGuard::List(root_);
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].name, "bbbb");
+  std::string error;
+  EXPECT_FALSE(ReplayGuard::Release(root_, "../containers", &error));
+  EXPECT_FALSE(ReplayGuard::Release(root_, "cccc", &error));
+  EXPECT_NE(error.find("no quarantined journal"), std::string::npos) << error;
+  ASSERT_TRUE(ReplayGuard::Release(root_, "bbbb", &error)) << error;
+  EXPECT_TRUE(fs::is_directory(Dir("bbbb")));
+  EXPECT_EQ(ReplayGuard::DeathsOf(Dir("bbbb")), 0);  // replayed afresh
+  EXPECT_TRUE(ReplayGuard::List(root_).empty());
+}
+
+}  // namespace
+}  // namespace skald
