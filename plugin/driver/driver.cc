@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -72,9 +74,10 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
   // scrape always shows read, sent, dropped and pending together.
   metrics.GetCounter("skald_entries_sent_total", "Entries delivered to Loki.");
   if (!config_.state_dir.empty()) {
-    store_ = std::make_unique<JournalStore>(config_.state_dir, config_.journal_max_total_bytes);
-    retention_ = std::make_unique<JournalRetention>(config_.journal_max_total_bytes,
-                                                    config_.journal_max_age);
+    store_ = std::make_unique<JournalStore>(config_.state_dir);
+    retention_ = std::make_unique<JournalRetention>(
+        config_.journal_max_total_bytes, config_.journal_max_age,
+        [this](const JournalRetention::Entry& e) { return KeepsJournal(e.first, *e.second); });
     secrets_ = std::make_unique<SecretStore>(config_.state_dir / "secrets");
     replay_guard_ = std::make_unique<ReplayGuard>(config_.state_dir);
     journals_quarantined_gauge_.Set(
@@ -830,6 +833,32 @@ void Driver::ScheduleAgeCheck(std::filesystem::file_time_type last_write) {
     retention_schedule_.AgeCheckBy(steady_clock::now() + in);
   }
   reader_->TickWithin(ceil<milliseconds>(in));
+}
+
+bool Driver::KeepsJournal(const std::string& container_id, const Journal& journal) const {
+  const std::optional<std::string> text = journal.ReadInfo();
+  if (!text) return false;  // a journal whose container never said: the age limit applies
+  ContainerInfo info;
+  try {
+    info = ContainerInfo::FromJson(nlohmann::json::parse(*text));
+  } catch (const std::exception& e) {
+    spdlog::warn(
+        "journal of stopped container {}: its info.json does not parse ({}); the age "
+        "limit applies",
+        container_id.substr(0, 12), e.what());
+    return false;
+  }
+  try {
+    return ParseLogOptions(info.config, config_.env_defaults).keep_file;
+  } catch (const OptionError& e) {
+    // Options this version no longer accepts: the journal may hold what the user asked to
+    // keep, so it stays (the plugin-wide budget still bounds it).
+    spdlog::warn(
+        "journal of stopped container {}: kept past the age limit, its options no "
+        "longer parse: {}",
+        container_id.substr(0, 12), e.what());
+    return true;
+  }
 }
 
 std::size_t Driver::LiveClients() const {

@@ -219,6 +219,9 @@ class Driver : public LineSink, public DeliveryListener {
   // A journal became a stopped container's, last written at `last_write`: the age limit looks
   // at it when it is due.
   void ScheduleAgeCheck(std::filesystem::file_time_type last_write) ABSL_LOCKS_EXCLUDED(mu_);
+  // The age limit's question of a stopped container's journal: its options (its info.json's,
+  // over the plugin-wide defaults) say keep-file=true.
+  bool KeepsJournal(const std::string& container_id, const Journal& journal) const;
   // The stream holds its own window and its client's streams together hold the client's:
   // decoding pauses.
   bool WindowFull(const Stream& stream) const;

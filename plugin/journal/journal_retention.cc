@@ -3,29 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
-
-#include "plugin/config/container_info.h"
-#include "plugin/config/log_options.h"
 
 namespace skald {
-
-namespace {
-
-// The container asked for its journal to be kept (keep-file=true in its info.json).
-bool KeepFile(const Journal& journal) {
-  auto text = journal.ReadInfo();
-  if (!text) return false;
-  try {
-    auto info = ContainerInfo::FromJson(nlohmann::json::parse(*text));
-    return ParseGoBool(info.config.count("keep-file") ? info.config.at("keep-file") : "false")
-        .value_or(false);
-  } catch (const std::exception&) {
-    return false;
-  }
-}
-
-}  // namespace
 
 JournalRetention::Outcome JournalRetention::Apply(std::vector<Entry> stopped,
                                                   std::vector<Entry> live, bool check_age,
@@ -42,7 +21,7 @@ JournalRetention::Outcome JournalRetention::Apply(std::vector<Entry> stopped,
     const auto last_write = j->LastWrite();
     bool expired = now - last_write > max_age_;
     bool keep = false;
-    if (expired && KeepFile(*j)) {
+    if (expired && keep_file_ && keep_file_(*it)) {
       expired = false;
       keep = true;
     }

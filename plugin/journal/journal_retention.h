@@ -2,7 +2,8 @@
 //
 // Two limits over the journals of one state directory (plugin/journal/journal_store.h):
 // - the age limit: a stopped container's journal (one no stream writes or reads) not written
-//   for `max_age` is removed, unless its container asked for keep-file=true;
+//   for `max_age` is removed, unless its container's options keep it (keep-file=true: what
+//   the options say is the driver's to decide, through the `keep_file` question it passes);
 // - the plugin-wide budget: while all journals together hold more than `max_total_bytes`,
 //   stopped containers' journals are removed, least recently written first, then the oldest
 //   segments of the largest live journals are evicted, acknowledged ones first, then
@@ -19,6 +20,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,11 +33,14 @@ namespace skald {
 
 class JournalRetention {
  public:
-  JournalRetention(uint64_t max_total_bytes, std::chrono::seconds max_age)
-      : max_total_bytes_(max_total_bytes), max_age_(max_age) {}
-
   // A journal and its container id.
   using Entry = std::pair<std::string, std::shared_ptr<Journal>>;
+  // Whether a stopped container's journal is kept past the age limit; asked only of journals
+  // that have reached it, at most once per check.
+  using KeepFile = std::function<bool(const Entry&)>;
+
+  JournalRetention(uint64_t max_total_bytes, std::chrono::seconds max_age, KeepFile keep_file)
+      : max_total_bytes_(max_total_bytes), max_age_(max_age), keep_file_(std::move(keep_file)) {}
 
   struct Outcome {
     // Stopped containers' journals to remove (in the order decided), not removed yet.
@@ -66,6 +71,7 @@ class JournalRetention {
  private:
   uint64_t max_total_bytes_;
   std::chrono::seconds max_age_;
+  KeepFile keep_file_;
 };
 
 }  // namespace skald

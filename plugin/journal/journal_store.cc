@@ -15,8 +15,7 @@ namespace skald {
 
 namespace fs = std::filesystem;
 
-JournalStore::JournalStore(fs::path root, uint64_t max_total_bytes)
-    : root_(std::move(root)), max_total_bytes_(max_total_bytes) {
+JournalStore::JournalStore(fs::path root) : root_(std::move(root)) {
   fs::path containers = root_ / "containers";
   std::error_code ec;
   CreatePrivateDirectory(root_, ec);
@@ -59,7 +58,5 @@ std::vector<std::string> JournalStore::ContainerIds() const {
   std::sort(ids.begin(), ids.end());
   return ids;
 }
-
-uint64_t JournalStore::max_total_bytes() const { return max_total_bytes_; }
 
 }  // namespace skald

@@ -1,6 +1,6 @@
-// JournalStore: all journals under one state directory (`<root>/containers/<id>/`), and the
-// plugin-wide budget over them (max_total_bytes; plugin/journal/journal_retention.h enforces it and
-// the age limit, when the driver's maintenance tick runs it). A store holds an exclusive lock on
+// JournalStore: all journals under one state directory (`<root>/containers/<id>/`). The
+// plugin-wide budget over them and the age limit are plugin/journal/journal_retention.h's. A store
+// holds an exclusive lock on
 // `<root>/lock` for its life: two copies of the plugin (say `skald` and an alias `loki`) sharing a
 // state directory would replay each other's journals.
 #pragma once
@@ -25,7 +25,7 @@ class JournalStore {
 
   // Throws std::system_error naming `root` when it cannot be created or written, InUse when
   // another process holds its lock.
-  JournalStore(std::filesystem::path root, uint64_t max_total_bytes);
+  explicit JournalStore(std::filesystem::path root);
   ~JournalStore();
   JournalStore(const JournalStore&) = delete;
   JournalStore& operator=(const JournalStore&) = delete;
@@ -34,11 +34,9 @@ class JournalStore {
   std::filesystem::path ContainerDir(const std::string& container_id) const;
   // Container ids that have a journal directory.
   std::vector<std::string> ContainerIds() const;
-  uint64_t max_total_bytes() const;
 
  private:
   std::filesystem::path root_;
-  uint64_t max_total_bytes_;
   UniqueFd lock_fd_;  // holds the flock
 };
 

@@ -49,12 +49,15 @@ class DriverTest : public testing::DriverFixture {
   }
   // Container `id` logs one line through the FIFO `fifo_name` and stops; returns once Loki has
   // the line and the stream ended. (Call it in ASSERT_NO_FATAL_FAILURE.)
-  void LogOneLineAndStop(const std::string& id, const std::string& fifo_name) {
+  // `entries`: what Loki holds once the line is there (each call logs one more).
+  void LogOneLineAndStop(const std::string& id, const std::string& fifo_name,
+                         const std::map<std::string, std::string>& options = {},
+                         std::size_t entries = 1) {
     int w;
     const std::string f = MakeFifo(fifo_name, &w);
-    driver_->StartLogging(f, Info(id));
+    driver_->StartLogging(f, Info(id, options));
     Write(w, "one line");
-    ASSERT_TRUE(loki_.WaitForEntries(1, 10s));
+    ASSERT_TRUE(loki_.WaitForEntries(entries, 10s));
     driver_->StopLogging(f);
     CloseFd(w);
     ASSERT_TRUE(WaitFor([&] { return driver_->LiveStreams() == 0; }, 10s));
@@ -371,6 +374,20 @@ TEST_F(DriverTest, AStoppedContainersJournalGoesWhenItReachesTheAgeLimit) {
   ASSERT_TRUE(fs::exists(JournalDir(kId1)));
   EXPECT_TRUE(WaitFor([&] { return !fs::exists(JournalDir(kId1)); }, 20s))
       << "the journal outlived the age limit";
+}
+
+// keep-file is read as every option is: the container's --log-opt over the plugin-wide default
+// (`docker plugin set skald KEEP_FILE=true`). The container that says keep-file=false is the
+// control: its journal going shows that the age limit was applied.
+TEST_F(DriverTest, APluginWideKeepFileKeepsStoppedContainersJournalsPastTheAgeLimit) {
+  config_.journal_max_age = 1s;
+  config_.env_defaults = {{"keep-file", "true"}};
+  StartDriver();
+  ASSERT_NO_FATAL_FAILURE(LogOneLineAndStop(kId1, "f1"));
+  ASSERT_NO_FATAL_FAILURE(LogOneLineAndStop(kId2, "f2", {{"keep-file", "false"}}, 2));
+  EXPECT_TRUE(WaitFor([&] { return !fs::exists(JournalDir(kId2)); }, 20s))
+      << "keep-file=false: the journal outlived the age limit";
+  EXPECT_TRUE(fs::exists(JournalDir(kId1))) << "KEEP_FILE=true plugin-wide was not honoured";
 }
 
 TEST_F(DriverTest, AJournalFoundAtStartGoesWhenItReachesTheAgeLimit) {

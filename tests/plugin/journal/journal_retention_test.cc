@@ -26,6 +26,16 @@ std::string Frames(int n, std::size_t line_bytes) {
   return out;
 }
 
+// The driver's keep-file question answered from a list: the journals of `ids` are kept;
+// `asked` collects whom it was asked about.
+JournalRetention::KeepFile KeepOnly(std::vector<std::string> ids,
+                                    std::vector<std::string>* asked = nullptr) {
+  return [ids = std::move(ids), asked](const JournalRetention::Entry& e) {
+    if (asked) asked->push_back(e.first);
+    return std::find(ids.begin(), ids.end(), e.first) != ids.end();
+  };
+}
+
 class JournalRetentionTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -37,16 +47,15 @@ class JournalRetentionTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   // A journal of `segments` sealed segments of about `segment_bytes` each, last written `age`
-  // ago; `info` its info.json (none when empty).
+  // ago.
   JournalRetention::Entry Make(const std::string& id, int segments, std::size_t segment_bytes,
-                               std::chrono::seconds age, const std::string& info = "") {
+                               std::chrono::seconds age) {
     auto journal = Journal::Open(dir_ / id, JournalLimits{-1, 100, false});
     for (int s = 0; s < segments; ++s) {
       auto writer = journal->StartWriter("/run/fifo-" + id);
       writer->Append(Frames(static_cast<int>(segment_bytes / 100), 80));
       writer->Seal();
     }
-    if (!info.empty()) journal->WriteInfo(info);
     SetAge(*journal, age);
     return {id, journal};
   }
@@ -67,10 +76,10 @@ class JournalRetentionTest : public ::testing::Test {
 };
 
 TEST_F(JournalRetentionTest, AgeLimitRemovesOldStoppedJournalsUnlessKeepFile) {
-  JournalRetention retention(1ull << 40, std::chrono::hours(1));
+  std::vector<std::string> asked;
+  JournalRetention retention(1ull << 40, std::chrono::hours(1), KeepOnly({"kept"}, &asked));
   auto old_one = Make("old", 1, 1000, std::chrono::hours(2));
-  auto kept = Make("kept", 1, 1000, std::chrono::hours(2),
-                   R"({"Config":{"keep-file":"true"},"ContainerID":"kept"})");
+  auto kept = Make("kept", 1, 1000, std::chrono::hours(2));
   auto young = Make("young", 1, 1000, std::chrono::minutes(20));
   auto live_old = Make("live", 1, 1000, std::chrono::hours(5));
   const uint64_t all = old_one.second->TotalBytes() + kept.second->TotalBytes() +
@@ -79,6 +88,8 @@ TEST_F(JournalRetentionTest, AgeLimitRemovesOldStoppedJournalsUnlessKeepFile) {
   auto out = retention.Apply({old_one, kept, young}, {live_old}, /*check_age=*/true,
                              fs::file_time_type::clock::now());
   EXPECT_EQ(out.remove, std::vector<std::string>{"old"});
+  // Asked only of the stopped journals past the limit.
+  EXPECT_EQ(Sorted(asked), (std::vector<std::string>{"kept", "old"}));
   EXPECT_EQ(out.total_bytes, all - old_one.second->TotalBytes());
   // The young one expires in about 40 minutes (the kept one never does).
   ASSERT_TRUE(out.next_expiry_in);
@@ -89,7 +100,7 @@ TEST_F(JournalRetentionTest, AgeLimitRemovesOldStoppedJournalsUnlessKeepFile) {
 }
 
 TEST_F(JournalRetentionTest, WithoutTheAgeCheckOldJournalsStayWithinTheBudget) {
-  JournalRetention retention(1ull << 40, std::chrono::hours(1));
+  JournalRetention retention(1ull << 40, std::chrono::hours(1), KeepOnly({"kept"}));
   auto old_one = Make("old", 1, 1000, std::chrono::hours(2));
   auto out = retention.Apply({old_one}, {}, /*check_age=*/false, fs::file_time_type::clock::now());
   EXPECT_TRUE(out.remove.empty());
@@ -98,9 +109,8 @@ TEST_F(JournalRetentionTest, WithoutTheAgeCheckOldJournalsStayWithinTheBudget) {
 }
 
 TEST_F(JournalRetentionTest, OnlyKeepFileJournalsLeaveNoExpiryToWaitFor) {
-  JournalRetention retention(1ull << 40, std::chrono::hours(1));
-  auto kept = Make("kept", 1, 1000, std::chrono::hours(2),
-                   R"({"Config":{"keep-file":"1"},"ContainerID":"kept"})");
+  JournalRetention retention(1ull << 40, std::chrono::hours(1), KeepOnly({"kept"}));
+  auto kept = Make("kept", 1, 1000, std::chrono::hours(2));
   auto out = retention.Apply({kept}, {}, true, fs::file_time_type::clock::now());
   EXPECT_TRUE(out.remove.empty());
   EXPECT_FALSE(out.next_expiry_in);
@@ -113,13 +123,13 @@ TEST_F(JournalRetentionTest, BudgetRemovesLeastRecentlyWrittenStoppedJournalsFir
   const uint64_t each = a.second->TotalBytes();
   ASSERT_GT(each, 0u);
   // Room for two of the three.
-  JournalRetention retention(2 * each + each / 2, std::chrono::hours(24));
+  JournalRetention retention(2 * each + each / 2, std::chrono::hours(24), KeepOnly({"kept"}));
   auto out = retention.Apply({a, b, c}, {}, true, fs::file_time_type::clock::now());
   EXPECT_EQ(out.remove, std::vector<std::string>{"b"});
   EXPECT_EQ(out.total_bytes, 2 * each);
 
   // Room for one: b, then c.
-  JournalRetention tighter(each + each / 2, std::chrono::hours(24));
+  JournalRetention tighter(each + each / 2, std::chrono::hours(24), KeepOnly({"kept"}));
   out = tighter.Apply({a, b, c}, {}, false, fs::file_time_type::clock::now());
   EXPECT_EQ(out.remove, (std::vector<std::string>{"b", "c"}));
   EXPECT_EQ(out.total_bytes, each);
@@ -133,7 +143,8 @@ TEST_F(JournalRetentionTest, BudgetEvictsTheOldestSegmentsOfTheLargestLiveJourna
   const uint64_t segment = large_bytes / 6;
   const auto large_first = large.second->Segments().front();
   // Three segments too many.
-  JournalRetention retention(small_bytes + large_bytes - 3 * segment, std::chrono::hours(24));
+  JournalRetention retention(small_bytes + large_bytes - 3 * segment, std::chrono::hours(24),
+                             KeepOnly({"kept"}));
   auto out = retention.Apply({}, {small, large}, true, fs::file_time_type::clock::now());
   EXPECT_TRUE(out.remove.empty());
   EXPECT_EQ(small.second->TotalBytes(), small_bytes);  // the largest loses segments first
@@ -151,7 +162,7 @@ TEST_F(JournalRetentionTest, DeliveredBytesGoBeforeUndeliveredOnes) {
   const uint64_t delivered_bytes = delivered.second->TotalBytes();
   const uint64_t undelivered_bytes = undelivered.second->TotalBytes();
   JournalRetention retention(delivered_bytes + undelivered_bytes - delivered_bytes / 2,
-                             std::chrono::hours(24));
+                             std::chrono::hours(24), KeepOnly({"kept"}));
   auto out = retention.Apply({}, {delivered, undelivered}, false, fs::file_time_type::clock::now());
   EXPECT_FALSE(out.over_budget);
   EXPECT_EQ(undelivered.second->TotalBytes(), undelivered_bytes);
@@ -162,7 +173,7 @@ TEST_F(JournalRetentionTest, StoppedJournalsGoBeforeLiveOnesAreEvicted) {
   auto stopped = Make("stopped", 1, 2000, std::chrono::minutes(1));
   auto live = Make("live", 3, 2000, std::chrono::minutes(1));
   const uint64_t live_bytes = live.second->TotalBytes();
-  JournalRetention retention(live_bytes, std::chrono::hours(24));
+  JournalRetention retention(live_bytes, std::chrono::hours(24), KeepOnly({"kept"}));
   auto out = retention.Apply({stopped}, {live}, false, fs::file_time_type::clock::now());
   EXPECT_EQ(out.remove, std::vector<std::string>{"stopped"});
   EXPECT_EQ(live.second->TotalBytes(), live_bytes);
@@ -177,7 +188,7 @@ TEST_F(JournalRetentionTest, ALiveSegmentOverTheBudgetIsSealedThenEvicted) {
   auto writer = journal->StartWriter("/run/fifo");
   writer->Append(Frames(200, 80));
   const uint64_t written = journal->TotalBytes();
-  JournalRetention retention(4096, std::chrono::hours(24));
+  JournalRetention retention(4096, std::chrono::hours(24), KeepOnly({"kept"}));
   auto out = retention.Apply({}, {{"writing", journal}}, false, fs::file_time_type::clock::now());
   EXPECT_TRUE(out.over_budget);
   EXPECT_EQ(journal->TotalBytes(), written);  // live: not evicted, but to be sealed
@@ -197,7 +208,7 @@ TEST_F(JournalRetentionTest, ABlockingJournalTakesNoBytesWhileTheBudgetIsSpent) 
   auto journal = Journal::Open(dir_ / "blocking", JournalLimits{-1, 100, true});
   auto writer = journal->StartWriter("/run/fifo");
   writer->Append(Frames(200, 80));
-  JournalRetention retention(4096, std::chrono::hours(24));
+  JournalRetention retention(4096, std::chrono::hours(24), KeepOnly({"kept"}));
   auto out = retention.Apply({}, {{"blocking", journal}}, false, fs::file_time_type::clock::now());
   EXPECT_TRUE(out.over_budget);
   EXPECT_TRUE(journal->OverBudget());
@@ -220,7 +231,7 @@ TEST_F(JournalRetentionTest, ABlockingJournalTakesNoBytesWhileTheBudgetIsSpent) 
 }
 
 TEST(JournalRetentionExpiry, UntilExpiry) {
-  JournalRetention retention(0, std::chrono::hours(1));
+  JournalRetention retention(0, std::chrono::hours(1), KeepOnly({"kept"}));
   const auto now = fs::file_time_type::clock::now();
   EXPECT_EQ(retention.UntilExpiry(now - 2h, now), Clock::duration::zero());
   EXPECT_EQ(retention.UntilExpiry(fs::file_time_type::min(), now), Clock::duration::zero());

@@ -963,10 +963,9 @@ TEST(JournalStoreTest, ListsContainerDirectories) {
   ASSERT_NE(mkdtemp(tmpl), nullptr);
   fs::path root = fs::path(tmpl) / "state";
   {
-    JournalStore store(root, 1 << 30);
+    JournalStore store(root);
     EXPECT_TRUE(fs::is_directory(root / "containers"));
     EXPECT_EQ(store.ContainerDir("abc"), root / "containers" / "abc");
-    EXPECT_EQ(store.max_total_bytes(), 1u << 30);
     EXPECT_TRUE(store.ContainerIds().empty());
     Journal::Open(store.ContainerDir("b"), {});
     Journal::Open(store.ContainerDir("a"), {});
