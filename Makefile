@@ -54,7 +54,7 @@ DEB_PACKAGES += clang libclang-rt-14-dev llvm ccache
 
 .PHONY: all deps build test unit integration e2e e2e-of-build unit-arm64 e2e-arm64 plugin bundle \
   install uninstall \
-  push bench format check-format clean thread-safety asan tsan fuzz
+  push bench format check-format check-layers clean thread-safety asan tsan fuzz
 
 all: build
 
@@ -226,6 +226,11 @@ format:
 
 check-format:
 	clang-format --dry-run -Werror $(FORMAT_FILES)
+
+# The wings' layering (plugin/CMakeLists.txt): every include runs down the declared edges.
+check-layers:
+	tests/layering/check-wings.py
+	tests/layering/check-wings.py --self-test
 
 clean:
 	rm -rf $(BUILD) $(CLANG_BUILD) $(TSAN_BUILD)
