@@ -401,6 +401,21 @@ std::optional<int64_t> ParseDockerSize(std::string_view s) {
   return static_cast<int64_t>(v);
 }
 
+bool OptionValueIsSecret(std::string_view option, std::string_view value) {
+  auto spec = std::find_if(kSpecs.begin(), kSpecs.end(),
+                           [option](const OptionSpec& s) { return s.name == option; });
+  if (spec == kSpecs.end() || value.empty()) return false;
+  switch (spec->shown) {
+    case OptionShown::kAsIs:
+      return false;
+    case OptionShown::kRedactedUrl:
+      return RedactUrl(value) != value;
+    case OptionShown::kHidden:
+      return true;
+  }
+  return true;
+}
+
 std::map<std::string, std::string> EnvDefaultsFromEnvironment() {
   std::map<std::string, std::string> out;
   for (const OptionSpec& spec : kSpecs) {

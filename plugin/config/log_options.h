@@ -130,6 +130,11 @@ struct OptionSpec {
 // The table, in the order the README lists it.
 const std::vector<OptionSpec>& AllOptionSpecs();
 
+// The value holds a credential, by the table's say: an option shown hidden (a token, headers),
+// or a URL that carries user info. Such values are kept out of info.json (the secret store
+// holds them) and out of messages.
+bool OptionValueIsSecret(std::string_view option, std::string_view value);
+
 // Plugin-wide default's environment variable for an option: loki-url -> LOKI_URL.
 std::string OptionEnvName(std::string_view option);
 

@@ -3,7 +3,6 @@
 #include <nlohmann/json.hpp>
 
 #include "plugin/config/container_labels.h"
-#include "plugin/loki/loki_url.h"
 
 namespace skald {
 
@@ -12,12 +11,10 @@ std::string ReplayInfoJson(const ContainerInfo& info, const LogOptions& options,
   // Of the environment and the labels, only what becomes a label: the rest may hold secrets and
   // a replay needs none.
   ContainerInfo kept = KeepLabelSources(info, options);
-  // Options that hold credentials are kept once, in the secrets file; info.json names them.
+  // Options that hold credentials (the option table says which) are kept once, in the secrets
+  // file; info.json names them.
   for (auto& [option, value] : kept.config) {
-    const bool secret =
-        option == "loki-bearer-token" || option == "loki-headers" ||
-        ((option == "loki-url" || option == "loki-proxy-url") && RedactUrl(value) != value);
-    if (secret && !value.empty()) value = secrets.Put(value);  // throws std::system_error
+    if (OptionValueIsSecret(option, value)) value = secrets.Put(value);  // throws system_error
   }
   return kept.ToJson().dump();
 }

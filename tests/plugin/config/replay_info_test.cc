@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "plugin/config/log_options.h"
+
 namespace skald {
 namespace {
 
@@ -57,6 +59,29 @@ TEST_F(ReplayInfoTest, KeepsNoSecretAndReadsBackTheCredentials) {
   EXPECT_EQ(back.info.config.at("loki-bearer-token"), "");  // empty: kept as it is
   EXPECT_EQ(back.info.container_name, "/web");
   EXPECT_EQ(back.secret_references.size(), 2u);
+}
+
+// The secret list is the option table's: every option it shows hidden or as a redacted URL
+// (one added tomorrow too) goes to the secret store, and the others stay in info.json.
+TEST_F(ReplayInfoTest, EveryOptionTheTableHidesIsKeptOutOfInfoJson) {
+  int hidden = 0;
+  for (const OptionSpec& spec : AllOptionSpecs()) {
+    ContainerInfo info;
+    info.container_id = "abc123";
+    const std::string name(spec.name);
+    const bool url = spec.shown == OptionShown::kRedactedUrl;
+    info.config = {{name, url ? "https://u:Wh1spered@loki.example/push" : "Wh1spered"}};
+    const std::string text = ReplayInfoJson(info, LogOptions{}, *secrets_);
+    if (spec.shown == OptionShown::kAsIs) {
+      EXPECT_NE(text.find("Wh1spered"), std::string::npos) << name << " was moved: " << text;
+      continue;
+    }
+    ++hidden;
+    EXPECT_EQ(text.find("Wh1spered"), std::string::npos) << name << " in " << text;
+    const ReplayInfo back = ReadReplayInfo("abc123", text, *secrets_);
+    EXPECT_EQ(back.info.config.at(name), info.config.at(name)) << name;
+  }
+  EXPECT_GE(hidden, 4) << "loki-url, loki-proxy-url, loki-bearer-token, loki-headers at least";
 }
 
 // The command line may carry a password: kept only when a template of the options shows it.
