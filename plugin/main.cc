@@ -21,6 +21,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -34,12 +35,12 @@
 #include <sanitizer/lsan_interface.h>
 #endif
 
-#include "pipeline_stages/go_duration.h"
 #include "plugin/api/plugin_api_server.h"
 #include "plugin/cli/cli.h"
 #include "plugin/common/fault_injection.h"
 #include "plugin/common/user_files.h"
 #include "plugin/config/log_options.h"
+#include "plugin/config/plugin_settings.h"
 #include "plugin/driver/driver.h"
 #include "plugin/journal/journal_store.h"
 #include "plugin/metrics/metrics.h"
@@ -66,21 +67,6 @@ std::string Version() {
          (skald::FaultInjectionCompiledIn() ? " test build, with the fault switch" : "");
 }
 
-void Usage() {
-  std::puts(
-      "usage: skald [--socket PATH]   serve the Docker logging-plugin API\n"
-      "       skald options           print every --log-opt as a markdown table\n"
-      "       skald check --log-opt NAME=VALUE...    check options and stages (see\n"
-      "       skald dry-run --log-opt NAME=VALUE...  `skald check --help`)\n"
-      "       skald quarantine list|release JOURNAL  journals set aside after crashes\n"
-      "       skald --version         print the version and the commit it was built from\n"
-      "environment: METRICS_ADDR (127.0.0.1:9555; empty = off), LOG_LEVEL (info),\n"
-      "             SHUTDOWN_FLUSH_SECONDS (5), STATE_DIR (/var/lib/skald: journals; empty =\n"
-      "             none), JOURNAL_MAX_BYTES (2g: all journals), JOURNAL_MAX_AGE (168h:\n"
-      "             stopped containers' journals), and plugin-wide option defaults such as\n"
-      "             LOKI_URL (see `skald options`)");
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -89,33 +75,20 @@ int main(int argc, char** argv) {
   // every container. The tests keep it on; the lock order is also checked by the compiler
   // (-Wthread-safety).
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  std::string socket_path = EnvOr("SKALD_SOCKET", "/run/docker/plugins/skald.sock");
-  if (argc > 1) {
-    // The plugin's own log lines go to stderr and only when they are errors.
-    spdlog::set_level(spdlog::level::off);
-    const int status =
-        skald::RunCliCommand({argv + 1, argv + argc}, std::cin, std::cout, std::cerr);
-    if (status >= 0) return status;
-  }
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "options") {
-      std::fputs(skald::OptionsMarkdownTable().c_str(), stdout);
-      return 0;
-    }
-    if (arg == "--version" || arg == "version") {
-      std::puts(Version().c_str());
-      return 0;
-    }
-    if (arg == "--socket" && i + 1 < argc) {
-      socket_path = argv[++i];
-    } else {
-      Usage();
-      return arg == "-h" || arg == "--help" ? 0 : 2;
-    }
-  }
+  // The plugin's own log lines, while a command runs here, go to stderr and only when they are
+  // errors (all commands print their own report).
+  spdlog::set_level(spdlog::level::off);
+  const skald::CommandLine command_line =
+      skald::RunCommandLine({argv + 1, argv + argc}, Version(), std::cin, std::cout, std::cerr);
+  if (!command_line.serve) return command_line.status;
+  const std::string socket_path = !command_line.socket_path.empty()
+                                      ? command_line.socket_path
+                                      : EnvOr("SKALD_SOCKET", "/run/docker/plugins/skald.sock");
 
-  spdlog::set_level(spdlog::level::from_str(EnvOr("LOG_LEVEL", "info")));
+  std::vector<std::string> setting_problems;
+  const skald::PluginSettings settings = skald::ReadPluginSettings(std::getenv, &setting_problems);
+  spdlog::set_level(spdlog::level::from_str(settings.log_level));
+  for (const std::string& problem : setting_problems) spdlog::error("{}", problem);
   // Each container holds a few descriptors (FIFO, segment, API connection): take all the
   // process may have.
   if (rlimit files{}; getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
@@ -134,26 +107,14 @@ int main(int argc, char** argv) {
   config.env_defaults = skald::EnvDefaultsFromEnvironment();
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) config.hostname = host;
-  config.state_dir = EnvOr("STATE_DIR", "/var/lib/skald");
+  config.state_dir = settings.state_dir;
   // Files that options name are read from STATE_DIR/files only (plugin/common/user_files.h),
   // whatever becomes of the journals below.
   skald::SetUserFilesRoot(
-      ((config.state_dir.empty() ? std::filesystem::path("/var/lib/skald") : config.state_dir) /
-       "files")
+      ((config.state_dir.empty() ? skald::PluginSettings{}.state_dir : config.state_dir) / "files")
           .string());
-  const std::string max_bytes = EnvOr("JOURNAL_MAX_BYTES", "2g");
-  if (auto v = skald::ParseDockerSize(max_bytes); v && *v > 0) {
-    config.journal_max_total_bytes = static_cast<uint64_t>(*v);
-  } else {
-    spdlog::error("JOURNAL_MAX_BYTES='{}' is not a size such as 512m or 2g; using 2g", max_bytes);
-  }
-  const std::string max_age = EnvOr("JOURNAL_MAX_AGE", "168h");
-  if (auto v = skald::stages::ParseGoDuration(max_age); v && *v > 0) {
-    config.journal_max_age =
-        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::nanoseconds(*v));
-  } else {
-    spdlog::error("JOURNAL_MAX_AGE='{}' is not a duration such as 72h; using 168h", max_age);
-  }
+  config.journal_max_total_bytes = settings.journal_max_bytes;
+  config.journal_max_age = settings.journal_max_age;
   if (!config.state_dir.empty()) {
     // Where users put the files options name (tokens, TLS files, a stage file): in the managed
     // plugin the one host directory it sees is STATE_DIR (see plugin/common/user_files.h).
@@ -210,12 +171,11 @@ int main(int argc, char** argv) {
         return skald::HealthReport{api.Serving(), driver.ClientsHealth(),
                                    driver.QuarantinedJournals()};
       });
-  std::string metrics_addr = EnvOr("METRICS_ADDR", "127.0.0.1:9555");
-  if (!metrics_addr.empty()) metrics_server.Start(metrics_addr);
+  if (!settings.metrics_addr.empty()) metrics_server.Start(settings.metrics_addr);
 
   int sig = 0;
   sigwait(&stop_signals, &sig);
-  const int flush_seconds = std::max(0, std::atoi(EnvOr("SHUTDOWN_FLUSH_SECONDS", "5").c_str()));
+  const auto flush_seconds = static_cast<int>(settings.shutdown_flush.count());
   spdlog::info("signal {}: flushing for at most {} s", strsignal(sig), flush_seconds);
   // The daemon kills a plugin that does not exit soon: nothing here waits for a client
   // (idle keep-alive connections, `docker logs` readers) beyond the flush.

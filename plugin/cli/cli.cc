@@ -9,30 +9,49 @@
 #include "plugin/cli/dry_run.h"
 #include "plugin/cli/installed_plugin.h"
 #include "plugin/config/log_options.h"
+#include "plugin/config/plugin_settings.h"
 #include "plugin/journal/replay_guard.h"
 
 namespace skald {
 namespace {
 
-constexpr const char* kUsage =
-    "usage: skald check   [--log-opt NAME=VALUE]... [--stages-file FILE] [--plugin NAME]\n"
-    "       skald dry-run [--log-opt NAME=VALUE]... [--stages-file FILE] [--plugin NAME]\n"
-    "                     [--stderr] < lines\n"
-    "check: validates the options as `docker run --log-driver skald` would (every problem at\n"
-    "  once) and warns of what is legal but useless; exit 1 on an error.\n"
-    "dry-run: runs each input line through the labels, relabel rules and stages and prints the\n"
-    "  entries that would be sent (or why none is); nothing is sent.\n"
-    "--stages-file FILE: the same as --log-opt loki-pipeline-stage-file=FILE.\n"
-    "--plugin NAME: also use the plugin-wide settings of the installed plugin NAME (docker\n"
-    "  plugin set NAME LOKI_URL=...) and read its files where they are on the host.\n"
-    "--stderr: the lines are the container's stderr (default: stdout).\n"
-    "\n"
-    "usage: skald quarantine list [--plugin NAME | --state-dir DIR]\n"
-    "       skald quarantine release JOURNAL [--plugin NAME | --state-dir DIR]\n"
-    "quarantine: journals set aside because the plugin died twice in a row replaying them;\n"
-    "  release moves one back, to be replayed at the plugin's next start. --plugin NAME: the\n"
-    "  state directory of the installed plugin NAME, on the host; --state-dir: that directory\n"
-    "  (default: $STATE_DIR, else /var/lib/skald).\n";
+// The one usage text: the commands, then the plugin-wide settings from their table.
+std::string Usage() {
+  std::string text =
+      "usage: skald [--socket PATH]   serve the Docker logging-plugin API\n"
+      "       skald options           print every --log-opt and plugin setting as markdown\n"
+      "       skald --version         print the version and the commit it was built from\n"
+      "       skald check   [--log-opt NAME=VALUE]... [--stages-file FILE] [--plugin NAME]\n"
+      "       skald dry-run [--log-opt NAME=VALUE]... [--stages-file FILE] [--plugin NAME]\n"
+      "                     [--stderr] < lines\n"
+      "       skald quarantine list [--plugin NAME | --state-dir DIR]\n"
+      "       skald quarantine release JOURNAL [--plugin NAME | --state-dir DIR]\n"
+      "check: validates the options as `docker run --log-driver skald` would (every problem at\n"
+      "  once) and warns of what is legal but useless; exit 1 on an error.\n"
+      "dry-run: runs each input line through the labels, relabel rules and stages and prints the\n"
+      "  entries that would be sent (or why none is); nothing is sent.\n"
+      "--stages-file FILE: the same as --log-opt loki-pipeline-stage-file=FILE.\n"
+      "--plugin NAME: also use the plugin-wide settings of the installed plugin NAME (docker\n"
+      "  plugin set NAME LOKI_URL=...) and read its files where they are on the host.\n"
+      "--stderr: the lines are the container's stderr (default: stdout).\n"
+      "quarantine: journals set aside because the plugin died twice in a row replaying them;\n"
+      "  release moves one back, to be replayed at the plugin's next start. --plugin NAME: the\n"
+      "  state directory of the installed plugin NAME, on the host; --state-dir: that directory\n"
+      "  (default: $STATE_DIR, else /var/lib/skald).\n"
+      "environment (plugin settings, `skald options` says what each means):";
+  std::size_t column = 200;
+  for (const SettingSpec& spec : AllSettingSpecs()) {
+    std::string item = std::string(spec.name) + " (" + std::string(spec.default_value) + ")";
+    if (column + item.size() + 2 > 92) {
+      text += "\n ";
+      column = 1;
+    }
+    text += " " + item + ",";
+    column += item.size() + 2;
+  }
+  text += "\n  and the plugin-wide default of each --log-opt, such as LOKI_URL.\n";
+  return text;
+}
 
 // skald quarantine list|release: throws std::invalid_argument on bad arguments.
 int RunQuarantine(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -61,8 +80,8 @@ int RunQuarantine(const std::vector<std::string>& args, std::ostream& out, std::
     }
   }
   if (state_dir.empty()) {
-    const char* env = std::getenv("STATE_DIR");
-    state_dir = env != nullptr && *env != '\0' ? env : "/var/lib/skald";
+    state_dir = ReadPluginSettings(std::getenv, nullptr).state_dir;
+    if (state_dir.empty()) state_dir = PluginSettings{}.state_dir;  // STATE_DIR= (no journals)
   }
   if (!release) {
     const auto list = ReplayGuard::List(state_dir);
@@ -131,30 +150,14 @@ std::string Plural(std::size_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
-}  // namespace
-
-int RunCliCommand(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
-                  std::ostream& err) {
-  if (args.empty() || (args[0] != "check" && args[0] != "dry-run" && args[0] != "quarantine")) {
-    return -1;
-  }
-  if (args.size() > 1 && (args[1] == "--help" || args[1] == "-h")) {
-    out << kUsage;
-    return 0;
-  }
-  if (args[0] == "quarantine") {
-    try {
-      return RunQuarantine(args, out, err);
-    } catch (const std::invalid_argument& e) {
-      err << "skald quarantine: " << e.what() << "\n" << kUsage;
-      return 2;
-    }
-  }
+// check and dry-run.
+int RunConfigCommand(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
+                     std::ostream& err) {
   Args a;
   try {
     a = Parse(args);
   } catch (const std::invalid_argument& e) {
-    err << "skald " << args[0] << ": " << e.what() << "\n" << kUsage;
+    err << "skald " << args[0] << ": " << e.what() << "\n" << Usage();
     return 2;
   }
   ConfigCheckInput input;
@@ -206,6 +209,52 @@ int RunCliCommand(const std::vector<std::string>& args, std::istream& in, std::o
   run.source = a.stderr_lines ? LogSource::kStderr : LogSource::kStdout;
   DryRun(run, in, out);
   return 0;
+}
+
+}  // namespace
+
+CommandLine RunCommandLine(const std::vector<std::string>& args, std::string_view version,
+                           std::istream& in, std::ostream& out, std::ostream& err) {
+  CommandLine line;
+  const std::string command = args.empty() ? "" : args[0];
+  const bool help = args.size() > 1 && (args[1] == "--help" || args[1] == "-h");
+  if (command == "check" || command == "dry-run" || command == "quarantine") {
+    if (help) {
+      out << Usage();
+    } else if (command == "quarantine") {
+      try {
+        line.status = RunQuarantine(args, out, err);
+      } catch (const std::invalid_argument& e) {
+        err << "skald quarantine: " << e.what() << "\n" << Usage();
+        line.status = 2;
+      }
+    } else {
+      line.status = RunConfigCommand(args, in, out, err);
+    }
+    return line;
+  }
+  if (command == "options" && args.size() == 1) {
+    out << "## Options\n\n"
+        << OptionsMarkdownTable() << "\n## Plugin settings\n\n"
+        << SettingsMarkdownTable();
+    return line;
+  }
+  if ((command == "--version" || command == "version") && args.size() == 1) {
+    out << version << "\n";
+    return line;
+  }
+  if (command == "-h" || command == "--help" || command == "help") {
+    out << Usage();
+    return line;
+  }
+  if (args.empty() || (command == "--socket" && args.size() == 2)) {
+    line.serve = true;
+    if (!args.empty()) line.socket_path = args[1];
+    return line;
+  }
+  err << "skald: unknown command or argument '" << command << "'\n" << Usage();
+  line.status = 2;
+  return line;
 }
 
 }  // namespace skald

@@ -1,5 +1,6 @@
-// `skald check` and `skald dry-run` as a user runs them: the real binary, its exit status and
-// what it prints. `--plugin` reads a fake Docker daemon's answers over a unix socket.
+// The command line as a user runs it (`skald check`, `dry-run`, `options`, `--help`): the real
+// binary, its exit status and what it prints. `--plugin` reads a fake Docker daemon's answers over
+// a unix socket.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -93,9 +94,38 @@ TEST(Cli, CheckNeverPrintsSecrets) {
 TEST(Cli, BadArgumentsExitTwoWithUsage) {
   EXPECT_EQ(Skald("check --log-opt novalue").status, 2);
   EXPECT_EQ(Skald("check --frobnicate").status, 2);
+  EXPECT_EQ(Skald("--frobnicate").status, 2);
+  EXPECT_EQ(Skald("options extra").status, 2);
+  EXPECT_EQ(Skald("--socket").status, 2) << "--socket needs a PATH";
   CliRun help = Skald("check --help");
   EXPECT_EQ(help.status, 0);
-  EXPECT_THAT(help.out, HasSubstr("usage: skald check"));
+  EXPECT_THAT(help.out, HasSubstr("skald check   [--log-opt NAME=VALUE]"));
+}
+
+// One parser, one usage text: the program's help and each command's are the same, and name
+// every command and every plugin setting.
+TEST(Cli, OneUsageTextNamesEveryCommandAndSetting) {
+  const CliRun help = Skald("--help");
+  EXPECT_EQ(help.status, 0);
+  for (const char* command : {"check --help", "dry-run --help", "quarantine --help"}) {
+    EXPECT_EQ(Skald(command).out, help.out) << command;
+  }
+  for (const char* word :
+       {"skald [--socket PATH]", "skald options", "skald --version", "skald check", "skald dry-run",
+        "skald quarantine list", "skald quarantine release", "METRICS_ADDR", "LOG_LEVEL",
+        "SHUTDOWN_FLUSH_SECONDS", "STATE_DIR", "JOURNAL_MAX_BYTES", "JOURNAL_MAX_AGE",
+        "LOKI_URL"}) {
+    EXPECT_THAT(help.out, HasSubstr(word));
+  }
+}
+
+// `skald options` prints both tables: every --log-opt, then every plugin setting.
+TEST(Cli, OptionsPrintsTheOptionsAndTheSettings) {
+  const CliRun r = Skald("options");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_THAT(r.out, AllOf(HasSubstr("| `loki-url` |"), HasSubstr("| `keep-file` |"),
+                           HasSubstr("## Plugin settings"), HasSubstr("| `JOURNAL_MAX_AGE` |"),
+                           HasSubstr("| `METRICS_ADDR` |")));
 }
 
 TEST(Cli, DryRunOfPinoLines) {
