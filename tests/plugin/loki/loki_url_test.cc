@@ -87,5 +87,19 @@ TEST(LokiUrl, RedactionShowsControlCharactersEscaped) {
   EXPECT_EQ(RedactUrl("u:p@h://x"), "h://x");
 }
 
+TEST(LokiClientConfigTest, RedactUrlRemovesUserInfo) {
+  EXPECT_EQ(RedactUrl("http://u:p@h:3100/loki/api/v1/push"), "http://h:3100/loki/api/v1/push");
+  EXPECT_EQ(RedactUrl("https://user@h/x"), "https://h/x");
+  // The last '@' ends the user info, also after a '/', '?' or '#': an '@' in a path or query
+  // must be written %40.
+  EXPECT_EQ(RedactUrl("http://h/x?a=b@c"), "http://c");
+  EXPECT_EQ(RedactUrl("http://h/x?a=b%40c"), "http://h/x?a=b%40c");
+  EXPECT_EQ(RedactUrl("http://h:1/x"), "http://h:1/x");
+  EXPECT_EQ(RedactUrl("http://a:b@c@h/"), "http://h/");
+  EXPECT_EQ(RedactUrl("http://ceo:S3cr3t/Pa55==@h:1/x"), "http://h:1/x");
+  EXPECT_EQ(RedactUrl("http://ceo:S3#cr?3t@h/x"), "http://h/x");
+  EXPECT_EQ(RedactUrl("ceo:S3cr3t@h:3100/x"), "h:3100/x");
+}
+
 }  // namespace
 }  // namespace skald
