@@ -69,6 +69,12 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
           "skald_journals_quarantined",
           "Journals set aside because the plugin died twice in a row replaying them (skald "
           "quarantine list).")),
+      clients_(
+          [this](const LokiClientConfig& client_config) {
+            return config_.client_factory ? config_.client_factory(client_config)
+                                          : MakeLokiPushClient(client_config, metrics_);
+          },
+          config_.client_idle_timeout),
       queue_(config_.max_queued_bytes) {
   // Series that Loki clients fill in: present (at 0) before the first container, so that a
   // scrape always shows read, sent, dropped and pending together.
@@ -102,31 +108,6 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
 
 Driver::~Driver() { Shutdown(std::chrono::milliseconds(0)); }
 
-std::shared_ptr<PushClient> Driver::ClientFor(const LokiClientConfig& client_config,
-                                              std::shared_ptr<std::atomic<int64_t>>* window) {
-  // A new client is made outside the lock: it may resolve names (a slow resolver must not
-  // hold up every other container's lines, which take the same lock).
-  const std::string key = client_config.Key();
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = clients_.find(key);
-    if (it != clients_.end()) {
-      auto& w = client_windows_[key];
-      if (!w) w = std::make_shared<std::atomic<int64_t>>(0);
-      *window = w;
-      return it->second;
-    }
-  }
-  auto made = config_.client_factory ? config_.client_factory(client_config)
-                                     : MakeLokiPushClient(client_config, metrics_);  // may throw
-  absl::MutexLock lock(&mu_);
-  auto it = clients_.try_emplace(key, made).first;  // another start may have made one meanwhile
-  auto& w = client_windows_[key];
-  if (!w) w = std::make_shared<std::atomic<int64_t>>(0);
-  *window = w;
-  return it->second;
-}
-
 std::shared_ptr<Driver::Stream> Driver::MakeStream(const std::string& file,
                                                    const ContainerInfo& info, bool journaled) {
   LogOptions options = ParseLogOptions(info.config, config_.env_defaults);
@@ -138,7 +119,9 @@ std::shared_ptr<Driver::Stream> Driver::MakeStream(const std::string& file,
   stream->options = options;
   stream->pipeline =
       std::make_unique<ContainerPipeline>(options, info, config_.hostname, &observer_);
-  stream->client = ClientFor(options.client, &stream->client_window);
+  // A new client is made outside every lock: it may resolve names (a slow resolver must not
+  // hold up every other container's lines).
+  stream->client = clients_.For(options.client, &stream->client_window);
   return stream;
 }
 
@@ -776,44 +759,12 @@ void Driver::PersistCursor(Stream& stream, JournalPosition acked) {
 }
 
 std::chrono::milliseconds Driver::RetireIdleClients() {
-  const auto now = std::chrono::steady_clock::now();
-  auto next = FifoReader::kNoTick;
-  std::vector<std::shared_ptr<PushClient>> retired;
+  std::unordered_set<const PushClient*> used;
   {
     absl::MutexLock lock(&mu_);
-    std::unordered_set<const PushClient*> used;
     for (const auto& [id, s] : streams_) used.insert(s->client.get());
-    for (auto it = clients_.begin(); it != clients_.end();) {
-      if (used.count(it->second.get())) {
-        // Looked at again when its streams go (StreamLeftLocked).
-        client_unused_since_.erase(it->first);
-        ++it;
-        continue;
-      }
-      // Only the map holds one that none uses; a stream just gone may still be held for a
-      // moment, and entries may still be on their way.
-      if (it->second.use_count() > 1 || it->second->Pending() > 0) {
-        client_unused_since_.erase(it->first);
-        next = std::min<std::chrono::milliseconds>(next, std::chrono::seconds(1));
-        ++it;
-        continue;
-      }
-      auto since = client_unused_since_.try_emplace(it->first, now).first;
-      if (now - since->second < config_.client_idle_timeout) {
-        next = std::min(next, std::chrono::ceil<std::chrono::milliseconds>(
-                                  since->second + config_.client_idle_timeout - now));
-        ++it;
-        continue;
-      }
-      retired.push_back(std::move(it->second));
-      client_windows_.erase(it->first);
-      client_unused_since_.erase(since);
-      it = clients_.erase(it);
-    }
   }
-  if (!retired.empty()) spdlog::debug("{} idle Loki client(s) stopped", retired.size());
-  retired.clear();  // stops their lanes, idle by now, outside the lock
-  return next;
+  return clients_.RetireIdle(used, FifoReader::kNoTick);
 }
 
 void Driver::StreamLeftLocked() {
@@ -861,10 +812,7 @@ bool Driver::KeepsJournal(const std::string& container_id, const Journal& journa
   }
 }
 
-std::size_t Driver::LiveClients() const {
-  absl::MutexLock lock(&mu_);
-  return clients_.size();
-}
+std::size_t Driver::LiveClients() const { return clients_.size(); }
 
 std::chrono::milliseconds Driver::Maintain() {
   using namespace std::chrono;
@@ -953,12 +901,7 @@ void Driver::Shutdown(std::chrono::milliseconds deadline) {
   // connection (a TLS handshake nobody answers) must not cost the cursors when the process
   // exits at its deadline.
   PersistCursors();
-  std::map<std::string, std::shared_ptr<PushClient>> clients;
-  {
-    absl::MutexLock lock(&mu_);
-    clients.swap(clients_);
-  }
-  for (auto& [key, client] : clients) {
+  for (const std::shared_ptr<PushClient>& client : clients_.TakeAll()) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         until - std::chrono::steady_clock::now());
     client->Stop(std::max(left, std::chrono::milliseconds(0)));
@@ -983,10 +926,9 @@ std::size_t Driver::LiveStreams() const {
 }
 
 uint64_t Driver::PendingEntries() const {
+  uint64_t pending = clients_.Pending();
   absl::MutexLock lock(&mu_);
-  uint64_t pending = queue_.lines() + in_flight_lines_;
-  for (const auto& [key, client] : clients_) pending += client->Pending();
-  return pending;
+  return pending + queue_.lines() + in_flight_lines_;
 }
 
 void Driver::UpdateGauges() {
@@ -1021,11 +963,10 @@ void Driver::UpdateGauges() {
 }
 
 std::vector<LokiClientHealth> Driver::ClientsHealth() const {
-  std::vector<std::shared_ptr<PushClient>> clients;
+  const std::vector<std::shared_ptr<PushClient>> clients = clients_.All();
   std::vector<std::shared_ptr<Stream>> journaled;
   {
     absl::MutexLock lock(&mu_);
-    for (const auto& [key, c] : clients_) clients.push_back(c);
     for (const auto& [id, s] : streams_) {
       if (s->journal && s->client) journaled.push_back(s);
     }

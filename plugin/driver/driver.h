@@ -45,6 +45,7 @@
 #include "plugin/config/log_options.h"
 #include "plugin/config/secret_store.h"
 #include "plugin/config/stream_labels.h"
+#include "plugin/driver/client_pool.h"
 #include "plugin/driver/push_client.h"
 #include "plugin/driver/shipping_queue.h"
 #include "plugin/ingest/fifo_reader.h"
@@ -160,10 +161,6 @@ class Driver : public LineSink, public DeliveryListener {
  private:
   struct Stream;  // plugin/driver/driver_stream.h
 
-  // The shared client for `config`, and the window its streams share.
-  std::shared_ptr<PushClient> ClientFor(const LokiClientConfig& config,
-                                        std::shared_ptr<std::atomic<int64_t>>* window)
-      ABSL_LOCKS_EXCLUDED(mu_);
   // Parses options and builds labels, relabel result and pipeline (throws OptionError).
   // `journaled` false: the stream will have no journal (its client bounds memory itself).
   std::shared_ptr<Stream> MakeStream(const std::string& file, const ContainerInfo& info,
@@ -251,6 +248,8 @@ class Driver : public LineSink, public DeliveryListener {
   std::unique_ptr<JournalRetention> retention_;  // with store_
   std::unique_ptr<ReplayGuard> replay_guard_;    // with store_
   Gauge& journals_quarantined_gauge_;
+  // The Loki clients and their windows (a lock of its own, never taken while mu_ is held).
+  ClientPool clients_;
 
   // RecoverInBackground's thread, and whether it still runs.
   absl::Mutex recovery_mu_;
@@ -271,13 +270,6 @@ class Driver : public LineSink, public DeliveryListener {
   std::map<std::string, std::shared_ptr<Journal>> journals_ ABSL_GUARDED_BY(mu_);  // by id
   // When the journal budget and the age limit are due (Maintain).
   RetentionSchedule retention_schedule_ ABSL_GUARDED_BY(mu_);
-  // Decoded, not acknowledged: what the journaled streams of each client hold (by Key()).
-  std::map<std::string, std::shared_ptr<std::atomic<int64_t>>> client_windows_ ABSL_GUARDED_BY(mu_);
-  // By LokiClientConfig::Key().
-  std::map<std::string, std::shared_ptr<PushClient>> clients_ ABSL_GUARDED_BY(mu_);
-  // Clients no stream uses, and since when (by Key()).
-  std::map<std::string, std::chrono::steady_clock::time_point> client_unused_since_
-      ABSL_GUARDED_BY(mu_);
   ShippingQueue queue_ ABSL_GUARDED_BY(mu_);           // reader -> shipping thread
   uint64_t in_flight_lines_ ABSL_GUARDED_BY(mu_) = 0;  // taken from the queue, not yet pushed
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;

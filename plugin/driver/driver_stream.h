@@ -38,7 +38,7 @@ struct Driver::Stream {
   std::shared_ptr<Journal> journal;
   JournalPosition last_resume;  // of the newest shipment (shipping thread)
   std::atomic<int64_t> window_bytes{0};
-  // What all streams of this stream's Loki client hold (Driver::client_windows_).
+  // What all streams of this stream's Loki client hold (ClientPool::Window).
   std::shared_ptr<std::atomic<int64_t>> client_window;
   bool finished = false;  // (Driver::mu_) the FIFOs ended and the last lines were shipped
   JournalPosition end;    // (Driver::mu_) once finished: where its decoding stopped
