@@ -749,189 +749,208 @@ bool FifoReader::Drain(Stream& s) {
   return true;
 }
 
+// The loop, round by round: wait (as long as nothing is due), drain the FIFOs that woke it,
+// look again at what waits on the sink or the journal, decode the journals with lines to give,
+// run the driver's maintenance when it is due, and let a FIFO that brought little fill up.
 void FifoReader::Loop() {
   epoll_event events[64];
-  std::vector<Journaled*> to_decode;
-  std::vector<Session*> blocked;
-  std::vector<Session*> held;
-  std::vector<Stream*> held_streams;
-  std::vector<Session*> waiting;
+  Revisits revisits;
   auto last_paused_retry = std::chrono::steady_clock::now();
   while (!stopping_.load()) {
-    // Streams with more to read go on at once; blocked ones and those the journal could not
-    // hand bytes to are retried soon. Streams paused for the sink's window wait for Wake()
-    // (acknowledgements free it), so a Loki outage costs no wake-up here.
-    int timeout_ms = -1;
-    std::function<std::chrono::milliseconds()> tick;
-    std::function<void(const std::string&)> decode_hook;
-    {
-      absl::MutexLock lock(&mu_);
-      tick = tick_;
-      decode_hook = decode_hook_;
-      bool any_more = false, any_retry = false, any_blocked = false, any_held = false;
-      for (auto& [id, j] : journaled_) {
-        any_more |= j->more;
-        any_retry |= j->retry;
-      }
-      for (auto& [fd, s] : sessions_) {
-        any_blocked |= s->blocked;
-        any_held |= s->held;
-      }
-      for (auto& [fd, s] : streams_) any_held |= s->held;
-      if (any_more) {
-        timeout_ms = 0;
-      } else if (any_blocked) {
-        timeout_ms = 20;
-      } else if (any_held) {
-        // Acknowledgements wake the loop (Wake); this notices Loki going away meanwhile.
-        timeout_ms = static_cast<int>(kHeldRecheck.count());
-      } else if (any_retry) {
-        timeout_ms = static_cast<int>(kPausedRetry.count());
-      }
-    }
-    if (tick) {
-      const int64_t due = next_tick_ns_.load();
-      if (due != INT64_MAX) {
-        const int64_t until_ms = std::max<int64_t>(0, (due - SteadyNowNs() + 999'999) / 1'000'000);
-        const int t = static_cast<int>(std::min<int64_t>(until_ms, INT32_MAX));
-        timeout_ms = timeout_ms < 0 ? t : std::min(timeout_ms, t);
-      }
-    }
-    int n = epoll_wait(epoll_fd_.get(), events, 64, timeout_ms);
+    LoopHooks hooks;
+    const int timeout_ms = NextWaitMs(&hooks);
+    const int n = epoll_wait(epoll_fd_.get(), events, 64, timeout_ms);
     if (n < 0) {
       if (errno == EINTR) continue;
       spdlog::critical("epoll_wait: {}", std::strerror(errno));
       return;
     }
     round_bytes_ = 0;
-    int fifo_events = 0;
-    bool woken = false;
-    for (int i = 0; i < n; ++i) {
-      int fd = events[i].data.fd;
-      if (fd == wake_fd_.get()) {
-        uint64_t count;
-        [[maybe_unused]] auto r = read(wake_fd_.get(), &count, sizeof count);
-        woken = true;
-        continue;
-      }
-      Stream* s = nullptr;
-      Session* session = nullptr;
-      Journaled* j = nullptr;
-      {
-        absl::MutexLock lock(&mu_);
-        if (auto it = streams_.find(fd); it != streams_.end()) {
-          s = it->second.get();
-        } else if (auto it2 = sessions_.find(fd); it2 != sessions_.end()) {
-          session = it2->second.get();
-          j = journaled_.at(session->stream_id).get();
-        }
-      }
-      if (s != nullptr) {
-        ++fifo_events;
-        DrainAndMaybeClose(*s);
-        continue;
-      }
-      if (session == nullptr) continue;
-      ++fifo_events;
-      FeedAndMaybeEnd(*session, *j);
-    }
+    const RoundEvents round = HandleEvents(events, n);
     // Paused streams are looked at again when the sink says it has room (Wake); those that
     // met a read error after kPausedRetry: not on every round, which a busy FIFO makes
     // frequent.
     const auto now = std::chrono::steady_clock::now();
     const bool retry_due = now - last_paused_retry >= kPausedRetry;
     if (retry_due) last_paused_retry = now;
-    // Blocked sessions (loki-on-full=block): try again.
-    blocked.clear();
-    held.clear();
-    held_streams.clear();
-    to_decode.clear();
-    waiting.clear();
-    {
-      absl::MutexLock lock(&mu_);
-      for (auto& [fd, s] : streams_) {
-        if (s->held) held_streams.push_back(s.get());
-      }
-      for (auto& [fd, s] : sessions_) {
-        if (s->blocked) blocked.push_back(s.get());
-        if (s->held) {
-          held.push_back(s.get());
-        } else if (s->memory && !s->memory->empty() && woken) {
-          waiting.push_back(s.get());
-        }
-      }
-      for (auto& [id, j] : journaled_) {
-        if (j->more || (j->paused && woken) || (j->retry && retry_due)) {
-          to_decode.push_back(j.get());
-        }
-      }
-    }
-    // Sessions end only on this thread, in FeedAndMaybeEnd: hand over before feeding.
-    for (Session* session : waiting) {
-      HandOverMemory(*session, JournaledOf(*session));
-    }
-    for (Session* session : blocked) {
-      FeedAndMaybeEnd(*session, JournaledOf(*session));
-    }
-    for (Session* session : held) {
-      Journaled& j = JournaledOf(*session);
-      if (!MayRelease(*session, j)) continue;
-      session->held = false;
-      Repoll(session->fd.get());
-      FeedAndMaybeEnd(*session, j);  // holds it again when the queue is still full
-    }
-    // Memory streams the sink held: read again once it lets them (Drain holds them again).
-    for (Stream* s : held_streams) {
-      if (sink_.HoldsMemoryStream(s->id)) continue;
-      s->held = false;
-      Repoll(s->fd.get());
-      DrainAndMaybeClose(*s);
-    }
-    for (Journaled* j : to_decode) {
-      bool alive = true;
-      if (decode_hook) decode_hook(j->journal->dir().filename().string());
-      try {
-        alive = Decode(*j);
-      } catch (const std::exception& e) {
-        // Not an expected I/O error (the journal reader reports those): look again later.
-        loop_errors_.Add();
-        uint64_t suppressed = 0;
-        if (log_limiter_.Allow("decode:" + j->journal->dir().string(), suppressed)) {
-          spdlog::error("journal {}: {}; retrying{}", j->journal->dir().string(), e.what(),
-                        Suppressed(suppressed));
-        }
-        j->more = false;
-        j->retry = true;
-      }
-      if (decode_hook) decode_hook("");
-      if (!alive) {
-        absl::MutexLock lock(&mu_);
-        journaled_.erase(j->id);
-      }
-    }
-    if (tick && SteadyNowNs() >= next_tick_ns_.load()) {
-      // Taken before the tick runs: a TickWithin() while it runs asks for the next one.
-      next_tick_ns_.store(INT64_MAX);
-      std::chrono::milliseconds again = std::chrono::seconds(1);  // after an error
-      try {
-        again = tick();
-      } catch (const std::exception& e) {
-        loop_errors_.Add();
-        spdlog::error("journal maintenance: {}", e.what());
-      }
-      if (again != kNoTick) {
-        const int64_t max_ms = INT64_MAX / 4 / 1'000'000;
-        LowerTo(next_tick_ns_,
-                SteadyNowNs() + std::clamp<int64_t>(again.count(), 0, max_ms) * 1'000'000);
-      }
-    }
+    Revisit(revisits, round.woken, retry_due);
+    DecodeJournals(revisits.to_decode, hooks.decode_hook);
+    RunTickIfDue(hooks.tick);
     // dockerd writes one frame per write(2): a FIFO that woke the loop for a few frames is
     // given a moment to fill (its pipe holds far more than this many bytes), so that one
     // wake-up moves many frames. Lines wait at most kCoalesceDelay longer; at a rate where
     // every round moves kCoalesceBytes or more, nothing waits.
-    if (fifo_events > 0 && round_bytes_ < kCoalesceBytes && !stopping_.load()) {
+    if (round.fifo_events > 0 && round_bytes_ < kCoalesceBytes && !stopping_.load()) {
       std::this_thread::sleep_for(kCoalesceDelay);
     }
+  }
+}
+
+int FifoReader::NextWaitMs(LoopHooks* hooks) {
+  // Streams with more to read go on at once; blocked ones and those the journal could not
+  // hand bytes to are retried soon. Streams paused for the sink's window wait for Wake()
+  // (acknowledgements free it), so a Loki outage costs no wake-up here.
+  int timeout_ms = -1;
+  {
+    absl::MutexLock lock(&mu_);
+    hooks->tick = tick_;
+    hooks->decode_hook = decode_hook_;
+    bool any_more = false, any_retry = false, any_blocked = false, any_held = false;
+    for (auto& [id, j] : journaled_) {
+      any_more |= j->more;
+      any_retry |= j->retry;
+    }
+    for (auto& [fd, s] : sessions_) {
+      any_blocked |= s->blocked;
+      any_held |= s->held;
+    }
+    for (auto& [fd, s] : streams_) any_held |= s->held;
+    if (any_more) {
+      timeout_ms = 0;
+    } else if (any_blocked) {
+      timeout_ms = 20;
+    } else if (any_held) {
+      // Acknowledgements wake the loop (Wake); this notices Loki going away meanwhile.
+      timeout_ms = static_cast<int>(kHeldRecheck.count());
+    } else if (any_retry) {
+      timeout_ms = static_cast<int>(kPausedRetry.count());
+    }
+  }
+  if (hooks->tick) {
+    const int64_t due = next_tick_ns_.load();
+    if (due != INT64_MAX) {
+      const int64_t until_ms = std::max<int64_t>(0, (due - SteadyNowNs() + 999'999) / 1'000'000);
+      const int t = static_cast<int>(std::min<int64_t>(until_ms, INT32_MAX));
+      timeout_ms = timeout_ms < 0 ? t : std::min(timeout_ms, t);
+    }
+  }
+  return timeout_ms;
+}
+
+FifoReader::RoundEvents FifoReader::HandleEvents(const epoll_event* events, int n) {
+  RoundEvents round;
+  for (int i = 0; i < n; ++i) {
+    const int fd = events[i].data.fd;
+    if (fd == wake_fd_.get()) {
+      uint64_t count;
+      [[maybe_unused]] auto r = read(wake_fd_.get(), &count, sizeof count);
+      round.woken = true;
+      continue;
+    }
+    Stream* s = nullptr;
+    Session* session = nullptr;
+    Journaled* j = nullptr;
+    {
+      absl::MutexLock lock(&mu_);
+      if (auto it = streams_.find(fd); it != streams_.end()) {
+        s = it->second.get();
+      } else if (auto it2 = sessions_.find(fd); it2 != sessions_.end()) {
+        session = it2->second.get();
+        j = journaled_.at(session->stream_id).get();
+      }
+    }
+    if (s != nullptr) {
+      ++round.fifo_events;
+      DrainAndMaybeClose(*s);
+      continue;
+    }
+    if (session == nullptr) continue;
+    ++round.fifo_events;
+    FeedAndMaybeEnd(*session, *j);
+  }
+  return round;
+}
+
+void FifoReader::Revisit(Revisits& r, bool woken, bool retry_due) {
+  r.blocked.clear();
+  r.held.clear();
+  r.held_streams.clear();
+  r.to_decode.clear();
+  r.waiting.clear();
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto& [fd, s] : streams_) {
+      if (s->held) r.held_streams.push_back(s.get());
+    }
+    for (auto& [fd, s] : sessions_) {
+      if (s->blocked) r.blocked.push_back(s.get());
+      if (s->held) {
+        r.held.push_back(s.get());
+      } else if (s->memory && !s->memory->empty() && woken) {
+        r.waiting.push_back(s.get());
+      }
+    }
+    for (auto& [id, j] : journaled_) {
+      if (j->more || (j->paused && woken) || (j->retry && retry_due)) {
+        r.to_decode.push_back(j.get());
+      }
+    }
+  }
+  // Sessions end only on this thread, in FeedAndMaybeEnd: hand over before feeding.
+  for (Session* session : r.waiting) {
+    HandOverMemory(*session, JournaledOf(*session));
+  }
+  // Blocked sessions (loki-on-full=block): try again.
+  for (Session* session : r.blocked) {
+    FeedAndMaybeEnd(*session, JournaledOf(*session));
+  }
+  for (Session* session : r.held) {
+    Journaled& j = JournaledOf(*session);
+    if (!MayRelease(*session, j)) continue;
+    session->held = false;
+    Repoll(session->fd.get());
+    FeedAndMaybeEnd(*session, j);  // holds it again when the queue is still full
+  }
+  // Memory streams the sink held: read again once it lets them (Drain holds them again).
+  for (Stream* s : r.held_streams) {
+    if (sink_.HoldsMemoryStream(s->id)) continue;
+    s->held = false;
+    Repoll(s->fd.get());
+    DrainAndMaybeClose(*s);
+  }
+}
+
+void FifoReader::DecodeJournals(const std::vector<Journaled*>& to_decode,
+                                const std::function<void(const std::string&)>& decode_hook) {
+  for (Journaled* j : to_decode) {
+    bool alive = true;
+    if (decode_hook) decode_hook(j->journal->dir().filename().string());
+    try {
+      alive = Decode(*j);
+    } catch (const std::exception& e) {
+      // Not an expected I/O error (the journal reader reports those): look again later.
+      loop_errors_.Add();
+      uint64_t suppressed = 0;
+      if (log_limiter_.Allow("decode:" + j->journal->dir().string(), suppressed)) {
+        spdlog::error("journal {}: {}; retrying{}", j->journal->dir().string(), e.what(),
+                      Suppressed(suppressed));
+      }
+      j->more = false;
+      j->retry = true;
+    }
+    if (decode_hook) decode_hook("");
+    if (!alive) {
+      absl::MutexLock lock(&mu_);
+      journaled_.erase(j->id);
+    }
+  }
+}
+
+void FifoReader::RunTickIfDue(const std::function<std::chrono::milliseconds()>& tick) {
+  if (!tick || SteadyNowNs() < next_tick_ns_.load()) return;
+  // Taken before the tick runs: a TickWithin() while it runs asks for the next one.
+  next_tick_ns_.store(INT64_MAX);
+  std::chrono::milliseconds again = std::chrono::seconds(1);  // after an error
+  try {
+    again = tick();
+  } catch (const std::exception& e) {
+    loop_errors_.Add();
+    spdlog::error("journal maintenance: {}", e.what());
+  }
+  if (again != kNoTick) {
+    const int64_t max_ms = INT64_MAX / 4 / 1'000'000;
+    LowerTo(next_tick_ns_,
+            SteadyNowNs() + std::clamp<int64_t>(again.count(), 0, max_ms) * 1'000'000);
   }
 }
 

@@ -32,6 +32,7 @@
 
 #include <absl/base/thread_annotations.h>
 #include <absl/synchronization/mutex.h>
+#include <sys/epoll.h>
 
 #include <atomic>
 #include <chrono>
@@ -124,6 +125,37 @@ class FifoReader {
   struct Journaled;  // a journal stream
   struct Session;    // a FIFO feeding a journal stream
   void Loop() ABSL_LOCKS_EXCLUDED(mu_);
+  // The loop's phases (plugin/ingest/fifo_reader.cc, Loop), all on the loop thread.
+  // What the round runs with, read under the lock once a round.
+  struct LoopHooks {
+    std::function<std::chrono::milliseconds()> tick;
+    std::function<void(const std::string&)> decode_hook;
+  };
+  // How long epoll may wait: 0 while a stream has more to decode, a short retry while one is
+  // blocked, held or paused after an error, until the next tick; -1: until a FIFO or Wake().
+  int NextWaitMs(LoopHooks* hooks) ABSL_LOCKS_EXCLUDED(mu_);
+  struct RoundEvents {
+    int fifo_events = 0;  // FIFOs drained this round
+    bool woken = false;   // Wake() was called
+  };
+  // Drains the FIFOs epoll reported.
+  RoundEvents HandleEvents(const epoll_event* events, int n) ABSL_LOCKS_EXCLUDED(mu_);
+  // The lists a round looks at again (kept across rounds for their capacity).
+  struct Revisits {
+    std::vector<Session*> blocked;      // loki-on-full=block, the journal full
+    std::vector<Session*> held;         // memory mode, the queue full
+    std::vector<Stream*> held_streams;  // memory streams the sink holds
+    std::vector<Session*> waiting;      // memory mode, lines queued for the sink
+    std::vector<Journaled*> to_decode;  // journal streams with lines to decode
+  };
+  // Hands over, feeds and releases what waits on the sink or the journal; fills to_decode.
+  void Revisit(Revisits& r, bool woken, bool retry_due) ABSL_LOCKS_EXCLUDED(mu_);
+  // Decodes each journal stream in turn (an unexpected error is logged, counted and retried).
+  void DecodeJournals(const std::vector<Journaled*>& to_decode,
+                      const std::function<void(const std::string&)>& decode_hook)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Runs the driver's maintenance when its time has come, and asks for the next.
+  void RunTickIfDue(const std::function<std::chrono::milliseconds()>& tick);
   // Returns false when the memory stream has ended (EOF or corrupt).
   bool Drain(Stream& s);
   // The journal stream `session` feeds (it outlives its sessions).
