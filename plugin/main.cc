@@ -67,42 +67,30 @@ std::string Version() {
          (skald::FaultInjectionCompiledIn() ? " test build, with the fault switch" : "");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  // Debian's abseil is built with the lock-order graph on (absl::Mutex checks every
-  // acquisition for a potential deadlock): ten times the cost of a lock, on every batch of
-  // every container. The tests keep it on; the lock order is also checked by the compiler
-  // (-Wthread-safety).
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  // The plugin's own log lines, while a command runs here, go to stderr and only when they are
-  // errors (all commands print their own report).
-  spdlog::set_level(spdlog::level::off);
-  const skald::CommandLine command_line =
-      skald::RunCommandLine({argv + 1, argv + argc}, Version(), std::cin, std::cout, std::cerr);
-  if (!command_line.serve) return command_line.status;
-  const std::string socket_path = !command_line.socket_path.empty()
-                                      ? command_line.socket_path
-                                      : EnvOr("SKALD_SOCKET", "/run/docker/plugins/skald.sock");
-
-  std::vector<std::string> setting_problems;
-  const skald::PluginSettings settings = skald::ReadPluginSettings(std::getenv, &setting_problems);
-  spdlog::set_level(spdlog::level::from_str(settings.log_level));
-  for (const std::string& problem : setting_problems) spdlog::error("{}", problem);
-  // Each container holds a few descriptors (FIFO, segment, API connection): take all the
-  // process may have.
+// Each container holds a few descriptors (FIFO, segment, API connection): take all the process
+// may have.
+void RaiseOpenFileLimit() {
   if (rlimit files{}; getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
     files.rlim_cur = files.rlim_max;
     setrlimit(RLIMIT_NOFILE, &files);
   }
+}
+
+// SIGPIPE is ignored; SIGTERM and SIGINT are blocked in every thread (each inherits the mask)
+// and waited for by main.
+sigset_t BlockStopSignals() {
   signal(SIGPIPE, SIG_IGN);
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);  // every thread inherits this
+  return stop_signals;
+}
 
-  skald::MetricsRegistry metrics;
+// The driver's configuration from the plugin settings and the environment; prepares the
+// directory of the files options name.
+skald::DriverConfig DriverConfigFrom(const skald::PluginSettings& settings) {
   skald::DriverConfig config;
   config.env_defaults = skald::EnvDefaultsFromEnvironment();
   char host[256] = {};
@@ -125,6 +113,14 @@ int main(int argc, char** argv) {
                                    std::filesystem::perm_options::replace, ec);
     }
   }
+  return config;
+}
+
+// The driver, with journals when the state directory can hold them, else without: the reason
+// is logged and `config.state_dir` cleared (a state directory another copy holds makes this
+// copy refuse every container).
+std::unique_ptr<skald::Driver> StartDriver(skald::DriverConfig& config,
+                                           skald::MetricsRegistry& metrics) {
   std::unique_ptr<skald::Driver> driver_ptr;
   try {
     driver_ptr = std::make_unique<skald::Driver>(config, metrics);
@@ -148,6 +144,81 @@ int main(int argc, char** argv) {
     config.state_dir.clear();
     driver_ptr = std::make_unique<skald::Driver>(config, metrics);
   }
+  return driver_ptr;
+}
+
+// Stops the driver within the flush time and a little more, whatever its clients do (one may
+// be stuck connecting to a Loki that does not answer): the cursors acknowledged so far are
+// persisted first, the rest is replayed at the next start.
+void StopWithin(skald::Driver& driver, int flush_seconds) {
+  // Shared with the stopping thread, which may outlive this call (it is never joined).
+  struct Done {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+  };
+  auto done = std::make_shared<Done>();
+  std::thread([&driver, done, flush_seconds] {
+    driver.Shutdown(std::chrono::seconds(flush_seconds));
+    std::lock_guard lock(done->mu);
+    done->done = true;
+    done->cv.notify_all();
+  }).detach();
+  std::unique_lock lock(done->mu);
+  if (!done->cv.wait_for(lock, std::chrono::seconds(flush_seconds) + std::chrono::milliseconds(700),
+                         [&] { return done->done; })) {
+    spdlog::warn(
+        "stopping took longer than SHUTDOWN_FLUSH_SECONDS={}: exiting now; what was "
+        "not delivered stays in the journals",
+        flush_seconds);
+  }
+}
+
+// Exits without running destructors: workers of the API and metrics servers may still be
+// closing their connections (the cursors are persisted).
+[[noreturn]] void ExitNow() {
+  skald::LeakIfAsked();  // test builds only (plugin/common/fault_injection.h)
+  spdlog::info("stopped");
+  spdlog::shutdown();
+  std::fflush(nullptr);
+  // Workers of the API and metrics servers may still be closing their connections: exit
+  // without running destructors under them (the cursors are persisted).
+#ifdef SKALD_LEAK_CHECK_AT_EXIT
+  // _exit skips LeakSanitizer's check at exit, so the sanitizer build runs it here: a leak is
+  // reported and the exit status is LeakSanitizer's.
+  __lsan_do_leak_check();
+#endif
+  _exit(0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Debian's abseil is built with the lock-order graph on (absl::Mutex checks every
+  // acquisition for a potential deadlock): ten times the cost of a lock, on every batch of
+  // every container. The tests keep it on; the lock order is also checked by the compiler
+  // (-Wthread-safety).
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  // The plugin's own log lines, while a command runs here, go to stderr and only when they are
+  // errors (all commands print their own report).
+  spdlog::set_level(spdlog::level::off);
+  const skald::CommandLine command_line =
+      skald::RunCommandLine({argv + 1, argv + argc}, Version(), std::cin, std::cout, std::cerr);
+  if (!command_line.serve) return command_line.status;
+  const std::string socket_path = !command_line.socket_path.empty()
+                                      ? command_line.socket_path
+                                      : EnvOr("SKALD_SOCKET", "/run/docker/plugins/skald.sock");
+
+  std::vector<std::string> setting_problems;
+  const skald::PluginSettings settings = skald::ReadPluginSettings(std::getenv, &setting_problems);
+  spdlog::set_level(spdlog::level::from_str(settings.log_level));
+  for (const std::string& problem : setting_problems) spdlog::error("{}", problem);
+  RaiseOpenFileLimit();
+  sigset_t stop_signals = BlockStopSignals();
+
+  skald::MetricsRegistry metrics;
+  skald::DriverConfig config = DriverConfigFrom(settings);
+  std::unique_ptr<skald::Driver> driver_ptr = StartDriver(config, metrics);
   skald::Driver& driver = *driver_ptr;
 
   skald::PluginApiServer api(driver);
@@ -180,38 +251,6 @@ int main(int argc, char** argv) {
   // The daemon kills a plugin that does not exit soon: nothing here waits for a client
   // (idle keep-alive connections, `docker logs` readers) beyond the flush.
   api.BeginStop();
-  // Bounded whatever the clients do (one may be stuck connecting to a Loki that does not
-  // answer): the cursors acknowledged so far are persisted first, the rest is replayed.
-  std::mutex done_mu;
-  std::condition_variable done_cv;
-  bool done = false;
-  std::thread([&] {
-    driver.Shutdown(std::chrono::seconds(flush_seconds));
-    std::lock_guard lock(done_mu);
-    done = true;
-    done_cv.notify_all();
-  }).detach();
-  {
-    std::unique_lock lock(done_mu);
-    if (!done_cv.wait_for(lock,
-                          std::chrono::seconds(flush_seconds) + std::chrono::milliseconds(700),
-                          [&] { return done; })) {
-      spdlog::warn(
-          "stopping took longer than SHUTDOWN_FLUSH_SECONDS={}: exiting now; what was "
-          "not delivered stays in the journals",
-          flush_seconds);
-    }
-  }
-  skald::LeakIfAsked();  // test builds only (plugin/common/fault_injection.h)
-  spdlog::info("stopped");
-  spdlog::shutdown();
-  std::fflush(nullptr);
-  // Workers of the API and metrics servers may still be closing their connections: exit
-  // without running destructors under them (the cursors are persisted).
-#ifdef SKALD_LEAK_CHECK_AT_EXIT
-  // _exit skips LeakSanitizer's check at exit, so the sanitizer build runs it here: a leak is
-  // reported and the exit status is LeakSanitizer's.
-  __lsan_do_leak_check();
-#endif
-  _exit(0);
+  StopWithin(driver, flush_seconds);
+  ExitNow();
 }
