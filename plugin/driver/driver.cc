@@ -147,8 +147,8 @@ std::shared_ptr<Journal> Driver::OpenJournalLocked(const std::string& container_
 void Driver::StartInMemory(const std::string& file, std::shared_ptr<Stream> stream) {
   {
     absl::MutexLock lock(&mu_);
-    if (stopping_) throw OptionError("skald: the plugin is shutting down");
-    if (stream_by_file_.count(file)) throw OptionError("skald: already logging " + file);
+    if (stopping_) throw StartRefused("skald: the plugin is shutting down");
+    if (stream_by_file_.count(file)) throw StartRefused("skald: already logging " + file);
     stream->id = next_id_++;
     streams_[stream->id] = stream;
     stream_by_file_[file] = stream->id;
@@ -181,12 +181,12 @@ void Driver::Unregister(const std::string& file, const Stream* fresh, bool with_
 }
 
 void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
-  if (!config_.refuse_reason.empty()) throw OptionError(config_.refuse_reason);
+  if (!config_.refuse_reason.empty()) throw StartRefused(config_.refuse_reason);
   AwaitRecovery();
   std::shared_ptr<Stream> stream = MakeStream(file, info);
   bool journaled = store_ && !stream->options.no_file;
   if (journaled && !ValidContainerId(info.container_id)) {
-    throw OptionError("skald: invalid container id '" + info.container_id + "'");
+    throw StartRefused("skald: invalid container id '" + info.container_id + "'");
   }
   if (!journaled) {
     StartInMemory(file, stream);
@@ -201,8 +201,8 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
       std::shared_ptr<Journal> journal;
       {
         absl::MutexLock lock(&mu_);
-        if (stopping_) throw OptionError("skald: the plugin is shutting down");
-        if (stream_by_file_.count(file)) throw OptionError("skald: already logging " + file);
+        if (stopping_) throw StartRefused("skald: the plugin is shutting down");
+        if (stream_by_file_.count(file)) throw StartRefused("skald: already logging " + file);
         try {
           journal = OpenJournalLocked(info.container_id, stream->options);
         } catch (const std::system_error& e) {

@@ -35,6 +35,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -94,6 +95,14 @@ struct DriverConfig {
   std::function<std::shared_ptr<PushClient>(const LokiClientConfig& config)> client_factory;
 };
 
+// StartLogging refused for the plugin's own reasons, not the options': it is shutting down,
+// the FIFO is logged already, another copy holds the state directory, or the container id
+// cannot name a journal. what() is the message for dockerd.
+class StartRefused : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class Driver : public LineSink, public DeliveryListener {
  public:
   Driver(DriverConfig config, MetricsRegistry& metrics);
@@ -114,7 +123,8 @@ class Driver : public LineSink, public DeliveryListener {
   // Names of the journals in quarantine (<state>/quarantine).
   std::vector<std::string> QuarantinedJournals() const;
 
-  // Throws OptionError (a message for the user) or std::system_error (FIFO) on failure.
+  // Throws OptionError (the options cannot be used), StartRefused (see above) or
+  // std::system_error (the FIFO); each what() is a message for the user.
   void StartLogging(const std::string& file, const ContainerInfo& info) ABSL_LOCKS_EXCLUDED(mu_);
   // Marks the stream; returns at once. Unknown files are ignored.
   void StopLogging(const std::string& file) ABSL_LOCKS_EXCLUDED(mu_);

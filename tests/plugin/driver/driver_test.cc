@@ -75,7 +75,7 @@ TEST_F(DriverTest, AContainerIdWithBytesOutsideAsciiIsRefused) {
   const std::string fifo = MakeFifo("f-id", &fd);
   for (const std::string& id : {std::string(63, 'a') + "\xE9", std::string(62, 'a') + "\xC3\xA9",
                                 std::string(63, 'a') + "\xFF", std::string(63, 'a') + "/"}) {
-    EXPECT_THROW(driver_->StartLogging(fifo, Info(id)), OptionError) << id;
+    EXPECT_THROW(driver_->StartLogging(fifo, Info(id)), StartRefused) << id;
   }
   EXPECT_NO_THROW(driver_->StartLogging(fifo, Info(kId1)));
 }
