@@ -10,7 +10,7 @@ namespace skald {
 ClientPool::ClientPool(Factory factory, std::chrono::milliseconds idle_timeout)
     : factory_(std::move(factory)), idle_timeout_(idle_timeout) {}
 
-std::shared_ptr<PushClient> ClientPool::For(const LokiClientConfig& config, Window* window) {
+std::shared_ptr<ShippingClient> ClientPool::For(const LokiClientConfig& config, Window* window) {
   const std::string key = config.Key();
   {
     absl::MutexLock lock(&mu_);
@@ -19,7 +19,7 @@ std::shared_ptr<PushClient> ClientPool::For(const LokiClientConfig& config, Wind
       return it->second;
     }
   }
-  std::shared_ptr<PushClient> made = factory_(config);  // may throw
+  std::shared_ptr<ShippingClient> made = factory_(config);  // may throw
   absl::MutexLock lock(&mu_);
   // Another start may have made one meanwhile: the first stays.
   auto it = clients_.try_emplace(key, std::move(made)).first;
@@ -33,11 +33,11 @@ ClientPool::Window ClientPool::WindowLocked(const std::string& key) {
   return w;
 }
 
-std::chrono::milliseconds ClientPool::RetireIdle(const std::unordered_set<const PushClient*>& used,
-                                                 std::chrono::milliseconds never) {
+std::chrono::milliseconds ClientPool::RetireIdle(
+    const std::unordered_set<const ShippingClient*>& used, std::chrono::milliseconds never) {
   const auto now = std::chrono::steady_clock::now();
   std::chrono::milliseconds next = never;
-  std::vector<std::shared_ptr<PushClient>> retired;
+  std::vector<std::shared_ptr<ShippingClient>> retired;
   {
     absl::MutexLock lock(&mu_);
     for (auto it = clients_.begin(); it != clients_.end();) {
@@ -73,9 +73,9 @@ std::chrono::milliseconds ClientPool::RetireIdle(const std::unordered_set<const 
   return next;
 }
 
-std::vector<std::shared_ptr<PushClient>> ClientPool::All() const {
+std::vector<std::shared_ptr<ShippingClient>> ClientPool::All() const {
   absl::MutexLock lock(&mu_);
-  std::vector<std::shared_ptr<PushClient>> all;
+  std::vector<std::shared_ptr<ShippingClient>> all;
   all.reserve(clients_.size());
   for (const auto& [key, client] : clients_) all.push_back(client);
   return all;
@@ -93,9 +93,9 @@ uint64_t ClientPool::Pending() const {
   return pending;
 }
 
-std::vector<std::shared_ptr<PushClient>> ClientPool::TakeAll() {
+std::vector<std::shared_ptr<ShippingClient>> ClientPool::TakeAll() {
   absl::MutexLock lock(&mu_);
-  std::vector<std::shared_ptr<PushClient>> all;
+  std::vector<std::shared_ptr<ShippingClient>> all;
   for (auto& [key, client] : clients_) all.push_back(std::move(client));
   clients_.clear();
   windows_.clear();

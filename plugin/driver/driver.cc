@@ -72,7 +72,7 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
       clients_(
           [this](const LokiClientConfig& client_config) {
             return config_.client_factory ? config_.client_factory(client_config)
-                                          : MakeLokiPushClient(client_config, metrics_);
+                                          : MakeShippingClient(client_config, metrics_);
           },
           config_.client_idle_timeout),
       queue_(config_.max_queued_bytes) {
@@ -376,7 +376,7 @@ bool Driver::WindowFull(const Stream& stream) const {
 }
 
 bool Driver::WantsLines(uint64_t stream_id) {
-  std::shared_ptr<PushClient> client;
+  std::shared_ptr<ShippingClient> client;
   {
     absl::MutexLock lock(&mu_);
     auto it = streams_.find(stream_id);
@@ -391,7 +391,7 @@ bool Driver::WantsLines(uint64_t stream_id) {
 }
 
 bool Driver::LokiTakesLines(uint64_t stream_id) {
-  std::shared_ptr<PushClient> client;
+  std::shared_ptr<ShippingClient> client;
   {
     absl::MutexLock lock(&mu_);
     auto it = streams_.find(stream_id);
@@ -402,7 +402,7 @@ bool Driver::LokiTakesLines(uint64_t stream_id) {
 }
 
 bool Driver::HoldsMemoryStream(uint64_t stream_id) {
-  std::shared_ptr<PushClient> client;
+  std::shared_ptr<ShippingClient> client;
   std::size_t queued = 0;
   {
     absl::MutexLock lock(&mu_);
@@ -759,7 +759,7 @@ void Driver::PersistCursor(Stream& stream, JournalPosition acked) {
 }
 
 std::chrono::milliseconds Driver::RetireIdleClients() {
-  std::unordered_set<const PushClient*> used;
+  std::unordered_set<const ShippingClient*> used;
   {
     absl::MutexLock lock(&mu_);
     for (const auto& [id, s] : streams_) used.insert(s->client.get());
@@ -901,7 +901,7 @@ void Driver::Shutdown(std::chrono::milliseconds deadline) {
   // connection (a TLS handshake nobody answers) must not cost the cursors when the process
   // exits at its deadline.
   PersistCursors();
-  for (const std::shared_ptr<PushClient>& client : clients_.TakeAll()) {
+  for (const std::shared_ptr<ShippingClient>& client : clients_.TakeAll()) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         until - std::chrono::steady_clock::now());
     client->Stop(std::max(left, std::chrono::milliseconds(0)));
@@ -963,7 +963,7 @@ void Driver::UpdateGauges() {
 }
 
 std::vector<LokiClientHealth> Driver::ClientsHealth() const {
-  const std::vector<std::shared_ptr<PushClient>> clients = clients_.All();
+  const std::vector<std::shared_ptr<ShippingClient>> clients = clients_.All();
   std::vector<std::shared_ptr<Stream>> journaled;
   {
     absl::MutexLock lock(&mu_);
@@ -974,12 +974,12 @@ std::vector<LokiClientHealth> Driver::ClientsHealth() const {
   const auto steady_now = std::chrono::steady_clock::now();
   const int64_t now_ns = stages::Clock::System().NowNs();
   std::vector<LokiClientHealth> out;
-  std::unordered_map<const PushClient*, std::size_t> index;
+  std::unordered_map<const ShippingClient*, std::size_t> index;
   for (const auto& c : clients) {
     LokiClientHealth h;
     h.url = RedactUrl(c->config().url);
     h.tenant_id = c->config().tenant_id;
-    const PushClient::PushResult last = c->LastPush();
+    const ShippingClient::PushResult last = c->LastPush();
     h.last_push_status = last.status;
     h.last_push_at = last.at;
     h.pending_entries = c->Pending();

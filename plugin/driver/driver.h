@@ -47,7 +47,7 @@
 #include "plugin/config/secret_store.h"
 #include "plugin/config/stream_labels.h"
 #include "plugin/driver/client_pool.h"
-#include "plugin/driver/push_client.h"
+#include "plugin/driver/shipping_client.h"
 #include "plugin/driver/shipping_queue.h"
 #include "plugin/ingest/fifo_reader.h"
 #include "plugin/journal/journal.h"
@@ -91,8 +91,8 @@ struct DriverConfig {
   // by another copy of the plugin).
   std::string refuse_reason;
   // Makes the client shared by the streams whose client options are `config` (may throw);
-  // empty: a LokiClient (MakeLokiPushClient). Tests pass a fake.
-  std::function<std::shared_ptr<PushClient>(const LokiClientConfig& config)> client_factory;
+  // empty: a LokiClient (MakeShippingClient). Tests pass a fake.
+  std::function<std::shared_ptr<ShippingClient>(const LokiClientConfig& config)> client_factory;
 };
 
 // StartLogging refused for the plugin's own reasons, not the options': it is shutting down,

@@ -11,8 +11,8 @@
 #include "plugin/config/log_options.h"
 #include "plugin/driver/container_pipeline.h"
 #include "plugin/driver/driver.h"
-#include "plugin/driver/push_client.h"
 #include "plugin/driver/shipment_ledger.h"
+#include "plugin/driver/shipping_client.h"
 #include "plugin/journal/journal.h"
 
 namespace skald {
@@ -22,7 +22,7 @@ struct Driver::Stream {
   std::string file;  // the first session's FIFO
   ContainerInfo info;
   LogOptions options;
-  std::shared_ptr<PushClient> client;
+  std::shared_ptr<ShippingClient> client;
   std::atomic<bool> stop_requested{false};
   // Memory-only because its journal could not be made (a full disk): its FIFO is held while
   // Loki takes lines and the lines it handed over pile up (Driver::HoldsMemoryStream). Set

@@ -21,10 +21,10 @@
 #include "pipeline_stages/tenant_id.h"
 #include "plugin/common/log_limiter.h"
 #include "plugin/common/thread_name.h"
+#include "plugin/loki/lane_sender.h"
 #include "plugin/loki/loki_credentials.h"
+#include "plugin/loki/loki_endpoint.h"
 #include "plugin/loki/push_encoder.h"
-#include "plugin/loki/push_sender.h"
-#include "plugin/loki/push_target.h"
 #include "plugin/loki/request_watchdog.h"
 
 namespace skald {
@@ -83,7 +83,7 @@ struct LokiClient::Impl {
     std::size_t index = 0;  // into queues_
     absl::CondVar cv;       // waited on with mu_: its queues changed, or the client stops
     std::thread thread;
-    std::unique_ptr<PushSender> sender;
+    std::unique_ptr<LaneSender> sender;
     std::atomic<bool> finished{false};
     PushEncoder encoder;
     // Scratch for grouping a batch by stream.
@@ -110,7 +110,7 @@ struct LokiClient::Impl {
   // Delivers `batch` (one tenant), splitting on 413; accounts for every entry.
   void Deliver(Lane& lane, std::span<Queued> batch) ABSL_LOCKS_EXCLUDED(mu_);
   // Logs (rate-limited) why `batch` is dropped.
-  void LogDrop(const std::string& reason, const PushSender::Result& result,
+  void LogDrop(const std::string& reason, const LaneSender::Result& result,
                std::span<const Queued> batch);
   // Ends the lanes (a request in flight is cut) and the watchdog, and joins those started.
   void StopThreads() ABSL_LOCKS_EXCLUDED(mu_);
@@ -130,7 +130,7 @@ struct LokiClient::Impl {
 
   LokiClientConfig config;
   LogLimiter log_limiter;
-  PushTarget target;  // after config and log_limiter, which it refers to
+  LokiEndpoint target;  // after config and log_limiter, which it refers to
   std::string redacted_url;
   LokiCredentials credentials_;  // as read when the client started (senders keep their own)
 
@@ -195,7 +195,7 @@ LokiClient::Impl::Impl(LokiClientConfig c, MetricsRegistry& m)
   for (int i = 0; i < config.lanes; ++i) {
     auto lane = std::make_unique<Lane>();
     lane->index = static_cast<std::size_t>(i);
-    lane->sender = std::make_unique<PushSender>(target, credentials_, watchdog_);
+    lane->sender = std::make_unique<LaneSender>(target, credentials_, watchdog_);
     lanes_.push_back(std::move(lane));
   }
   // A thread that cannot start must not leave the others running (a joinable std::thread
@@ -592,7 +592,7 @@ void LokiClient::Impl::Deliver(Lane& lane, std::span<Queued> batch) {
   const std::string_view body = lane.encoder.Encode(lane.streams);
   encoded_bytes.Add(body.size());
 
-  const PushSender::Result result = lane.sender->Send(body, tenant, batch.size());
+  const LaneSender::Result result = lane.sender->Send(body, tenant, batch.size());
   switch (FateOf(result.outcome, batch.size(), config.durable)) {
     case BatchFate::kSent: {
       uint64_t bytes = 0;
@@ -638,7 +638,7 @@ void LokiClient::Impl::Deliver(Lane& lane, std::span<Queued> batch) {
   }
 }
 
-void LokiClient::Impl::LogDrop(const std::string& reason, const PushSender::Result& result,
+void LokiClient::Impl::LogDrop(const std::string& reason, const LaneSender::Result& result,
                                std::span<const Queued> batch) {
   const std::string said = AnswerForLog(result.response);
   uint64_t suppressed = 0;

@@ -3,7 +3,7 @@
 // It owns batching (loki-batch-size bytes of line + structured metadata, loki-batch-wait),
 // encoding (protobuf logproto.PushRequest + snappy block: push_encoder.h), sending with
 // several requests in flight (streams are sharded over sender lanes by label string, so each
-// stream stays in order; each lane pushes through a PushSender: push_sender.h), 413 splitting,
+// stream stays in order; each lane pushes through a LaneSender: lane_sender.h), 413 splitting,
 // and delivery accounting in the MetricsRegistry. What becomes of a batch after its push is
 // the table in push_outcome.h. It knows nothing of containers or Docker.
 //

@@ -58,7 +58,7 @@ using e2e::Docker;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
-using testing::RandomHex;
+using testkit::RandomHex;
 
 constexpr const char* kSkaldPlugin = "skald-bench-fleet";
 constexpr const char* kGoPlugin = "skald-bench-go-driver";

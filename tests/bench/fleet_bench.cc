@@ -57,7 +57,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using json = nlohmann::json;
-using testing::FakeDaemon;
+using testkit::FakeDaemon;
 
 struct Workload {
   int containers = 0;
@@ -119,7 +119,7 @@ bool WaitStreamsEnded(FakeDaemon& daemon, std::chrono::seconds timeout) {
 }
 
 // N containers x M lines, all started, written and stopped at once. Returns the run's figures.
-json RunContainers(const Options& opt, FakeDaemon& daemon, testing::FakeLoki& sink, int n, int m,
+json RunContainers(const Options& opt, FakeDaemon& daemon, testkit::FakeLoki& sink, int n, int m,
                    uint64_t* expected_total) {
   std::map<std::string, std::string> config = {{"loki-url", sink.PushUrl()}};
   if (opt.pipeline == "seed") config["loki-pipeline-stages"] = kSeedPipeline;
@@ -172,7 +172,7 @@ json RunContainers(const Options& opt, FakeDaemon& daemon, testing::FakeLoki& si
 }
 
 json RunWorkload(const Options& opt, const Workload& w) {
-  testing::FakeLoki sink;
+  testkit::FakeLoki sink;
   sink.SetRetainEntries(false);
   if (!sink.Start()) throw std::runtime_error("fake Loki cannot listen");
   FakeDaemon daemon(opt.skald, {"LOG_LEVEL=warn"});
@@ -186,7 +186,7 @@ json RunWorkload(const Options& opt, const Workload& w) {
 // plugin restarted on them and measured again.
 json RunIdle(const Options& opt, int journals) {
   json out = {{"journals", journals}};
-  testing::FakeLoki sink;
+  testkit::FakeLoki sink;
   sink.SetRetainEntries(false);
   if (!sink.Start()) throw std::runtime_error("fake Loki cannot listen");
   FakeDaemon daemon(opt.skald, {"LOG_LEVEL=warn"});

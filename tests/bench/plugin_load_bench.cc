@@ -120,10 +120,10 @@ pid_t PluginPid(const std::string& binary) {
 
 json RunOnce(const Options& opt, const std::string& pipeline, int k) {
   json r = {{"pipeline", pipeline}, {"containers", k}};
-  testing::FakeLoki sink;
+  testkit::FakeLoki sink;
   sink.SetRetainEntries(false);
   if (!sink.Start()) throw std::runtime_error("fake Loki cannot listen");
-  testing::FakeDaemon daemon(opt.skald, {"LOG_LEVEL=warn"});
+  testkit::FakeDaemon daemon(opt.skald, {"LOG_LEVEL=warn"});
   const pid_t pid = PluginPid(opt.skald);
   if (pid <= 0) throw std::runtime_error("cannot find the plugin's pid");
 
@@ -143,7 +143,7 @@ json RunOnce(const Options& opt, const std::string& pipeline, int k) {
 
   const double cpu0 = ProcessCpuSeconds(pid);
   const auto t0 = Clock::now();
-  std::vector<testing::FakeDaemon::Container> containers(static_cast<std::size_t>(k));
+  std::vector<testkit::FakeDaemon::Container> containers(static_cast<std::size_t>(k));
   for (auto& c : containers) {
     const std::string err = daemon.StartContainer(c, config);
     if (!err.empty()) throw std::runtime_error("StartLogging failed: " + err);
@@ -207,17 +207,17 @@ json RunOnce(const Options& opt, const std::string& pipeline, int k) {
 json RunOutage(const Options& opt) {
   constexpr int kContainers = 10;
   json r = {{"containers", kContainers}, {"outage_s", opt.outage_s}, {"rate", opt.outage_rate}};
-  testing::FakeLoki sink;
+  testkit::FakeLoki sink;
   sink.SetRetainEntries(false);
   if (!sink.Start()) throw std::runtime_error("fake Loki cannot listen");
   sink.FailAll(503);
-  testing::FakeDaemon daemon(opt.skald, {"LOG_LEVEL=error"});
+  testkit::FakeDaemon daemon(opt.skald, {"LOG_LEVEL=error"});
   const pid_t pid = PluginPid(opt.skald);
   if (pid <= 0) throw std::runtime_error("cannot find the plugin's pid");
   const std::map<std::string, std::string> config = {{"loki-url", sink.PushUrl()},
                                                      {"loki-max-backoff", "2s"},
                                                      {"loki-pipeline-stages", kSeedPipeline}};
-  std::vector<testing::FakeDaemon::Container> containers(kContainers);
+  std::vector<testkit::FakeDaemon::Container> containers(kContainers);
   for (auto& c : containers) {
     const std::string err = daemon.StartContainer(c, config);
     if (!err.empty()) throw std::runtime_error("StartLogging failed: " + err);

@@ -183,7 +183,7 @@ TEST_F(BadInput, NulBytesInvalidUtf8AndCarriageReturns) {
 // replayed (Loki was away), it ends that stream: what was read is delivered, the rest counted
 // as lost bytes. (The reader used to spin on the missing segment, and every container blocked.)
 TEST_F(BadInput, AJournalRemovedWhileItIsReplayed) {
-  testing::FakeLoki fake;
+  testkit::FakeLoki fake;
   ASSERT_TRUE(fake.Start());
   fake.FailAll(503);
   const auto state = PluginStateDir();
@@ -293,7 +293,7 @@ TEST_F(BadInput, AFullDisk) {
 
   // Two containers whose journals are made while the disk has room, then fill it: one ships
   // to a Loki that is away (a fake answering 503), one to the real Loki.
-  testing::FakeLoki away;
+  testkit::FakeLoki away;
   ASSERT_TRUE(away.Start());
   away.SetRetainEntries(false);
   away.FailAll(503);
@@ -407,17 +407,17 @@ TEST_F(BadInput, ALokiThatMisbehaves) {
   StartNeighbour();
   struct Row {
     std::string name;
-    testing::FakeLoki::Answer answer;
+    testkit::FakeLoki::Answer answer;
     std::chrono::milliseconds delay{0};
   };
   auto answer = [](int status) {
-    testing::FakeLoki::Answer a;
+    testkit::FakeLoki::Answer a;
     a.status = status;
     return a;
   };
-  testing::FakeLoki::Answer redirect = answer(307);
+  testkit::FakeLoki::Answer redirect = answer(307);
   redirect.headers = {{"Location", "http://127.0.0.1:1/elsewhere"}};
-  testing::FakeLoki::Answer huge = answer(500);
+  testkit::FakeLoki::Answer huge = answer(500);
   huge.filler_bytes = 64 << 20;
   std::vector<Row> rows = {
       {"redirect", redirect, 0ms},     {"unauthorized", answer(401), 0ms},
@@ -427,10 +427,10 @@ TEST_F(BadInput, ALokiThatMisbehaves) {
   };
   constexpr int kLines = 200;
   const double too_large_before = Metric("skald_entries_dropped_total{reason=\"too_large\"}");
-  std::vector<std::unique_ptr<testing::FakeLoki>> fakes;
+  std::vector<std::unique_ptr<testkit::FakeLoki>> fakes;
   std::vector<std::string> names;
   for (const Row& row : rows) {
-    auto fake = std::make_unique<testing::FakeLoki>();
+    auto fake = std::make_unique<testkit::FakeLoki>();
     ASSERT_TRUE(fake->Start());
     if (row.delay.count() > 0) {
       fake->SetDelay(row.delay);
@@ -448,7 +448,7 @@ TEST_F(BadInput, ALokiThatMisbehaves) {
     fakes.push_back(std::move(fake));
   }
   // 413 for everything: batches are split down to single entries, each refused for good.
-  testing::FakeLoki refusing;
+  testkit::FakeLoki refusing;
   ASSERT_TRUE(refusing.Start());
   refusing.AnswerNext(answer(413), -1);
   const std::string refused = NewContainer("too-large");
@@ -458,8 +458,8 @@ TEST_F(BadInput, ALokiThatMisbehaves) {
              60s)
           .ok());
   // An answer that is not HTTP, without the journal: dropped after loki-retries, counted.
-  testing::ScriptedHttpPeer garbage;
-  testing::ScriptedHttpPeer::Script not_http_script;
+  testkit::ScriptedHttpPeer garbage;
+  testkit::ScriptedHttpPeer::Script not_http_script;
   not_http_script.answer = "this is not HTTP\r\n\r\n";
   ASSERT_TRUE(garbage.Start(not_http_script));
   const double exhausted_before =
@@ -550,10 +550,10 @@ TEST_F(BadInput, AnEndpointThatAnswersWithHostileBytes) {
   const double dropped_before =
       FamilyTotal(FetchMetrics().value_or(""), "skald_entries_dropped_total");
   const double errors_before = Metric("skald_pushes_total{status_code=\"error\"}");
-  std::vector<std::unique_ptr<testing::ScriptedHttpPeer>> scripted;
+  std::vector<std::unique_ptr<testkit::ScriptedHttpPeer>> scripted;
   for (const Peer& p : peers) {
-    auto peer = std::make_unique<testing::ScriptedHttpPeer>();
-    testing::ScriptedHttpPeer::Script script;
+    auto peer = std::make_unique<testkit::ScriptedHttpPeer>();
+    testkit::ScriptedHttpPeer::Script script;
     script.answer = p.answer;
     script.reset_after = p.reset;
     script.answer_at_connect = p.https;
@@ -584,11 +584,11 @@ TEST_F(BadInput, AnEndpointThatAnswersWithHostileBytes) {
       {"400-html", 400, "<html><body><h1>400 Bad Request</h1>nginx</body></html>"},
       {"422-proxy", 422, "Unprocessable Entity"},
   };
-  std::vector<std::unique_ptr<testing::FakeLoki>> fakes;
+  std::vector<std::unique_ptr<testkit::FakeLoki>> fakes;
   for (const Route& r : routes) {
-    auto fake = std::make_unique<testing::FakeLoki>();
+    auto fake = std::make_unique<testkit::FakeLoki>();
     ASSERT_TRUE(fake->Start());
-    testing::FakeLoki::Answer a;
+    testkit::FakeLoki::Answer a;
     a.status = r.status;
     a.body = r.body;
     fake->AnswerNext(a, -1);
@@ -776,7 +776,7 @@ TEST_F(BadInput, TwoContainersDeclaringOneMetricWithTwoTypes) {
 // built. `docker run` fails at once naming the bound; the plugin does not notice.
 TEST_F(BadInput, AYamlAliasBombInTheStages) {
   StartNeighbour();
-  const std::string yaml = skald::testing::YamlAliasBomb();
+  const std::string yaml = skald::testkit::YamlAliasBomb();
   const std::string name = NewContainer();
   auto run =
       Docker(RunArgs(name, {"loki-pipeline-stages=" + yaml}, {"loggen", "--lines", "5"}), 120s);

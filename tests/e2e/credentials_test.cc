@@ -137,7 +137,7 @@ class Credentials : public SkaldTest {
 // copy of the trust store gets the CA.) A container with an https:// URL and no CA option
 // delivers; a bundle whose trust store lacks the CA refuses the certificate.
 TEST_F(Credentials, HttpsVerifiesAgainstTheTrustStoreTheBundleCarries) {
-  testing::FakeLoki fake;
+  testkit::FakeLoki fake;
   ASSERT_TRUE(fake.StartTls({(dir_ / "server.crt").string(), (dir_ / "server.key").string(), ""}));
   const std::string url = "https://127.0.0.1:" + std::to_string(fake.port()) + "/loki/api/v1/push";
 

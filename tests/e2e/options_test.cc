@@ -96,7 +96,7 @@ TEST_F(PluginSettings, LokiUrlSetOnThePluginServesAContainerThatGivesNone) {
 // the setting is named and its password never printed, and a typo is still an error.
 TEST_F(PluginSettings, CheckWithPluginSeesThePluginWideSettingsOfTheRealDaemon) {
   const std::string skald = E2eEnv::Get().Bundle() + "/rootfs/usr/bin/skald";
-  const std::string password = "S3cr3t-" + skald::testing::RandomHex(12);
+  const std::string password = "S3cr3t-" + skald::testkit::RandomHex(12);
   std::string url = loki().PushUrl();
   url.insert(url.find("://") + 3, "skald:" + password + "@");
   ASSERT_TRUE(SetPluginEnv("LOKI_URL=" + url));

@@ -50,7 +50,7 @@ struct Side {
 };
 
 struct Built {
-  skald::stages::testing::FakeClock clock;
+  skald::stages::testkit::FakeClock clock;
   skald::stages::BuildContext build;
   skald::stages::StageContext ctx;
   Side fast, slow;

@@ -17,8 +17,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view yaml = skald::fuzz::AsView(data, size);
-  skald::stages::testing::FakeClock clock;
-  skald::stages::testing::RecordingObserver observer;
+  skald::stages::testkit::FakeClock clock;
+  skald::stages::testkit::RecordingObserver observer;
   skald::stages::PipelineOptions options;
   options.observer = &observer;
   options.clock = &clock;
@@ -35,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<skald::stages::Entry> out;
   uint64_t origin = 1;
   auto run = [&](std::string line) {
-    skald::stages::Entry e = skald::stages::testing::MakeEntry(
+    skald::stages::Entry e = skald::stages::testkit::MakeEntry(
         std::move(line), {{"job", "fuzz"}, {"source", "stdout"}}, clock.NowNs());
     e.origin = origin++;
     pipeline->Process(std::move(e), out);

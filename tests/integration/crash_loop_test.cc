@@ -19,8 +19,8 @@
 namespace skald {
 namespace {
 
-using skald::testing::FakeDaemon;
-using skald::testing::FakeLoki;
+using skald::testkit::FakeDaemon;
+using skald::testkit::FakeLoki;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 

@@ -21,7 +21,7 @@
 #include "plugin/ingest/frame_codec.h"
 #include "tests/tools/random_hex.h"
 
-namespace skald::testing {
+namespace skald::testkit {
 
 namespace {
 
@@ -271,4 +271,4 @@ std::string FakeDaemon::Log() const {
   return ss.str();
 }
 
-}  // namespace skald::testing
+}  // namespace skald::testkit

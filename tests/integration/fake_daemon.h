@@ -20,7 +20,7 @@ namespace httplib {
 class Client;
 }  // namespace httplib
 
-namespace skald::testing {
+namespace skald::testkit {
 
 class FakeDaemon {
  public:
@@ -96,4 +96,4 @@ class FakeDaemon {
 // A TCP port nobody listens on right now.
 int FreePort();
 
-}  // namespace skald::testing
+}  // namespace skald::testkit

@@ -38,7 +38,7 @@ TEST(LeakCheckAtExit, ALeakAtShutdownIsReportedInTheSanitizerBuild) {
   // is expected. log_path is a flag the sanitizers share, read from each one's options in
   // turn: all three name the same.
   const std::string log_path = "log_path=" + (reports / "r").string();
-  testing::FakeDaemon daemon(
+  testkit::FakeDaemon daemon(
       SKALD_BINARY, {"SKALD_FAULT_LEAK_AT_EXIT=1", "ASAN_OPTIONS=detect_leaks=1:" + log_path,
                      "LSAN_OPTIONS=" + log_path, "UBSAN_OPTIONS=" + log_path});
   const int status = daemon.Signal(SIGTERM, 15s);

@@ -27,7 +27,7 @@
 #include "tests/tools/prometheus_text_parser.h"
 #include "tests/tools/scripted_http_peer.h"
 
-namespace skald::testing {
+namespace skald::testkit {
 namespace {
 
 using ::testing::AllOf;
@@ -1232,9 +1232,9 @@ TEST_F(PluginWideDefaults, ServeAContainerThatGivesNoUrl) {
 }
 
 }  // namespace
-}  // namespace skald::testing
+}  // namespace skald::testkit
 
-namespace skald::testing {
+namespace skald::testkit {
 namespace {
 
 // Voluntary context switches of every thread of `pid` (how often its threads went to sleep).
@@ -1311,4 +1311,4 @@ TEST_F(PluginIntegration, TheApiClosesAConnectionAfterItsAnswer) {
 }
 
 }  // namespace
-}  // namespace skald::testing
+}  // namespace skald::testkit

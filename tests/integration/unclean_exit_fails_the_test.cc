@@ -9,7 +9,7 @@
 namespace {
 
 const bool kInstalled = [] {
-  skald::testing::FakeDaemon::UncleanExitHandler() = [](const std::string& what) {
+  skald::testkit::FakeDaemon::UncleanExitHandler() = [](const std::string& what) {
     ADD_FAILURE() << what;
   };
   return true;

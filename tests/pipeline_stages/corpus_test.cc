@@ -72,8 +72,8 @@ class CorpusTest : public ::testing::TestWithParam<Case> {};
 TEST_P(CorpusTest, MatchesExpectation) {
   const Case& c = GetParam();
   const YAML::Node& n = c.node;
-  testing::FakeClock clock(kDefaultTs);
-  testing::RecordingObserver observer;
+  testkit::FakeClock clock(kDefaultTs);
+  testkit::RecordingObserver observer;
   Pipeline::SetSamplingSeedForTesting(42);
   std::string yaml = n["stages"].as<std::string>();
   for (size_t at; (at = yaml.find("@GEOIP_DIR@")) != std::string::npos;) {

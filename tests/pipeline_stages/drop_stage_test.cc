@@ -3,10 +3,10 @@
 namespace skald::stages {
 namespace {
 
-using testing::FakeClock;
 using ::testing::HasSubstr;
-using testing::MakeEntry;
-using testing::RecordingObserver;
+using testkit::FakeClock;
+using testkit::MakeEntry;
+using testkit::RecordingObserver;
 
 TEST(DropStage, OlderThanUsesThePipelineClock) {
   FakeClock clock(2'000'000'000'000);
@@ -21,14 +21,14 @@ TEST(DropStage, OlderThanUsesThePipelineClock) {
 }
 
 TEST(DropStage, LongerThanKib) {
-  auto out = testing::RunLines("- drop: {longer_than: 1KiB}",
+  auto out = testkit::RunLines("- drop: {longer_than: 1KiB}",
                                {std::string(1024, 'a'), std::string(1025, 'a')});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].line.size(), 1024u);
 }
 
 TEST(DropStage, ValueNeedsSource) {
-  EXPECT_THAT(testing::BuildError("- drop: {value: x}"),
+  EXPECT_THAT(testkit::BuildError("- drop: {value: x}"),
               HasSubstr("pipeline stage 1 (drop): field \"value\": needs source"));
 }
 

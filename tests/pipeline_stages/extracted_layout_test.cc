@@ -57,7 +57,7 @@ TEST(ExtractedLayout, AtCallsSeeLabelsAndErasures) {
 }
 
 TEST(ExtractedLayout, StagesFollowMapsOfDifferentLayouts) {
-  testing::FakeClock clock;
+  testkit::FakeClock clock;
   BuildContext build;
   build.clock = &clock;
   StageContext ctx{"test", "json", &build};
@@ -83,7 +83,7 @@ TEST(ExtractedLayout, StagesFollowMapsOfDifferentLayouts) {
     std::string line = R"({"msg":"m)" + n + (slow ? R"(\u00e9")" : R"(")");
     if (i % 5 != 0) line += R"(,"level":"l)" + n + R"(")";
     line += R"(,"context":"c)" + n + R"("})";
-    Entry e = testing::MakeEntry(line, base);
+    Entry e = testkit::MakeEntry(line, base);
     const size_t m = rng() % 2 == 0 ? static_cast<size_t>(i) % 3 : rng() % 3;
     e.extracted = std::move(maps[m]);
     e.extracted.Reset(e.labels.SharedBase());

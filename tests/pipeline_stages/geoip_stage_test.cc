@@ -14,8 +14,8 @@ namespace skald::stages {
 namespace {
 
 using ::testing::HasSubstr;
-using testing::MakeEntry;
-using testing::RecordingObserver;
+using testkit::MakeEntry;
+using testkit::RecordingObserver;
 
 std::string Db(const std::string& name) { return std::string(SKALD_GEOIP_TEST_DIR) + "/" + name; }
 

@@ -41,7 +41,7 @@ class Pair {
   }
 
   Outcome Run(JsonStage& stage, const std::string& line) {
-    Entry e = testing::MakeEntry(line, LabelSet{{"level", "from-label"}, {"job", "j"}});
+    Entry e = testkit::MakeEntry(line, LabelSet{{"level", "from-label"}, {"job", "j"}});
     e.extracted.Reset(e.labels.SharedBase());
     e.extracted.SetString("pre", "existing");
     NullDownstream next;
@@ -64,7 +64,7 @@ class Pair {
   }
 
  private:
-  testing::FakeClock clock_;
+  testkit::FakeClock clock_;
   BuildContext build_;
   StageContext ctx_;
   std::unique_ptr<JsonStage> slow_;

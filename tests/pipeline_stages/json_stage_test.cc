@@ -3,11 +3,11 @@
 namespace skald::stages {
 namespace {
 
-using testing::BuildError;
 using ::testing::HasSubstr;
-using testing::MakeEntry;
-using testing::OnlyLine;
-using testing::RunOne;
+using testkit::BuildError;
+using testkit::MakeEntry;
+using testkit::OnlyLine;
+using testkit::RunOne;
 
 constexpr char kPino[] =
     R"({"level":30,"time":1700000000000,"pid":7,"hostname":"web-1","context":"HttpService",)"
@@ -53,7 +53,7 @@ TEST(JsonStage, ExtractsEveryTypeOfThePinoLine) {
 
 TEST(JsonStage, SameStageServesManyLines) {
   // The parser, padded buffer and extracted slots are reused between lines.
-  testing::FakeClock clock;
+  testkit::FakeClock clock;
   auto p =
       Pipeline::FromYaml("- json: {expressions: {m: msg}}\n- output: {source: m}", nullptr, &clock);
   std::vector<Entry> out;
@@ -75,7 +75,7 @@ TEST(JsonStage, MalformedInputDoesNotChangeExtracted) {
 }
 
 TEST(JsonStage, DropMalformedReportsReason) {
-  testing::RecordingObserver obs;
+  testkit::RecordingObserver obs;
   auto out = RunOne("- json: {expressions: {a: a}, drop_malformed: true}", MakeEntry("{"), &obs);
   EXPECT_TRUE(out.empty());
   EXPECT_EQ(obs.drops, std::vector<std::string>{"drop_malformed"});
@@ -86,7 +86,7 @@ TEST(JsonStage, DropMalformedReportsReason) {
 // access under UBSan; in a release build, a SIGSEGV of the plugin for one container's line).
 // Here a path into "user" meets the stray ':' and the next one is evaluated after it.
 TEST(JsonStage, ATextErrorMetByOneDeepPathMakesTheLineMalformed) {
-  testing::RecordingObserver obs;
+  testkit::RecordingObserver obs;
   auto out = RunOne(
       R"(
 - json:

@@ -3,10 +3,10 @@
 namespace skald::stages {
 namespace {
 
-using testing::BuildError;
 using ::testing::HasSubstr;
-using testing::MakeEntry;
-using testing::RunOne;
+using testkit::BuildError;
+using testkit::MakeEntry;
+using testkit::RunOne;
 
 TEST(LabelsStage, InvalidUtf8ValueIsSkipped) {
   auto out =
@@ -64,7 +64,7 @@ TEST(TenantStage, InvalidValueIsAConfigError) {
 }
 
 TEST(OutputStage, ReplacesLine) {
-  EXPECT_EQ(testing::OnlyLine("- regex: {expression: 'm=(?P<m>\\w+)'}\n- output: {source: m}",
+  EXPECT_EQ(testkit::OnlyLine("- regex: {expression: 'm=(?P<m>\\w+)'}\n- output: {source: m}",
                               "a m=hello"),
             "hello");
 }

@@ -3,9 +3,9 @@
 namespace skald::stages {
 namespace {
 
-using testing::FakeClock;
-using testing::MakeEntry;
-using testing::RecordingObserver;
+using testkit::FakeClock;
+using testkit::MakeEntry;
+using testkit::RecordingObserver;
 
 TEST(LimitStage, DropTrueDropsBeyondBurstAndCountsReason) {
   FakeClock clock;

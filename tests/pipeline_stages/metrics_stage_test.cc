@@ -3,11 +3,11 @@
 namespace skald::stages {
 namespace {
 
-using testing::BuildError;
-using testing::FakeClock;
 using ::testing::HasSubstr;
-using testing::RecordingObserver;
-using testing::RunLines;
+using testkit::BuildError;
+using testkit::FakeClock;
+using testkit::RecordingObserver;
+using testkit::RunLines;
 
 TEST(MetricsStage, CounterIncCountsEntriesWithTheSource) {
   RecordingObserver obs;

@@ -7,11 +7,11 @@
 namespace skald::stages {
 namespace {
 
-using testing::FakeClock;
-using testing::MakeEntry;
+using testkit::FakeClock;
+using testkit::MakeEntry;
 
 TEST(MultilineStage, JoinsStackTraceIntoOneEntry) {
-  auto out = testing::RunLines("- multiline: {firstline: '^\\d{4}-'}",
+  auto out = testkit::RunLines("- multiline: {firstline: '^\\d{4}-'}",
                                {"2024-01-01 boom", "  at x", "  at y", "2024-01-01 next"});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].line, "2024-01-01 boom\n  at x\n  at y");
@@ -36,7 +36,7 @@ TEST(MultilineStage, MaxWaitTimeFlushesOnlyAfterSilence) {
 
 TEST(MultilineStage, MaxLinesCapsABlock) {
   auto out =
-      testing::RunLines("- multiline: {firstline: '^S', max_lines: 3}", {"S", "1", "2", "3", "4"});
+      testkit::RunLines("- multiline: {firstline: '^S', max_lines: 3}", {"S", "1", "2", "3", "4"});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].line, "S\n1\n2");
   EXPECT_EQ(out[1].line, "3\n4");

@@ -4,9 +4,9 @@
 namespace skald::stages {
 namespace {
 
-using testing::BuildError;
 using ::testing::HasSubstr;
-using testing::OnlyLine;
+using testkit::BuildError;
+using testkit::OnlyLine;
 
 TEST(RegexStage, GoNamedGroupsAreRewrittenForRe2) {
   EXPECT_EQ(OnlyLine("- regex: {expression: 'id=(?<id>\\d+)'}\n- output: {source: id}", "id=42"),
@@ -35,9 +35,9 @@ TEST(DecolorizeStage, StripsSgrSequences) {
 }
 
 TEST(DockerStage, ParsesJsonFileRecord) {
-  auto out = testing::RunOne(
+  auto out = testkit::RunOne(
       "- docker: {}",
-      testing::MakeEntry(R"({"log":"hi\n","stream":"stdout","time":"2020-01-01T00:00:00Z"})"));
+      testkit::MakeEntry(R"({"log":"hi\n","stream":"stdout","time":"2020-01-01T00:00:00Z"})"));
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].line, "hi\n");
   EXPECT_EQ(out[0].labels.Get("stream"), "stdout");
@@ -45,7 +45,7 @@ TEST(DockerStage, ParsesJsonFileRecord) {
 }
 
 TEST(CriStage, MergesPartialLines) {
-  auto out = testing::RunLines(
+  auto out = testkit::RunLines(
       "- cri: {}", {"2020-01-01T00:00:00Z stdout P ab", "2020-01-01T00:00:01Z stdout F cd"});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].line, "abcd");
@@ -54,7 +54,7 @@ TEST(CriStage, MergesPartialLines) {
 
 TEST(CriStage, MaxPartialLineSizeTruncates) {
   auto out =
-      testing::RunLines("- cri: {max_partial_line_size: 3, max_partial_line_size_truncate: true}",
+      testkit::RunLines("- cri: {max_partial_line_size: 3, max_partial_line_size_truncate: true}",
                         {"2020-01-01T00:00:00Z stdout P ab", "2020-01-01T00:00:01Z stdout P cd",
                          "2020-01-01T00:00:01Z stdout F ef"});
   ASSERT_EQ(out.size(), 2u);

@@ -10,10 +10,10 @@
 namespace skald::stages {
 namespace {
 
-using testing::BuildError;
-using testing::FakeClock;
 using ::testing::HasSubstr;
-using testing::MakeEntry;
+using testkit::BuildError;
+using testkit::FakeClock;
+using testkit::MakeEntry;
 
 TEST(Pipeline, EmptyPipelinePassesEntriesThrough) {
   auto p = Pipeline::FromYaml("");
@@ -211,7 +211,7 @@ TEST(Pipeline, EventlogmessageIsRefused) {
 
 TEST(Pipeline, NonIndexedLabelsIsTheOldNameOfStructuredMetadata) {
   auto out =
-      testing::RunOne("- non_indexed_labels: {pod: }", MakeEntry("x", LabelSet{{"pod", "p"}}));
+      testkit::RunOne("- non_indexed_labels: {pod: }", MakeEntry("x", LabelSet{{"pod", "p"}}));
   ASSERT_EQ(out.size(), 1u);
   ASSERT_EQ(out[0].structured_metadata.size(), 1u);
   EXPECT_EQ(out[0].structured_metadata[0].name, "pod");
@@ -220,7 +220,7 @@ TEST(Pipeline, NonIndexedLabelsIsTheOldNameOfStructuredMetadata) {
 // 776 bytes whose aliases nest 8 deep, 10 uses each: 1.1 * 10^8 stages if each alias were built
 // at every use (minutes and gigabytes). Counting stages as they are built stops at the bound.
 TEST(Pipeline, AYamlAliasBombIsRefusedAtOnce) {
-  const std::string yaml = skald::testing::YamlAliasBomb();
+  const std::string yaml = skald::testkit::YamlAliasBomb();
   EXPECT_LT(yaml.size(), 800u);
   const auto start = std::chrono::steady_clock::now();
   const std::string error = BuildError(yaml);

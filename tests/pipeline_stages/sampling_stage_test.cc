@@ -3,13 +3,13 @@
 namespace skald::stages {
 namespace {
 
-using testing::RecordingObserver;
+using testkit::RecordingObserver;
 
 TEST(SamplingStage, KeepsAboutRateOfEntries) {
   Pipeline::SetSamplingSeedForTesting(7);
   RecordingObserver obs;
   std::vector<std::string> lines(10000, "x");
-  auto out = testing::RunLines("- sampling: {rate: 0.25}", lines, {}, &obs);
+  auto out = testkit::RunLines("- sampling: {rate: 0.25}", lines, {}, &obs);
   Pipeline::SetSamplingSeedForTesting(0);
   EXPECT_GT(out.size(), 2200u);
   EXPECT_LT(out.size(), 2800u);
@@ -22,26 +22,26 @@ TEST(SamplingStage, KeepsAboutRateOfEntries) {
 TEST(SamplingStage, RateOneKeepsEveryEntry) {
   RecordingObserver obs;
   std::vector<std::string> lines(1000, "x");
-  EXPECT_EQ(testing::RunLines("- sampling: {rate: 1}", lines, {}, &obs).size(), 1000u);
+  EXPECT_EQ(testkit::RunLines("- sampling: {rate: 1}", lines, {}, &obs).size(), 1000u);
   EXPECT_TRUE(obs.drops.empty());
 }
 
 TEST(SamplingStage, RateJustBelowOneKeepsAlmostEveryEntry) {
   Pipeline::SetSamplingSeedForTesting(7);
   std::vector<std::string> lines(1000, "x");
-  auto out = testing::RunLines("- sampling: {rate: 0.9999999999999999}", lines);
+  auto out = testkit::RunLines("- sampling: {rate: 0.9999999999999999}", lines);
   Pipeline::SetSamplingSeedForTesting(0);
   EXPECT_EQ(out.size(), 1000u);
 }
 
 TEST(SamplingStage, CustomDropReason) {
   RecordingObserver obs;
-  testing::RunLines("- sampling: {rate: 0, drop_counter_reason: sampled_out}", {"x"}, {}, &obs);
+  testkit::RunLines("- sampling: {rate: 0, drop_counter_reason: sampled_out}", {"x"}, {}, &obs);
   EXPECT_EQ(obs.drops, std::vector<std::string>{"sampled_out"});
 }
 
 TEST(SamplingStage, RateOutsideRangeIsAConfigError) {
-  EXPECT_THAT(testing::BuildError("- sampling: {rate: -0.1}"),
+  EXPECT_THAT(testkit::BuildError("- sampling: {rate: -0.1}"),
               ::testing::HasSubstr("pipeline stage 1 (sampling): field \"rate\""));
 }
 

@@ -6,7 +6,7 @@
 
 #include "tests/pipeline_stages/test_support.h"
 
-namespace skald::stages::testing {
+namespace skald::stages::testkit {
 
 // Runs lines through one pipeline (same stream) and flushes at the end.
 inline std::vector<Entry> RunLines(std::string_view yaml, const std::vector<std::string>& lines,
@@ -29,4 +29,4 @@ inline std::string OnlyLine(std::string_view yaml, std::string line, LabelSet la
   return r;
 }
 
-}  // namespace skald::stages::testing
+}  // namespace skald::stages::testkit

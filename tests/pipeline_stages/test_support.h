@@ -8,7 +8,7 @@
 
 #include "pipeline_stages/pipeline.h"
 
-namespace skald::stages::testing {
+namespace skald::stages::testkit {
 
 class FakeClock final : public Clock {
  public:
@@ -95,4 +95,4 @@ inline std::string BuildError(std::string_view yaml) {
   return "";
 }
 
-}  // namespace skald::stages::testing
+}  // namespace skald::stages::testkit

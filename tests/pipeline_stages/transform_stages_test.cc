@@ -4,12 +4,12 @@
 namespace skald::stages {
 namespace {
 
-using testing::BuildError;
 using ::testing::HasSubstr;
-using testing::MakeEntry;
-using testing::OnlyLine;
-using testing::RecordingObserver;
-using testing::RunLines;
+using testkit::BuildError;
+using testkit::MakeEntry;
+using testkit::OnlyLine;
+using testkit::RecordingObserver;
+using testkit::RunLines;
 
 TEST(TemplateStage, UnknownFunctionIsAConfigError) {
   EXPECT_THAT(BuildError("- template: {source: a, template: '{{ nope .Value }}'}"),
@@ -66,7 +66,7 @@ TEST(ReplaceStage, EmptyMatchesDoNotLoop) {
 }
 
 TEST(PackStage, SortsKeysAndPutsEntryLast) {
-  auto out = testing::RunOne("- pack: {labels: [z, a], ingest_timestamp: false}",
+  auto out = testkit::RunOne("- pack: {labels: [z, a], ingest_timestamp: false}",
                              MakeEntry("line", LabelSet{{"a", "1"}, {"z", "2"}, {"k", "3"}}));
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].line, R"({"a":"1","z":"2","_entry":"line"})");
@@ -74,7 +74,7 @@ TEST(PackStage, SortsKeysAndPutsEntryLast) {
 }
 
 TEST(TimestampStage, FudgeAddsOneNanosecondPerFailure) {
-  auto out = testing::RunLines(R"(
+  auto out = testkit::RunLines(R"(
 - regex: {expression: 't=(?P<t>\S+)'}
 - timestamp: {source: t, format: RFC3339Nano}
 )",
@@ -90,8 +90,8 @@ TEST(TimestampStage, UnknownFormatNamesTheField) {
 }
 
 TEST(MatchStage, DropActionCountsReason) {
-  testing::RecordingObserver obs;
-  auto out = testing::RunLines(R"(
+  testkit::RecordingObserver obs;
+  auto out = testkit::RunLines(R"(
 - match: {selector: '{app="x"} |= "debug"', action: drop, drop_counter_reason: dbg}
 )",
                                {"debug 1", "info 2"}, LabelSet{{"app", "x"}}, &obs);

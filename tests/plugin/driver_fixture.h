@@ -18,7 +18,7 @@
 #include "plugin/driver/driver.h"
 #include "tests/tools/fake_loki.h"
 
-namespace skald::testing {
+namespace skald::testkit {
 
 class DriverFixture : public ::testing::Test {
  protected:
@@ -79,4 +79,4 @@ class DriverFixture : public ::testing::Test {
   std::string dir_prefix_;
 };
 
-}  // namespace skald::testing
+}  // namespace skald::testkit

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-namespace skald::testing {
+namespace skald::testkit {
 
 class LogCapture {
  public:
@@ -31,4 +31,4 @@ class LogCapture {
   std::shared_ptr<spdlog::logger> previous_;
 };
 
-}  // namespace skald::testing
+}  // namespace skald::testkit

@@ -11,7 +11,7 @@
 
 #include "plugin/ingest/frame_codec.h"
 
-namespace skald::testing {
+namespace skald::testkit {
 
 // One stdout LogEntry frame (length prefix + protobuf) holding `line`.
 inline std::string StdoutFrame(std::string_view line, int64_t time_nano, bool partial = false) {
@@ -36,4 +36,4 @@ inline bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds
   return pred();
 }
 
-}  // namespace skald::testing
+}  // namespace skald::testkit

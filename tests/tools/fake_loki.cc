@@ -7,7 +7,7 @@
 
 #include "push.pb.h"
 
-namespace skald::testing {
+namespace skald::testkit {
 namespace {
 
 constexpr int64_t kNanosPerSecond = 1'000'000'000;
@@ -462,4 +462,4 @@ std::string FakeLoki::StatsJson() const {
   return j.dump();
 }
 
-}  // namespace skald::testing
+}  // namespace skald::testkit

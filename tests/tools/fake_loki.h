@@ -32,7 +32,7 @@ class Server;
 struct Response;
 }  // namespace httplib
 
-namespace skald::testing {
+namespace skald::testkit {
 
 class FakeLoki {
  public:
@@ -169,4 +169,4 @@ class FakeLoki {
   std::vector<std::size_t> body_sizes_;
 };
 
-}  // namespace skald::testing
+}  // namespace skald::testkit

@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   std::string host = "127.0.0.1";
   long long port = 0, fail_status = 0, fail_count = 0, delay_ms = 0, max_body = 0, max_line = 0;
   bool reject_metadata = false, retain = true;
-  skald::testing::FakeLoki::TlsFiles tls;
+  skald::testkit::FakeLoki::TlsFiles tls;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     auto int_flag = [&](std::string_view name, long long& out) {
@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  skald::testing::FakeLoki loki;
+  skald::testkit::FakeLoki loki;
   loki.SetRetainEntries(retain);
   if (fail_status != 0 && fail_count != 0) {
     if (fail_count < 0) {

@@ -10,7 +10,7 @@
 #include "push.pb.h"
 #include "tests/tools/scripted_http_peer.h"
 
-namespace skald::testing {
+namespace skald::testkit {
 namespace {
 
 std::string Body(const std::string& labels,
@@ -217,4 +217,4 @@ TEST(FakeLokiLifecycle, StopRightAfterStartReturns) {
 }
 
 }  // namespace
-}  // namespace skald::testing
+}  // namespace skald::testkit

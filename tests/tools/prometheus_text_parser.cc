@@ -7,7 +7,7 @@
 #include <set>
 #include <stdexcept>
 
-namespace skald::testing {
+namespace skald::testkit {
 namespace {
 
 bool IsMetricName(std::string_view n) {
@@ -261,4 +261,4 @@ const PrometheusFamily* FindFamily(const std::vector<PrometheusFamily>& families
   return nullptr;
 }
 
-}  // namespace skald::testing
+}  // namespace skald::testkit

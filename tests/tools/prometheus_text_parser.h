@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-namespace skald::testing {
+namespace skald::testkit {
 
 struct PrometheusSample {
   std::string name;  // as written: a histogram's samples end in _bucket, _sum or _count
@@ -37,4 +37,4 @@ std::vector<PrometheusFamily> ParsePrometheusText(std::string_view text);
 const PrometheusFamily* FindFamily(const std::vector<PrometheusFamily>& families,
                                    std::string_view name);
 
-}  // namespace skald::testing
+}  // namespace skald::testkit

@@ -5,7 +5,7 @@
 #include <random>
 #include <string>
 
-namespace skald::testing {
+namespace skald::testkit {
 
 inline std::string RandomHex(std::size_t n) {
   static thread_local std::mt19937_64 rng(std::random_device{}());
@@ -16,4 +16,4 @@ inline std::string RandomHex(std::size_t n) {
   return s;
 }
 
-}  // namespace skald::testing
+}  // namespace skald::testkit

@@ -9,7 +9,7 @@
 #include <cctype>
 #include <cstring>
 
-namespace skald::testing {
+namespace skald::testkit {
 namespace {
 
 constexpr int kPollMs = 20;  // how often blocked loops look at the stop flag
@@ -157,4 +157,4 @@ void ScriptedHttpPeer::Serve(int fd) {
   ::close(fd);
 }
 
-}  // namespace skald::testing
+}  // namespace skald::testkit

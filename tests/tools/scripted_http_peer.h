@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-namespace skald::testing {
+namespace skald::testkit {
 
 class ScriptedHttpPeer {
  public:
@@ -67,4 +67,4 @@ class ScriptedHttpPeer {
   std::atomic<uint64_t> bytes_written_{0};
 };
 
-}  // namespace skald::testing
+}  // namespace skald::testkit

@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace skald::testing {
+namespace skald::testkit {
 
 inline int TestSlowdown() {
   const char* v = std::getenv("SKALD_TEST_SLOWDOWN");
@@ -28,4 +28,4 @@ std::chrono::milliseconds Slowed(std::chrono::duration<Rep, Period> d) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(d) * TestSlowdown();
 }
 
-}  // namespace skald::testing
+}  // namespace skald::testkit

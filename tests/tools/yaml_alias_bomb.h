@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace skald::testing {
+namespace skald::testkit {
 
 inline std::string YamlAliasBomb(int depth = 8, int uses = 10) {
   std::string yaml = "- &s0 {match: {selector: '{a=\"b\"}', stages: [{static_labels: {x: y}}]}}\n";
@@ -18,4 +18,4 @@ inline std::string YamlAliasBomb(int depth = 8, int uses = 10) {
   return yaml;
 }
 
-}  // namespace skald::testing
+}  // namespace skald::testkit

@@ -16,7 +16,7 @@
 namespace skald {
 namespace {
 
-using testing::WaitFor;
+using testkit::WaitFor;
 
 using namespace std::chrono_literals;
 

@@ -4,34 +4,25 @@
 
 #include <stdexcept>
 
+#include "tests/plugin/driver/quiet_shipping_client.h"
+
 namespace skald {
 namespace {
 
 using namespace std::chrono_literals;
 
-// A client that only counts: what it holds is set by the test; Stop is recorded.
-class CountingClient : public PushClient {
+// A client that only counts: what it holds is set by the test; its end is counted.
+class CountingClient : public testkit::QuietShippingClient {
  public:
-  CountingClient(LokiClientConfig config, int* stopped)
-      : config_(std::move(config)), stopped_(stopped) {}
-  ~CountingClient() override { ++*stopped_; }
-  void PushAll(std::vector<LokiEntry>& entries) override { entries.clear(); }
-  void SendBuffered() override {}
-  void Stop(std::chrono::milliseconds) override {}
+  CountingClient(LokiClientConfig config, int* freed)
+      : QuietShippingClient(std::move(config)), freed_(freed) {}
+  ~CountingClient() override { ++*freed_; }
   uint64_t Pending() const override { return pending; }
-  std::optional<std::chrono::steady_clock::time_point> OldestPendingSince() const override {
-    return std::nullopt;
-  }
-  PushResult LastPush() const override { return {}; }
-  bool Taking() const override { return true; }
-  std::size_t BufferedBytes() const override { return 0; }
-  const LokiClientConfig& config() const override { return config_; }
 
   uint64_t pending = 0;
 
  private:
-  LokiClientConfig config_;
-  int* stopped_;
+  int* freed_;
 };
 
 LokiClientConfig Config(const std::string& url) {
@@ -43,7 +34,7 @@ LokiClientConfig Config(const std::string& url) {
 class ClientPoolTest : public ::testing::Test {
  protected:
   ClientPool::Factory Factory() {
-    return [this](const LokiClientConfig& c) -> std::shared_ptr<PushClient> {
+    return [this](const LokiClientConfig& c) -> std::shared_ptr<ShippingClient> {
       ++made_;
       if (c.url == "http://refused/") throw std::runtime_error("cannot make it");
       return std::make_shared<CountingClient>(c, &freed_);
@@ -86,7 +77,7 @@ TEST_F(ClientPoolTest, OnlyAClientNobodyHoldsWithNothingPendingIsRetiredAfterThe
   auto held = pool.For(Config("http://held/"), &w);
   auto pending = pool.For(Config("http://pending/"), &w);
   static_cast<CountingClient&>(*pending).pending = 3;
-  const PushClient* pending_raw = pending.get();
+  const ShippingClient* pending_raw = pending.get();
   pending.reset();
   pool.For(Config("http://idle/"), &w);  // held by the pool alone
   ASSERT_EQ(pool.size(), 4u);

@@ -16,41 +16,33 @@
 #include <thread>
 
 #include "plugin/driver/driver.h"
-#include "plugin/driver/push_client.h"
+#include "plugin/driver/shipping_client.h"
 #include "plugin/ingest/frame_codec.h"
+#include "tests/plugin/driver/quiet_shipping_client.h"
 #include "tests/plugin/plugin_test_support.h"
 
 namespace skald {
 namespace {
 
-using testing::WaitFor;
+using testkit::WaitFor;
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 // Holds what it is given until the test settles it.
-class FakeClient : public PushClient {
+class FakeClient : public testkit::QuietShippingClient {
  public:
-  explicit FakeClient(LokiClientConfig config) : config_(std::move(config)) {}
+  using QuietShippingClient::QuietShippingClient;
 
   void PushAll(std::vector<LokiEntry>& entries) override {
     std::lock_guard lock(mu_);
     for (LokiEntry& e : entries) held_.push_back(std::move(e));
     entries.clear();
   }
-  void SendBuffered() override {}
-  void Stop(std::chrono::milliseconds) override {}
   uint64_t Pending() const override {
     std::lock_guard lock(mu_);
     return held_.size();
   }
-  std::optional<std::chrono::steady_clock::time_point> OldestPendingSince() const override {
-    return std::nullopt;
-  }
-  PushResult LastPush() const override { return {}; }
-  bool Taking() const override { return true; }
-  std::size_t BufferedBytes() const override { return 0; }
-  const LokiClientConfig& config() const override { return config_; }
 
   // Settles the `n` oldest entries held (as a client does: delivered or dropped for good when
   // `final`, left unsent at shutdown otherwise); returns their lines.
@@ -72,12 +64,11 @@ class FakeClient : public PushClient {
   }
 
  private:
-  const LokiClientConfig config_;
   mutable std::mutex mu_;
   std::deque<LokiEntry> held_;
 };
 
-std::string Frame(const std::string& line) { return testing::StdoutFrame(line, 1'000'000'000); }
+std::string Frame(const std::string& line) { return testkit::StdoutFrame(line, 1'000'000'000); }
 
 const std::string kId = std::string(64, 'd');
 

@@ -21,9 +21,10 @@
 #include <thread>
 
 #include "plugin/driver/driver.h"
-#include "plugin/driver/push_client.h"
+#include "plugin/driver/shipping_client.h"
 #include "plugin/ingest/frame_codec.h"
 #include "plugin/journal/journal.h"
+#include "tests/plugin/driver/quiet_shipping_client.h"
 #include "tests/plugin/driver_fixture.h"
 #include "tests/plugin/plugin_test_support.h"
 #include "tests/tools/fake_loki.h"
@@ -47,13 +48,13 @@ extern "C" int getaddrinfo(const char* __restrict name, const char* __restrict s
 namespace skald {
 namespace {
 
-using testing::WaitFor;
+using testkit::WaitFor;
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-using testing::FakeLoki;
-using testing::Slowed;
-using testing::TestSlowdown;
+using testkit::FakeLoki;
+using testkit::Slowed;
+using testkit::TestSlowdown;
 
 int64_t NowNano() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -62,13 +63,13 @@ int64_t NowNano() {
 }
 
 std::string Frame(const std::string& line, int64_t time_nano = NowNano()) {
-  return testing::StdoutFrame(line, time_nano);
+  return testkit::StdoutFrame(line, time_nano);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Driver
 
-class DriverIsolationTest : public testing::DriverFixture {
+class DriverIsolationTest : public testkit::DriverFixture {
  protected:
   DriverIsolationTest() : DriverFixture("skald-review-test") {}
 
@@ -136,9 +137,9 @@ TEST_F(DriverIsolationTest, TheJournalWithTheContainersEnvironmentIsNotReadableB
 
 // A Loki client whose first PushAll holds the thread that calls it (the Driver's shipping
 // thread) until Release(): the shipping thread busy for as long as a test needs.
-class HoldingClient : public PushClient {
+class HoldingClient : public testkit::QuietShippingClient {
  public:
-  explicit HoldingClient(LokiClientConfig config) : config_(std::move(config)) {}
+  using QuietShippingClient::QuietShippingClient;
   ~HoldingClient() override { Release(); }
 
   void PushAll(std::vector<LokiEntry>& entries) override {
@@ -155,16 +156,7 @@ class HoldingClient : public PushClient {
       tickets.front().listener->OnSettled(tickets, true);
     }
   }
-  void SendBuffered() override {}
   void Stop(std::chrono::milliseconds) override { Release(); }
-  uint64_t Pending() const override { return 0; }
-  std::optional<std::chrono::steady_clock::time_point> OldestPendingSince() const override {
-    return std::nullopt;
-  }
-  PushResult LastPush() const override { return {}; }
-  bool Taking() const override { return true; }
-  std::size_t BufferedBytes() const override { return 0; }
-  const LokiClientConfig& config() const override { return config_; }
 
   bool WaitHolding(std::chrono::milliseconds timeout) {
     std::unique_lock lock(mu_);
@@ -177,7 +169,6 @@ class HoldingClient : public PushClient {
   }
 
  private:
-  const LokiClientConfig config_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool holding_ = false;
@@ -194,8 +185,8 @@ class HoldingClient : public PushClient {
 TEST_F(DriverIsolationTest, ARestartRightAfterTheStreamEndedIsNotRefusedWhileTheShipperIsBusy) {
   const std::string holding_url = "http://127.0.0.1:9/holding/loki/api/v1/push";
   std::shared_ptr<HoldingClient> holding;
-  config_.client_factory = [&](const LokiClientConfig& c) -> std::shared_ptr<PushClient> {
-    if (c.url != holding_url) return MakeLokiPushClient(c, metrics_);
+  config_.client_factory = [&](const LokiClientConfig& c) -> std::shared_ptr<ShippingClient> {
+    if (c.url != holding_url) return MakeShippingClient(c, metrics_);
     holding = std::make_shared<HoldingClient>(c);
     return holding;
   };

@@ -15,7 +15,7 @@
 #include <string>
 #include <thread>
 
-#include "plugin/driver/push_client.h"
+#include "plugin/driver/shipping_client.h"
 #include "plugin/ingest/frame_codec.h"
 #include "plugin/journal/journal_format.h"
 #include "tests/plugin/driver_fixture.h"
@@ -26,20 +26,20 @@
 namespace skald {
 namespace {
 
-using testing::WaitFor;
+using testkit::WaitFor;
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-using testing::FakeLoki;
+using testkit::FakeLoki;
 
 // `age`: how long before now the daemon read the line.
 std::string Frame(const std::string& line, std::chrono::nanoseconds age = {}) {
-  return testing::StdoutFrame(line, std::chrono::duration_cast<std::chrono::nanoseconds>(
+  return testkit::StdoutFrame(line, std::chrono::duration_cast<std::chrono::nanoseconds>(
                                         std::chrono::system_clock::now().time_since_epoch() - age)
                                         .count());
 }
 
-class DriverTest : public testing::DriverFixture {
+class DriverTest : public testkit::DriverFixture {
  protected:
   DriverTest() : DriverFixture("skald-driver-test") {}
 
@@ -117,7 +117,7 @@ TEST_F(DriverTest, AContainerStartedOnAFullDiskWaitsForLokiInsteadOfDroppingLine
   config_.client_factory = [&](const LokiClientConfig& c) {
     LokiClientConfig small = c;
     small.max_buffered_bytes = 2 * 1024 * 1024;
-    return MakeLokiPushClient(small, metrics_);
+    return MakeShippingClient(small, metrics_);
   };
   StartDriver();
   loki_.SetDelay(100ms);                                             // takes every push, slowly
@@ -139,7 +139,7 @@ TEST_F(DriverTest, AContainerStartedOnAFullDiskWaitsForLokiInsteadOfDroppingLine
   });
   container.join();
   EXPECT_EQ(written.load(), kLines);
-  EXPECT_TRUE(loki_.WaitForEntries(kLines, testing::Slowed(60s)))
+  EXPECT_TRUE(loki_.WaitForEntries(kLines, testkit::Slowed(60s)))
       << loki_.TotalEntries() << " of " << kLines;
   EXPECT_EQ(loki_.TotalEntries(), static_cast<uint64_t>(kLines));
   EXPECT_EQ(metrics_.CounterTotal("skald_entries_dropped_total"), 0u)

@@ -26,7 +26,7 @@
 namespace skald {
 namespace {
 
-using testing::WaitFor;
+using testkit::WaitFor;
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -63,7 +63,7 @@ class CollectingSink : public LineSink {
   std::set<uint64_t> ended_;
 };
 
-std::string Frame(const std::string& line) { return testing::StdoutFrame(line, 1); }
+std::string Frame(const std::string& line) { return testkit::StdoutFrame(line, 1); }
 
 class FifoReaderTest : public ::testing::Test {
  protected:

@@ -9,7 +9,7 @@ namespace skald {
 namespace {
 
 std::string Frame(std::string_view line, bool partial = false) {
-  return testing::StdoutFrame(line, 1700000000000000000, partial);
+  return testkit::StdoutFrame(line, 1700000000000000000, partial);
 }
 
 std::vector<std::string> TakeAll(MemoryFallback& m) {

@@ -25,12 +25,12 @@
 #include "plugin/journal/journal_frame_reader.h"
 #include "tests/plugin/plugin_test_support.h"
 
-namespace skald::journal_testing {
+namespace skald::journal_testkit {
 
 namespace fs = std::filesystem;
 
 inline std::string Frame(std::string_view line) {
-  return testing::StdoutFrame(line, 1700000000000000000);
+  return testkit::StdoutFrame(line, 1700000000000000000);
 }
 
 inline std::string LineText(int i) {
@@ -171,4 +171,4 @@ class NoNewFiles {
   rlimit saved_{};
 };
 
-}  // namespace skald::journal_testing
+}  // namespace skald::journal_testkit

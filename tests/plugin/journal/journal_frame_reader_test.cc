@@ -9,7 +9,7 @@ namespace skald {
 namespace {
 
 namespace fs = std::filesystem;
-using namespace journal_testing;
+using namespace journal_testkit;
 using JournalFrameReaderTest = JournalFixture;
 using Status = JournalFrameReader::Status;
 using WriterStatus = Journal::Writer::Status;

@@ -20,7 +20,7 @@ using Clock = std::chrono::steady_clock;
 std::string Frames(int n, std::size_t line_bytes) {
   std::string out;
   for (int i = 0; i < n; ++i) {
-    out += testing::StdoutFrame(std::string(line_bytes, static_cast<char>('a' + i % 26)),
+    out += testkit::StdoutFrame(std::string(line_bytes, static_cast<char>('a' + i % 26)),
                                 1700000000000000000);
   }
   return out;

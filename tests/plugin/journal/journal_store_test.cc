@@ -8,7 +8,7 @@ namespace skald {
 namespace {
 
 namespace fs = std::filesystem;
-using namespace journal_testing;
+using namespace journal_testkit;
 
 TEST(JournalStoreTest, ListsContainerDirectories) {
   char tmpl[] = "/tmp/journal_store_test.XXXXXX";

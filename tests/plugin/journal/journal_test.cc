@@ -24,7 +24,7 @@ namespace skald {
 namespace {
 
 namespace fs = std::filesystem;
-using namespace journal_testing;
+using namespace journal_testkit;
 using JournalTest = JournalFixture;
 using Status = JournalFrameReader::Status;
 using WriterStatus = Journal::Writer::Status;

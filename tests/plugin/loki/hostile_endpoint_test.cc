@@ -17,7 +17,7 @@
 namespace skald {
 namespace {
 
-using skald::testing::ScriptedHttpPeer;
+using skald::testkit::ScriptedHttpPeer;
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 
@@ -26,7 +26,7 @@ constexpr milliseconds kLong{30'000};
 // it: a few MiB at most.
 constexpr uint64_t kSocketBuffers = 16u << 20;
 
-using skald::testing::LogCapture;
+using skald::testkit::LogCapture;
 
 LokiClientConfig Config(const ScriptedHttpPeer& peer) {
   LokiClientConfig c;

@@ -23,8 +23,8 @@
 namespace skald {
 namespace {
 
-using skald::testing::FakeLoki;
-using skald::testing::ScriptedHttpPeer;
+using skald::testkit::FakeLoki;
+using skald::testkit::ScriptedHttpPeer;
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
@@ -80,7 +80,7 @@ uint64_t Pushes(MetricsRegistry& m, const std::string& status) {
   return m.GetCounter("skald_pushes_total", "", {{"status_code", status}}).Value();
 }
 
-using skald::testing::LogCapture;
+using skald::testkit::LogCapture;
 
 class LokiClientTest : public ::testing::Test {
  protected:
@@ -637,8 +637,8 @@ TEST_F(LokiClientTest, PushTimesAreObservedByStatusClass) {
   ASSERT_TRUE(unreachable.Flush(kLong));
   EXPECT_EQ(unreachable.LastPush().status, "error");
 
-  const auto families = testing::ParsePrometheusText(metrics_.RenderPrometheus());
-  const testing::PrometheusFamily* h = testing::FindFamily(families, "skald_push_duration_seconds");
+  const auto families = testkit::ParsePrometheusText(metrics_.RenderPrometheus());
+  const testkit::PrometheusFamily* h = testkit::FindFamily(families, "skald_push_duration_seconds");
   ASSERT_NE(h, nullptr);
   EXPECT_EQ(h->type, "histogram");
   std::map<std::string, double> count, sum, fast;  // fast: answered within 0.25 s

@@ -15,7 +15,7 @@
 namespace skald {
 namespace {
 
-using skald::testing::FakeLoki;
+using skald::testkit::FakeLoki;
 using std::chrono::milliseconds;
 
 constexpr milliseconds kLong{30'000};

@@ -80,7 +80,7 @@ int HangingNameServerChild(const std::string& dir) {
 
   t0 = Clock::now();
   const Resolved r = ResolveWithin("skald-deadline.invalid", 80, t0 + 300ms, nullptr);
-  if (Clock::now() - t0 > testing::Slowed(1s)) return kDeadlineMissed;
+  if (Clock::now() - t0 > testkit::Slowed(1s)) return kDeadlineMissed;
   if (r.failure != Resolved::Failure::kTimeout) return kWrongFailure;
 
   std::atomic<bool> cut{false};
@@ -92,7 +92,7 @@ int HangingNameServerChild(const std::string& dir) {
   const Resolved c = ResolveWithin("skald-cut.invalid", 80, t0 + 30s, &cut);
   const auto took = Clock::now() - t0;
   cutter.join();
-  if (c.failure != Resolved::Failure::kCut || took > testing::Slowed(1s)) return kCutMissed;
+  if (c.failure != Resolved::Failure::kCut || took > testkit::Slowed(1s)) return kCutMissed;
   return kOk;
 }
 

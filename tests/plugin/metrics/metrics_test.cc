@@ -266,23 +266,23 @@ TEST(MetricsRegistry, TheRenderedTextParsesBack) {
   observer.join();
   texts.push_back(m.RenderPrometheus());
   for (const std::string& text : texts) {
-    std::vector<testing::PrometheusFamily> families;
-    ASSERT_NO_THROW(families = testing::ParsePrometheusText(text)) << text;
+    std::vector<testkit::PrometheusFamily> families;
+    ASSERT_NO_THROW(families = testkit::ParsePrometheusText(text)) << text;
     ASSERT_EQ(families.size(), 5u);
   }
-  const auto families = testing::ParsePrometheusText(texts.back());
-  const testing::PrometheusFamily* c = testing::FindFamily(families, "c_total");
+  const auto families = testkit::ParsePrometheusText(texts.back());
+  const testkit::PrometheusFamily* c = testkit::FindFamily(families, "c_total");
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->help, "a counter with \\ and\nlines");
   ASSERT_EQ(c->samples.size(), 1u);
   EXPECT_EQ(c->samples[0].Label("reason"), "a \"quoted\"\nvalue");
   EXPECT_EQ(c->samples[0].value, 7);
-  const testing::PrometheusFamily* g = testing::FindFamily(families, "g");
+  const testkit::PrometheusFamily* g = testkit::FindFamily(families, "g");
   ASSERT_NE(g, nullptr);
   ASSERT_EQ(g->samples.size(), 2u);
   EXPECT_EQ(g->samples[0].value, -0.000123);
   EXPECT_EQ(g->samples[1].value, 1e300);
-  const testing::PrometheusFamily* hist = testing::FindFamily(families, "h_seconds");
+  const testkit::PrometheusFamily* hist = testkit::FindFamily(families, "h_seconds");
   ASSERT_NE(hist, nullptr);
   EXPECT_EQ(hist->type, "histogram");
   ASSERT_EQ(hist->samples.size(), 8u);  // 5 bounds, +Inf, _sum, _count
@@ -291,7 +291,7 @@ TEST(MetricsRegistry, TheRenderedTextParsesBack) {
   double sum = 0;
   for (int i = 0; i < 20000; ++i) sum += i % 7 * 0.4;
   EXPECT_NEAR(hist->samples[6].value, sum, 1e-6);
-  EXPECT_EQ(testing::FindFamily(families, "e")->samples.size(), 0u);
+  EXPECT_EQ(testkit::FindFamily(families, "e")->samples.size(), 0u);
 }
 
 // The parser the test above relies on refuses what the format does not allow.
@@ -309,7 +309,7 @@ TEST(MetricsRegistry, TheParserRefusesInvalidText) {
            "# TYPE h histogram\nh_bucket{le=\"+Inf\"} 2\nh_sum 1\nh_count 1\n",  // count differs
            "m{a=\"\\x\"} 1\n",                                                   // bad escape
        }) {
-    EXPECT_THROW(testing::ParsePrometheusText(bad), std::runtime_error) << bad;
+    EXPECT_THROW(testkit::ParsePrometheusText(bad), std::runtime_error) << bad;
   }
 }
 

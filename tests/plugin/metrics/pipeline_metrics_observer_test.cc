@@ -214,7 +214,7 @@ TEST_F(PipelineMetricsObserverTest, StageMetricsKeepFloatValuesAndHistogramBucke
                               "promtail_custom_took_bucket{app=\"a\",le=\"+Inf\"} 4\n"
                               "promtail_custom_took_sum{app=\"a\"} 4.25\n"
                               "promtail_custom_took_count{app=\"a\"} 4\n"));
-  EXPECT_NO_THROW(testing::ParsePrometheusText(text));
+  EXPECT_NO_THROW(testkit::ParsePrometheusText(text));
 }
 
 // Two containers may share a histogram only with the same buckets while both run.

@@ -1,6 +1,6 @@
-// PushClient: what the Driver needs of a Loki client. It hands over entries (settled later
+// ShippingClient: what the Driver needs of a Loki client. It hands over entries (settled later
 // through their DeliveryTicket), hurries what the client buffers, stops it, and reads how it
-// fares. MakeLokiPushClient makes the real one, a LokiClient (plugin/loki/loki_client.h); tests
+// fares. MakeShippingClient makes the real one, a LokiClient (plugin/loki/loki_client.h); tests
 // give the Driver a fake through DriverConfig::client_factory, and settle its entries when
 // they choose.
 #pragma once
@@ -16,9 +16,9 @@
 
 namespace skald {
 
-class PushClient {
+class ShippingClient {
  public:
-  virtual ~PushClient() = default;
+  virtual ~ShippingClient() = default;
 
   // LokiClient::PushAll: takes every entry in order; `entries` is left empty. Never blocks on
   // the network.
@@ -43,7 +43,7 @@ class PushClient {
 };
 
 // A LokiClient behind the interface. Throws what the LokiClient constructor throws.
-std::shared_ptr<PushClient> MakeLokiPushClient(const LokiClientConfig& config,
-                                               MetricsRegistry& metrics);
+std::shared_ptr<ShippingClient> MakeShippingClient(const LokiClientConfig& config,
+                                                   MetricsRegistry& metrics);
 
 }  // namespace skald

@@ -1,4 +1,4 @@
-#include "plugin/loki/push_target.h"
+#include "plugin/loki/loki_endpoint.h"
 
 #include <vector>
 
@@ -18,7 +18,7 @@ Histogram& PushDuration(MetricsRegistry& m, const std::string& status_class) {
 
 }  // namespace
 
-PushTarget::PushTarget(const LokiClientConfig& c, MetricsRegistry& m, LogLimiter& limiter)
+LokiEndpoint::LokiEndpoint(const LokiClientConfig& c, MetricsRegistry& m, LogLimiter& limiter)
     : config(c),
       metrics(m),
       log_limiter(limiter),
@@ -31,7 +31,7 @@ PushTarget::PushTarget(const LokiClientConfig& c, MetricsRegistry& m, LogLimiter
   }
 }
 
-void PushTarget::RecordAttempt(bool answered, int status_code, Clock::duration elapsed) {
+void LokiEndpoint::RecordAttempt(bool answered, int status_code, Clock::duration elapsed) {
   const std::string status = answered ? std::to_string(status_code) : "error";
   metrics
       .GetCounter("skald_pushes_total", "Push requests, by HTTP status.", {{"status_code", status}})
@@ -46,7 +46,7 @@ void PushTarget::RecordAttempt(bool answered, int status_code, Clock::duration e
   last_push_.at = std::chrono::system_clock::now();
 }
 
-PushAttemptStatus PushTarget::LastPush() const {
+PushAttemptStatus LokiEndpoint::LastPush() const {
   absl::MutexLock lock(&last_push_mu_);
   return last_push_;
 }

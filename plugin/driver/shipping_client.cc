@@ -1,12 +1,12 @@
-#include "plugin/driver/push_client.h"
+#include "plugin/driver/shipping_client.h"
 
 namespace skald {
 
 namespace {
 
-class LokiPushClient final : public PushClient {
+class LokiShippingClient final : public ShippingClient {
  public:
-  LokiPushClient(const LokiClientConfig& config, MetricsRegistry& metrics)
+  LokiShippingClient(const LokiClientConfig& config, MetricsRegistry& metrics)
       : client_(config, metrics) {}
 
   void PushAll(std::vector<LokiEntry>& entries) override { client_.PushAll(entries); }
@@ -27,9 +27,9 @@ class LokiPushClient final : public PushClient {
 
 }  // namespace
 
-std::shared_ptr<PushClient> MakeLokiPushClient(const LokiClientConfig& config,
-                                               MetricsRegistry& metrics) {
-  return std::make_shared<LokiPushClient>(config, metrics);
+std::shared_ptr<ShippingClient> MakeShippingClient(const LokiClientConfig& config,
+                                                   MetricsRegistry& metrics) {
+  return std::make_shared<LokiShippingClient>(config, metrics);
 }
 
 }  // namespace skald

@@ -1,4 +1,4 @@
-// PushSender: one lane's HTTP connection to Loki, and the send-with-retries of one request.
+// LaneSender: one lane's HTTP connection to Loki, and the send-with-retries of one request.
 //
 // Send() posts an encoded batch until Loki takes it, refuses it, the retries allowed are used
 // up or the sender is aborted, and says how it ended (plugin/loki/push_outcome.h has which answers
@@ -30,22 +30,22 @@
 #include "plugin/loki/http_connection.h"
 #include "plugin/loki/loki_client_config.h"
 #include "plugin/loki/loki_credentials.h"
+#include "plugin/loki/loki_endpoint.h"
 #include "plugin/loki/loki_url.h"
 #include "plugin/loki/push_outcome.h"
-#include "plugin/loki/push_target.h"
 #include "plugin/loki/request_watchdog.h"
 
 namespace skald {
 
-class PushSender {
+class LaneSender {
  public:
   using Clock = std::chrono::steady_clock;
 
   // Throws nothing; `target` and `watchdog` outlive the sender.
-  PushSender(PushTarget& target, LokiCredentials credentials, RequestWatchdog& watchdog);
-  ~PushSender();
-  PushSender(const PushSender&) = delete;
-  PushSender& operator=(const PushSender&) = delete;
+  LaneSender(LokiEndpoint& target, LokiCredentials credentials, RequestWatchdog& watchdog);
+  ~LaneSender();
+  LaneSender(const LaneSender&) = delete;
+  LaneSender& operator=(const LaneSender&) = delete;
 
   struct Result {
     PushOutcome outcome = PushOutcome::kShutdown;
@@ -87,7 +87,7 @@ class PushSender {
   // rotated token), uses them from the next attempt on.
   void ReloadCredentials();
 
-  PushTarget& target_;
+  LokiEndpoint& target_;
   const LokiClientConfig& config_;
   RequestWatchdog& watchdog_;
   LokiCredentials credentials_;  // what requests authenticate with (Send's thread)

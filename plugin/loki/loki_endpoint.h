@@ -1,4 +1,4 @@
-// PushTarget: what the push senders of one Loki client share: the endpoint (configuration and
+// LokiEndpoint: what the lane senders of one Loki client share: the endpoint (configuration and
 // parsed URLs), the log limiter, and the accounting of push attempts.
 #pragma once
 
@@ -20,12 +20,12 @@ namespace skald {
 
 // Attempts are counted in skald_pushes_total{status_code}, skald_push_duration_seconds{status}
 // (by status class: 2xx, 3xx, 4xx, 5xx, error) and skald_batch_retries_total. Thread-safe.
-class PushTarget {
+class LokiEndpoint {
  public:
   using Clock = std::chrono::steady_clock;
 
   // `config` is valid (ValidateLokiClientConfig) and outlives the target, as do the others.
-  PushTarget(const LokiClientConfig& config, MetricsRegistry& metrics, LogLimiter& log_limiter);
+  LokiEndpoint(const LokiClientConfig& config, MetricsRegistry& metrics, LogLimiter& log_limiter);
 
   const LokiClientConfig& config;
   MetricsRegistry& metrics;

@@ -1,4 +1,4 @@
-#include "plugin/loki/push_sender.h"
+#include "plugin/loki/lane_sender.h"
 
 #include <absl/time/time.h>
 #include <spdlog/spdlog.h>
@@ -44,7 +44,7 @@ std::string TlsHint(const LokiClientConfig& config, const ParsedUrl& url,
 
 }  // namespace
 
-PushSender::PushSender(PushTarget& target, LokiCredentials credentials, RequestWatchdog& watchdog)
+LaneSender::LaneSender(LokiEndpoint& target, LokiCredentials credentials, RequestWatchdog& watchdog)
     : target_(target),
       config_(target.config),
       watchdog_(watchdog),
@@ -86,9 +86,9 @@ PushSender::PushSender(PushTarget& target, LokiCredentials credentials, RequestW
   for (const auto& [name, value] : config_.headers) headers_.emplace_back(name, value);
 }
 
-PushSender::~PushSender() = default;
+LaneSender::~LaneSender() = default;
 
-PushSender::Result PushSender::Send(std::string_view body, const std::string& tenant,
+LaneSender::Result LaneSender::Send(std::string_view body, const std::string& tenant,
                                     std::size_t entries) {
   Result result;
   std::optional<Backoff> backoff;  // seeded from the random device only when a push fails
@@ -144,7 +144,7 @@ PushSender::Result PushSender::Send(std::string_view body, const std::string& te
   }
 }
 
-PushSender::Answer PushSender::Attempt(std::string_view body, const std::string& tenant) {
+LaneSender::Answer LaneSender::Attempt(std::string_view body, const std::string& tenant) {
   HttpConnection::Headers headers = headers_;
   if (!tenant.empty()) headers.emplace_back("X-Scope-OrgID", tenant);
   headers.emplace_back("Content-Type", "application/x-protobuf");
@@ -187,7 +187,7 @@ PushSender::Answer PushSender::Attempt(std::string_view body, const std::string&
   return answer;
 }
 
-void PushSender::LogRetry(const Answer& answer, std::size_t entries, int attempt,
+void LaneSender::LogRetry(const Answer& answer, std::size_t entries, int attempt,
                           std::chrono::milliseconds delay) {
   const std::string& redacted_url = target_.redacted_url;
   const std::string retry =
@@ -236,24 +236,24 @@ void PushSender::LogRetry(const Answer& answer, std::size_t entries, int attempt
                 Suppressed(suppressed));
 }
 
-bool PushSender::SleepUnlessAborted(std::chrono::milliseconds delay) {
+bool LaneSender::SleepUnlessAborted(std::chrono::milliseconds delay) {
   absl::MutexLock lock(&abort_mu_);
   return !abort_mu_.AwaitWithTimeout(absl::Condition(&aborted_), absl::FromChrono(delay));
 }
 
-bool PushSender::Aborted() const {
+bool LaneSender::Aborted() const {
   absl::MutexLock lock(&abort_mu_);
   return aborted_;
 }
 
-void PushSender::Abort() {
+void LaneSender::Abort() {
   absl::MutexLock lock(&abort_mu_);
   aborted_ = true;
 }
 
-void PushSender::CutRequest() { http_->Cut(); }
+void LaneSender::CutRequest() { http_->Cut(); }
 
-PushSender::Clock::time_point PushSender::CutIfOverdue(Clock::time_point now) {
+LaneSender::Clock::time_point LaneSender::CutIfOverdue(Clock::time_point now) {
   absl::MutexLock lock(&watch_mu_);
   if (!armed_) return Clock::time_point::max();
   if (deadline_ > now) return deadline_;
@@ -265,7 +265,7 @@ PushSender::Clock::time_point PushSender::CutIfOverdue(Clock::time_point now) {
   return Clock::time_point::max();
 }
 
-void PushSender::ReloadCredentials() {
+void LaneSender::ReloadCredentials() {
   if (config_.auth.bearer_token_file.empty() && config_.auth.basic_password_file.empty()) return;
   LokiCredentials fresh;
   std::string err;
