@@ -190,108 +190,119 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
   }
   if (!journaled) {
     StartInMemory(file, stream);
-  } else {
-    std::unique_ptr<Journal::Writer> writer;
-    std::string journal_error;  // the journal cannot be opened or written
-    // The container's stream this start found ended by the reader, its end still waiting for
-    // the shipping thread (a `docker restart` right after the stop): not joined again.
-    std::shared_ptr<Stream> ended;
-    for (int attempt = 0;; ++attempt) {
-      std::shared_ptr<Stream> joined;
-      std::shared_ptr<Journal> journal;
-      {
-        absl::MutexLock lock(&mu_);
-        if (stopping_) throw StartRefused("skald: the plugin is shutting down");
-        if (stream_by_file_.count(file)) throw StartRefused("skald: already logging " + file);
-        try {
-          journal = OpenJournalLocked(info.container_id, stream->options);
-        } catch (const std::system_error& e) {
-          journal_error = e.what();
-          break;
-        }
-        if (auto it = stream_by_container_.find(info.container_id);
-            it != stream_by_container_.end() && !(ended && it->second == ended->id)) {
-          joined = streams_.at(it->second);  // the container's stream is still draining
-        } else {
-          stream->journal = journal;
-          JournalPosition cursor = journal->ReadCursor().value_or(journal->Begin());
-          if (ended) {
-            // It read every segment before the one this start's writer reserved: go on there.
-            stream->predecessor = ended;
-            cursor = std::max(cursor, journal->End());
-          } else if (auto prev = retiring_by_container_.find(info.container_id);
-                     prev != retiring_by_container_.end()) {
-            // Its lines up to `end` are delivered or on their way: go on after them.
-            stream->predecessor = prev->second;
-            cursor = std::max(cursor, prev->second->end);
-          }
-          stream->ledger.StartAt(cursor);
-          stream->last_resume = cursor;
-          stream->id = next_id_++;
-          streams_[stream->id] = stream;
-          stream_by_container_[info.container_id] = stream->id;
-          live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
-        }
-        stream_by_file_[file] = joined ? joined->id : stream->id;
-      }
-      bool with_reader = false;
-      try {
-        try {
-          journal->WriteInfo(ReplayInfoJson(info, stream->options, *secrets_));
-          if (!writer) writer = journal->StartWriter(file);
-        } catch (const std::system_error& e) {
-          journal_error = e.what();
-        }
-        if (journal_error.empty()) {
-          if (!joined) {
-            const JournalPosition cursor = stream->ledger.Acked();
-            journal->SetAcknowledged(cursor);
-            reader_->AddJournalStream(stream->id, journal, cursor, stream->options.max_line_size);
-            with_reader = true;
-          }
-          if (reader_->AddSession(joined ? joined->id : stream->id, file, writer)) break;
-        }
-      } catch (...) {
-        journal_error.clear();
-        if (writer) writer->Seal();
-        Unregister(file, joined ? nullptr : stream.get(), with_reader);
-        throw;
-      }
-      if (!journal_error.empty()) {
-        if (writer) writer->Seal();
-        Unregister(file, joined ? nullptr : stream.get(), with_reader);
-        break;
-      }
-      // The joined stream ended just now: start a new one for this session.
-      ended = joined;
-      absl::MutexLock lock(&mu_);
-      stream_by_file_.erase(file);
-      if (attempt > 3) {
-        if (writer) writer->Seal();
-        throw OptionError("skald: could not attach " + file + " to its journal");
-      }
+  } else if (const std::string journal_error = StartJournaled(file, info, stream);
+             !journal_error.empty()) {
+    // The journal cannot be written (disk full, I/O error): the container must not be
+    // refused for it, unless the user chose to lose nothing.
+    if (stream->options.block_when_full) {
+      throw OptionError("skald: cannot write the container's journal (" + journal_error +
+                        ") and loki-on-full=block forbids going on without it");
     }
-    if (!journal_error.empty()) {
-      // The journal cannot be written (disk full, I/O error): the container must not be
-      // refused for it, unless the user chose to lose nothing.
-      if (stream->options.block_when_full) {
-        throw OptionError("skald: cannot write the container's journal (" + journal_error +
-                          ") and loki-on-full=block forbids going on without it");
-      }
-      spdlog::error(
-          "container {} ({}): cannot write its journal ({}); its lines go on in memory only "
-          "(no docker logs, lost if the plugin restarts; the container waits for Loki while "
-          "Loki takes lines)",
-          info.ID(), info.Name(), journal_error);
-      std::shared_ptr<Stream> in_memory = MakeStream(file, info, /*journaled=*/false);
-      in_memory->paced = true;
-      StartInMemory(file, in_memory);
-      journaled = false;
-    }
+    spdlog::error(
+        "container {} ({}): cannot write its journal ({}); its lines go on in memory only "
+        "(no docker logs, lost if the plugin restarts; the container waits for Loki while "
+        "Loki takes lines)",
+        info.ID(), info.Name(), journal_error);
+    std::shared_ptr<Stream> in_memory = MakeStream(file, info, /*journaled=*/false);
+    in_memory->paced = true;
+    StartInMemory(file, in_memory);
+    journaled = false;
   }
   streams_started_.Add();
   spdlog::info("logging container {} ({}) to {}{}", info.ID(), info.Name(),
                RedactUrl(stream->options.client.url), journaled ? "" : " (no-file: memory only)");
+}
+
+std::string Driver::StartJournaled(const std::string& file, const ContainerInfo& info,
+                                   const std::shared_ptr<Stream>& stream) {
+  std::unique_ptr<Journal::Writer> writer;
+  // The container's stream this start found ended by the reader, its end still waiting for
+  // the shipping thread (a `docker restart` right after the stop): not joined again.
+  std::shared_ptr<Stream> ended;
+  for (int attempt = 0;; ++attempt) {
+    std::shared_ptr<Stream> joined;
+    std::shared_ptr<Journal> journal;
+    if (std::string error = RegisterJournaled(file, info, stream, ended, &joined, &journal);
+        !error.empty()) {
+      return error;
+    }
+    std::string journal_error;
+    bool with_reader = false;
+    try {
+      try {
+        journal->WriteInfo(ReplayInfoJson(info, stream->options, *secrets_));
+        if (!writer) writer = journal->StartWriter(file);
+      } catch (const std::system_error& e) {
+        journal_error = e.what();
+      }
+      if (journal_error.empty()) {
+        if (!joined) {
+          const JournalPosition cursor = stream->ledger.Acked();
+          journal->SetAcknowledged(cursor);
+          reader_->AddJournalStream(stream->id, journal, cursor, stream->options.max_line_size);
+          with_reader = true;
+        }
+        if (reader_->AddSession(joined ? joined->id : stream->id, file, writer)) return "";
+      }
+    } catch (...) {
+      if (writer) writer->Seal();
+      Unregister(file, joined ? nullptr : stream.get(), with_reader);
+      throw;
+    }
+    if (!journal_error.empty()) {
+      if (writer) writer->Seal();
+      Unregister(file, joined ? nullptr : stream.get(), with_reader);
+      return journal_error;
+    }
+    // The joined stream ended just now: start a new one for this session.
+    ended = joined;
+    absl::MutexLock lock(&mu_);
+    stream_by_file_.erase(file);
+    if (attempt > 3) {
+      if (writer) writer->Seal();
+      throw StartRefused("skald: could not attach " + file + " to its journal");
+    }
+  }
+}
+
+std::string Driver::RegisterJournaled(const std::string& file, const ContainerInfo& info,
+                                      const std::shared_ptr<Stream>& stream,
+                                      const std::shared_ptr<Stream>& ended,
+                                      std::shared_ptr<Stream>* joined,
+                                      std::shared_ptr<Journal>* journal) {
+  absl::MutexLock lock(&mu_);
+  if (stopping_) throw StartRefused("skald: the plugin is shutting down");
+  if (stream_by_file_.count(file)) throw StartRefused("skald: already logging " + file);
+  try {
+    *journal = OpenJournalLocked(info.container_id, stream->options);
+  } catch (const std::system_error& e) {
+    return e.what();
+  }
+  if (auto it = stream_by_container_.find(info.container_id);
+      it != stream_by_container_.end() && !(ended && it->second == ended->id)) {
+    *joined = streams_.at(it->second);  // the container's stream is still draining
+  } else {
+    stream->journal = *journal;
+    JournalPosition cursor = (*journal)->ReadCursor().value_or((*journal)->Begin());
+    if (ended) {
+      // It read every segment before the one this start's writer reserved: go on there.
+      stream->predecessor = ended;
+      cursor = std::max(cursor, (*journal)->End());
+    } else if (auto prev = retiring_by_container_.find(info.container_id);
+               prev != retiring_by_container_.end()) {
+      // Its lines up to `end` are delivered or on their way: go on after them.
+      stream->predecessor = prev->second;
+      cursor = std::max(cursor, prev->second->end);
+    }
+    stream->ledger.StartAt(cursor);
+    stream->last_resume = cursor;
+    stream->id = next_id_++;
+    streams_[stream->id] = stream;
+    stream_by_container_[info.container_id] = stream->id;
+    live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+  }
+  stream_by_file_[file] = *joined ? (*joined)->id : stream->id;
+  return "";
 }
 
 void Driver::StopLogging(const std::string& file) {

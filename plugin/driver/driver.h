@@ -175,6 +175,20 @@ class Driver : public LineSink, public DeliveryListener {
   // `journaled` false: the stream will have no journal (its client bounds memory itself).
   std::shared_ptr<Stream> MakeStream(const std::string& file, const ContainerInfo& info,
                                      bool journaled = true);
+  // StartLogging of a journaled stream: registers it (or joins the container's stream still
+  // draining), writes its info.json, starts the writer and hands the FIFO to the reader.
+  // Returns why the journal cannot be written ("" once the FIFO is read); throws what
+  // StartLogging throws.
+  std::string StartJournaled(const std::string& file, const ContainerInfo& info,
+                             const std::shared_ptr<Stream>& stream) ABSL_LOCKS_EXCLUDED(mu_);
+  // StartJournaled's registration, under the lock: opens the container's journal and either
+  // sets *joined (its stream, still draining, other than `ended`) or registers `stream` with
+  // its cursor. Returns why the journal cannot be opened ("" when it is).
+  std::string RegisterJournaled(const std::string& file, const ContainerInfo& info,
+                                const std::shared_ptr<Stream>& stream,
+                                const std::shared_ptr<Stream>& ended,
+                                std::shared_ptr<Stream>* joined, std::shared_ptr<Journal>* journal)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Registers `stream` as a memory stream (no-file, or no journal can be written) of `file`.
   void StartInMemory(const std::string& file, std::shared_ptr<Stream> stream)
       ABSL_LOCKS_EXCLUDED(mu_);
