@@ -8,7 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "pipeline_stages/go_string.h"
+#include "pipeline_stages/go/go_string.h"
 
 namespace skald::stages {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "pipeline_stages/entry.h"
-#include "pipeline_stages/go_template.h"
+#include "pipeline_stages/go_template/go_template.h"
 
 namespace skald::stages {
 

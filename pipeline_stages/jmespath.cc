@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "pipeline_stages/config_error.h"
-#include "pipeline_stages/go_string.h"
+#include "pipeline_stages/common/config_error.h"
+#include "pipeline_stages/go/go_string.h"
 
 namespace skald::stages {
 namespace {

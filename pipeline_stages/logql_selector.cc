@@ -1,8 +1,8 @@
 #include "pipeline_stages/logql_selector.h"
 
-#include "pipeline_stages/config_error.h"
-#include "pipeline_stages/go_regexp.h"
-#include "pipeline_stages/go_string.h"
+#include "pipeline_stages/common/config_error.h"
+#include "pipeline_stages/go/go_regexp.h"
+#include "pipeline_stages/go/go_string.h"
 
 namespace skald::stages {
 namespace {

@@ -1,6 +1,6 @@
 #include "pipeline_stages/regex_stage.h"
 
-#include "pipeline_stages/go_regexp.h"
+#include "pipeline_stages/go/go_regexp.h"
 
 namespace skald::stages {
 

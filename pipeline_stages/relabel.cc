@@ -7,9 +7,9 @@
 #include <charconv>
 #include <map>
 
-#include "pipeline_stages/config_error.h"
-#include "pipeline_stages/did_you_mean.h"
-#include "pipeline_stages/go_regexp.h"
+#include "pipeline_stages/common/config_error.h"
+#include "pipeline_stages/common/did_you_mean.h"
+#include "pipeline_stages/go/go_regexp.h"
 #include "pipeline_stages/stage_config.h"
 
 namespace skald::stages {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline_stages/go_template.h"
+#include "pipeline_stages/go_template/go_template.h"
 #include "pipeline_stages/stage.h"
 #include "pipeline_stages/stage_config.h"
 

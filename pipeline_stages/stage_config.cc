@@ -9,8 +9,8 @@
 #include <cstring>
 #include <ctime>
 
-#include "pipeline_stages/did_you_mean.h"
-#include "pipeline_stages/go_duration.h"
+#include "pipeline_stages/common/did_you_mean.h"
+#include "pipeline_stages/go/go_duration.h"
 
 namespace skald::stages {
 

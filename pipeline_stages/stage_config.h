@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "pipeline_stages/config_error.h"
-#include "pipeline_stages/go_duration.h"
+#include "pipeline_stages/common/config_error.h"
+#include "pipeline_stages/go/go_duration.h"
 #include "pipeline_stages/pipeline_observer.h"
 
 namespace skald::stages {

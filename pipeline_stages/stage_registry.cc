@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <array>
 
+#include "pipeline_stages/common/did_you_mean.h"
 #include "pipeline_stages/cri_stage.h"
 #include "pipeline_stages/decolorize_stage.h"
-#include "pipeline_stages/did_you_mean.h"
 #include "pipeline_stages/docker_stage.h"
 #include "pipeline_stages/drop_stage.h"
 #include "pipeline_stages/geoip_stage.h"

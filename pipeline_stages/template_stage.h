@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "pipeline_stages/go_template.h"
+#include "pipeline_stages/go_template/go_template.h"
 #include "pipeline_stages/stage.h"
 #include "pipeline_stages/stage_config.h"
 

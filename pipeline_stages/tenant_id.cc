@@ -2,7 +2,7 @@
 
 #include <array>
 
-#include "pipeline_stages/go_string.h"
+#include "pipeline_stages/go/go_string.h"
 
 namespace skald::stages {
 namespace {

@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "pipeline_stages/go_time_layout.h"
+#include "pipeline_stages/go/go_time_layout.h"
 #include "pipeline_stages/stage.h"
 #include "pipeline_stages/stage_config.h"
 

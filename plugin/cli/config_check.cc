@@ -1,6 +1,6 @@
 #include "plugin/cli/config_check.h"
 
-#include "pipeline_stages/config_error.h"
+#include "pipeline_stages/common/config_error.h"
 #include "pipeline_stages/pipeline.h"
 #include "pipeline_stages/pipeline_lint.h"
 #include "plugin/driver/container_pipeline.h"

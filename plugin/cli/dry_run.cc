@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline_stages/go_string.h"
+#include "pipeline_stages/go/go_string.h"
 #include "pipeline_stages/tenant_id.h"
 #include "plugin/cli/config_check.h"
 #include "plugin/driver/container_pipeline.h"

@@ -9,9 +9,9 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "pipeline_stages/did_you_mean.h"
+#include "pipeline_stages/common/did_you_mean.h"
 #include "pipeline_stages/entry.h"
-#include "pipeline_stages/go_duration.h"
+#include "pipeline_stages/go/go_duration.h"
 #include "plugin/config/docker_template.h"
 #include "plugin/loki/loki_url.h"
 

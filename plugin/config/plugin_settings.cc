@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "pipeline_stages/go_duration.h"
+#include "pipeline_stages/go/go_duration.h"
 #include "plugin/config/log_options.h"
 
 namespace skald {

@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "pipeline_stages/entry.h"
-#include "pipeline_stages/go_string.h"
+#include "pipeline_stages/go/go_string.h"
 
 namespace skald {
 

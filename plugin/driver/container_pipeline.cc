@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "pipeline_stages/config_error.h"
+#include "pipeline_stages/common/config_error.h"
 #include "pipeline_stages/relabel.h"
 #include "plugin/common/user_files.h"
 #include "plugin/config/container_labels.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "pipeline_stages/go_string.h"
+#include "pipeline_stages/go/go_string.h"
 
 namespace skald {
 namespace {

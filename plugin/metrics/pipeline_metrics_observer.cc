@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "pipeline_stages/config_error.h"
+#include "pipeline_stages/common/config_error.h"
 
 namespace skald {
 namespace {

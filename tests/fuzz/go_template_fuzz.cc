@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string>
 
-#include "pipeline_stages/config_error.h"
-#include "pipeline_stages/go_template.h"
+#include "pipeline_stages/common/config_error.h"
+#include "pipeline_stages/go_template/go_template.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using skald::stages::GoTemplate;

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string>
 
-#include "pipeline_stages/config_error.h"
-#include "pipeline_stages/go_time_layout.h"
+#include "pipeline_stages/common/config_error.h"
+#include "pipeline_stages/go/go_time_layout.h"
 #include "tests/fuzz/fuzz_support.h"
 
 using skald::stages::GoTimeLayout;

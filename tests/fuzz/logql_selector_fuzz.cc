@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "pipeline_stages/config_error.h"
+#include "pipeline_stages/common/config_error.h"
 #include "pipeline_stages/entry.h"
 #include "pipeline_stages/logql_selector.h"
 #include "tests/fuzz/fuzz_support.h"

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "pipeline_stages/config_error.h"
+#include "pipeline_stages/common/config_error.h"
 #include "pipeline_stages/relabel.h"
 #include "tests/fuzz/fuzz_support.h"
 

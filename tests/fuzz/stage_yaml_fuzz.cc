@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline_stages/config_error.h"
+#include "pipeline_stages/common/config_error.h"
 #include "pipeline_stages/pipeline.h"
 #include "tests/fuzz/fuzz_support.h"
 #include "tests/pipeline_stages/test_support.h"

@@ -1,20 +1,23 @@
 #!/usr/bin/env python3
 """The wings' layering, checked over the include graph.
 
-plugin/CMakeLists.txt declares the wings bottom to top, one line each:
+plugin/CMakeLists.txt declares the plugin's wings bottom to top, one line each:
     skald_wing(<wing> <wings it may include>...)
-This check fails when
+and pipeline_stages/CMakeLists.txt the stage library's:
+    skald_stage_wing(<wing> <wings it may include>...)
+This check fails when, in either tree,
   - a wing names a wing not declared before it (a cycle, or a wing above it);
-  - a folder under plugin/ holds sources but is not a declared wing;
-  - a source of plugin/<wing>/ includes "plugin/<other>/..." where <other> is neither the
-    wing itself nor one it may include (directly or through the wings it names);
+  - a folder holds sources but is not a declared wing;
+  - a source of <tree>/<wing>/ includes "<tree>/<other>/..." where <other> is neither the wing
+    itself nor one it may include (directly or through the wings it names), or includes a file
+    of the tree's top (its own folder: plugin/main.cc, the stages themselves);
   - a source of pipeline_stages/ includes anything of plugin/ (the stage library knows
     nothing of Docker or HTTP) or cpp-httplib.
-plugin/main.cc, the program, sits on top and may include every wing.
+The plugin's wings may include the whole stage library, which sits below them.
 
 Usage: check-wings.py [SOURCE_DIR]       (default: this checkout)
        check-wings.py --self-test        (the check must fail on a tree with a back edge)
-Prints the wing graph and, on failure, each forbidden include with its file and line.
+Prints the wing graphs and, on failure, each forbidden include with its file and line.
 """
 import os
 import re
@@ -23,17 +26,18 @@ import subprocess
 import sys
 import tempfile
 
-WING_RE = re.compile(r'^\s*skald_wing\(\s*(\w+)((?:\s+\w+)*)\s*\)', re.M)
+TREES = [('plugin', 'skald_wing'), ('pipeline_stages', 'skald_stage_wing')]
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 
 
-def declared_wings(source_dir):
-    """[(wing, [deps])] in the order plugin/CMakeLists.txt declares them."""
-    with open(os.path.join(source_dir, 'plugin', 'CMakeLists.txt')) as f:
+def declared_wings(source_dir, tree, function):
+    """[(wing, [deps])] in the order <tree>/CMakeLists.txt declares them."""
+    with open(os.path.join(source_dir, tree, 'CMakeLists.txt')) as f:
         text = f.read()
     # Only the calls, not the comment that shows the form.
     text = '\n'.join(line for line in text.splitlines() if not line.lstrip().startswith('#'))
-    return [(m.group(1), m.group(2).split()) for m in WING_RE.finditer(text)]
+    call = re.compile(r'^\s*' + function + r'\(\s*(\w+)((?:\s+\w+)*)\s*\)', re.M)
+    return [(m.group(1), m.group(2).split()) for m in call.finditer(text)]
 
 
 def sources(folder):
@@ -49,45 +53,59 @@ def includes(path):
         yield text.count('\n', 0, m.start()) + 1, m.group(1)
 
 
-def check(source_dir):
-    problems = []
-    wings = declared_wings(source_dir)
+def check_tree(source_dir, tree, function, problems):
+    """Checks one tree's wings; returns its wings and the count of includes checked."""
+    wings = declared_wings(source_dir, tree, function)
     if not wings:
-        return ['plugin/CMakeLists.txt declares no skald_wing(...)']
+        problems.append(f'{tree}/CMakeLists.txt declares no {function}(...)')
+        return wings, 0
     allowed = {}  # wing -> the wings it may include (transitively), itself included
     for wing, deps in wings:
         if wing in allowed:
-            problems.append(f'plugin/CMakeLists.txt: wing {wing} declared twice')
+            problems.append(f'{tree}/CMakeLists.txt: wing {wing} declared twice')
         reach = {wing}
         for dep in deps:
             if dep not in allowed:
-                problems.append(f'plugin/CMakeLists.txt: wing {wing} names {dep}, which is not a '
+                problems.append(f'{tree}/CMakeLists.txt: wing {wing} names {dep}, which is not a '
                                 f'wing declared before it (a cycle, or a wing above it)')
                 continue
             reach |= allowed[dep]
         allowed[wing] = reach
-    plugin_dir = os.path.join(source_dir, 'plugin')
-    for entry in sorted(os.listdir(plugin_dir)):
-        folder = os.path.join(plugin_dir, entry)
+    tree_dir = os.path.join(source_dir, tree)
+    for entry in sorted(os.listdir(tree_dir)):
+        folder = os.path.join(tree_dir, entry)
         if os.path.isdir(folder) and any(sources(folder)) and entry not in allowed:
-            problems.append(f'plugin/{entry}/ holds sources but is not a wing in '
-                            f'plugin/CMakeLists.txt')
+            problems.append(f'{tree}/{entry}/ holds sources but is not a wing in '
+                            f'{tree}/CMakeLists.txt')
     edges = 0
     for wing in allowed:
-        folder = os.path.join(plugin_dir, wing)
+        folder = os.path.join(tree_dir, wing)
         if not os.path.isdir(folder):
-            problems.append(f'wing {wing}: no folder plugin/{wing}/')
+            problems.append(f'wing {wing}: no folder {tree}/{wing}/')
             continue
         for path in sources(folder):
             for line, target in includes(path):
-                m = re.match(r'plugin/(\w+)/', target)
-                if not m:
+                if not target.startswith(tree + '/'):
                     continue
                 edges += 1
-                if m.group(1) not in allowed[wing]:
-                    rel = os.path.relpath(path, source_dir)
+                m = re.match(re.escape(tree) + r'/(\w+)/', target)
+                rel = os.path.relpath(path, source_dir)
+                if not m:
+                    problems.append(f'{rel}:{line}: includes {target}: the top of {tree}/ may '
+                                    f'not be included by its wing {wing}')
+                elif m.group(1) not in allowed[wing]:
                     problems.append(f'{rel}:{line}: includes {target}: wing {wing} may include '
                                     f'only {", ".join(sorted(allowed[wing]))}')
+    return wings, edges
+
+
+def check(source_dir):
+    problems = []
+    for tree, function in TREES:
+        wings, edges = check_tree(source_dir, tree, function, problems)
+        print(f'{tree}: wings, bottom to top ({edges} includes across folders checked):')
+        for wing, deps in wings:
+            print(f'  {wing:12} -> {" ".join(deps) if deps else "(nothing)"}')
     stages = os.path.join(source_dir, 'pipeline_stages')
     for root, _, files in os.walk(stages):
         for name in sorted(files):
@@ -99,9 +117,6 @@ def check(source_dir):
                     rel = os.path.relpath(path, source_dir)
                     problems.append(f'{rel}:{line}: includes {target}: pipeline_stages/ knows '
                                     f'nothing of the plugin, Docker or HTTP')
-    print(f'wings, bottom to top ({edges} includes across folders checked):')
-    for wing, deps in wings:
-        print(f'  {wing:8} -> {" ".join(deps) if deps else "(nothing)"}')
     return problems
 
 
@@ -112,6 +127,8 @@ def self_test(source_dir):
          'a tree whose journal wing includes the config wing'),
         ('pipeline_stages/knows_docker.h', '#include "plugin/config/container_info.h"\n',
          'a stage library that includes the plugin'),
+        ('pipeline_stages/go/back_edge.cc', '#include "pipeline_stages/go_template/go_template.h"\n',
+         'a tree whose go wing includes the template engine'),
     ]
     for path, text, what in cases:
         with tempfile.TemporaryDirectory(prefix='check-wings-') as tmp:
@@ -125,7 +142,7 @@ def self_test(source_dir):
                 print(f'FAIL: the check passed {what}')
                 print(run.stdout)
                 return 1
-    print('ok: the check fails on a back edge and on a stage that includes the plugin')
+    print('ok: the check fails on a back edge in either tree and on a stage that includes the plugin')
     return 0
 
 
@@ -138,7 +155,8 @@ def main():
     for p in problems:
         print('FAIL: ' + p)
     if not problems:
-        print('ok: no include crosses a wing edge not declared in plugin/CMakeLists.txt')
+        print('ok: no include crosses a wing edge not declared in plugin/ or pipeline_stages/'
+              'CMakeLists.txt')
     return 1 if problems else 0
 
 

@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include "pipeline_stages/config_error.h"
+#include "pipeline_stages/common/config_error.h"
 
 namespace skald::stages {
 namespace {

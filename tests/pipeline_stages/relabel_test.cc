@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "pipeline_stages/config_error.h"
+#include "pipeline_stages/common/config_error.h"
 
 namespace skald::stages {
 namespace {

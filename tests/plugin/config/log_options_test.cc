@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "pipeline_stages/go_duration.h"
+#include "pipeline_stages/go/go_duration.h"
 
 namespace skald {
 namespace {
@@ -250,7 +250,7 @@ TEST(LogOptions, MinBackoffAboveMaxIsRefused) {
   EXPECT_THAT(err, HasSubstr("loki-min-backoff (10s) must not exceed loki-max-backoff (1s)"));
 }
 
-// Durations are Go's (pipeline_stages/go_duration.h): a fraction of a nanosecond is truncated,
+// Durations are Go's (pipeline_stages/go/go_duration.h): a fraction of a nanosecond is truncated,
 // as time.ParseDuration does, where this parser used to round.
 TEST(LogOptions, DurationsAreGos) {
   EXPECT_EQ(

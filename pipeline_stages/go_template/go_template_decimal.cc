@@ -1,4 +1,4 @@
-#include "pipeline_stages/go_template_decimal.h"
+#include "pipeline_stages/go_template/go_template_decimal.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "pipeline_stages/go_duration.h"
+#include "pipeline_stages/go/go_duration.h"
 
 namespace skald::stages {
 namespace {

@@ -1,9 +1,9 @@
-#include "pipeline_stages/go_time_layout.h"
+#include "pipeline_stages/go/go_time_layout.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "pipeline_stages/config_error.h"
+#include "pipeline_stages/common/config_error.h"
 
 namespace skald::stages {
 namespace {

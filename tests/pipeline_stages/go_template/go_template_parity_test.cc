@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "pipeline_stages/config_error.h"
-#include "pipeline_stages/go_template.h"
+#include "pipeline_stages/common/config_error.h"
+#include "pipeline_stages/go_template/go_template.h"
 
 namespace skald::stages {
 namespace {

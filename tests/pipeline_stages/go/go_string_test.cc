@@ -1,4 +1,4 @@
-#include "pipeline_stages/go_string.h"
+#include "pipeline_stages/go/go_string.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pipeline_stages/go_template.h"
+#include "pipeline_stages/go_template/go_template.h"
 
 namespace skald::stages::go_template_internal {
 

@@ -1,10 +1,10 @@
-#include "pipeline_stages/go_template_strings.h"
+#include "pipeline_stages/go_template/go_template_strings.h"
 
 #include <openssl/evp.h>
 
 #include <algorithm>
 
-#include "pipeline_stages/go_string.h"
+#include "pipeline_stages/go/go_string.h"
 
 namespace skald::stages::go_template_internal {
 

@@ -1,4 +1,4 @@
-#include "pipeline_stages/go_string.h"
+#include "pipeline_stages/go/go_string.h"
 
 namespace skald::stages {
 namespace {

@@ -1,4 +1,4 @@
-#include "pipeline_stages/go_template.h"
+#include "pipeline_stages/go_template/go_template.h"
 
 #include <absl/time/clock.h>
 #include <gmock/gmock.h>
@@ -6,7 +6,7 @@
 
 #include <chrono>
 
-#include "pipeline_stages/config_error.h"
+#include "pipeline_stages/common/config_error.h"
 
 namespace skald::stages {
 namespace {

@@ -1,12 +1,12 @@
-#include "pipeline_stages/go_template_value.h"
+#include "pipeline_stages/go_template/go_template_value.h"
 
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 
-#include "pipeline_stages/go_template_fmt.h"
-#include "pipeline_stages/go_time_layout.h"
+#include "pipeline_stages/go/go_time_layout.h"
+#include "pipeline_stages/go_template/go_template_fmt.h"
 
 namespace skald::stages::go_template_internal {
 

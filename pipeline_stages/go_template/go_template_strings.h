@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pipeline_stages/go_string.h"
+#include "pipeline_stages/go/go_string.h"
 
 namespace skald::stages::go_template_internal {
 

@@ -1,4 +1,4 @@
-#include "pipeline_stages/go_regexp.h"
+#include "pipeline_stages/go/go_regexp.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

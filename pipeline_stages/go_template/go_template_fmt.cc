@@ -1,6 +1,6 @@
-#include "pipeline_stages/go_template_fmt.h"
+#include "pipeline_stages/go_template/go_template_fmt.h"
 
-#include "pipeline_stages/go_string.h"
+#include "pipeline_stages/go/go_string.h"
 
 // A port of the parts of Go's fmt (print.go, format.go) that template values reach.
 

@@ -1,4 +1,4 @@
-#include "pipeline_stages/did_you_mean.h"
+#include "pipeline_stages/common/did_you_mean.h"
 
 #include <gtest/gtest.h>
 

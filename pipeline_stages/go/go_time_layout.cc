@@ -1,4 +1,4 @@
-#include "pipeline_stages/go_time_layout.h"
+#include "pipeline_stages/go/go_time_layout.h"
 
 #include <absl/time/civil_time.h>
 
@@ -6,7 +6,7 @@
 #include <chrono>
 #include <cmath>
 
-#include "pipeline_stages/config_error.h"
+#include "pipeline_stages/common/config_error.h"
 
 // The layout scanner and the parser follow Go's time/format.go (nextStdChunk, parse) closely, so
 // that the same text is accepted and yields the same instant.

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "pipeline_stages/go_template_value.h"
+#include "pipeline_stages/go_template/go_template_value.h"
 
 namespace skald::stages::go_template_internal {
 

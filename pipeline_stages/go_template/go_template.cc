@@ -1,4 +1,4 @@
-#include "pipeline_stages/go_template.h"
+#include "pipeline_stages/go_template/go_template.h"
 
 #include <absl/container/inlined_vector.h>
 
@@ -6,11 +6,11 @@
 #include <cstdlib>
 #include <vector>
 
-#include "pipeline_stages/config_error.h"
-#include "pipeline_stages/go_regexp.h"
-#include "pipeline_stages/go_string.h"
-#include "pipeline_stages/go_template_functions.h"
-#include "pipeline_stages/go_time_layout.h"
+#include "pipeline_stages/common/config_error.h"
+#include "pipeline_stages/go/go_regexp.h"
+#include "pipeline_stages/go/go_string.h"
+#include "pipeline_stages/go/go_time_layout.h"
+#include "pipeline_stages/go_template/go_template_functions.h"
 
 namespace skald::stages {
 

@@ -1,4 +1,4 @@
-#include "pipeline_stages/go_template_functions.h"
+#include "pipeline_stages/go_template/go_template_functions.h"
 
 #include <absl/time/clock.h>
 #include <openssl/rand.h>
@@ -8,14 +8,14 @@
 #include <chrono>
 #include <cmath>
 
-#include "pipeline_stages/go_duration.h"
-#include "pipeline_stages/go_regexp.h"
-#include "pipeline_stages/go_string.h"
-#include "pipeline_stages/go_template_decimal.h"
-#include "pipeline_stages/go_template_fmt.h"
-#include "pipeline_stages/go_template_json.h"
-#include "pipeline_stages/go_template_strings.h"
-#include "pipeline_stages/go_time_layout.h"
+#include "pipeline_stages/go/go_duration.h"
+#include "pipeline_stages/go/go_regexp.h"
+#include "pipeline_stages/go/go_string.h"
+#include "pipeline_stages/go/go_time_layout.h"
+#include "pipeline_stages/go_template/go_template_decimal.h"
+#include "pipeline_stages/go_template/go_template_fmt.h"
+#include "pipeline_stages/go_template/go_template_json.h"
+#include "pipeline_stages/go_template/go_template_strings.h"
 
 namespace skald::stages::go_template_internal {
 

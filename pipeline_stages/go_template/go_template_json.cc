@@ -1,10 +1,10 @@
-#include "pipeline_stages/go_template_json.h"
+#include "pipeline_stages/go_template/go_template_json.h"
 
 #include <cmath>
 #include <cstdlib>
 
-#include "pipeline_stages/go_string.h"
-#include "pipeline_stages/go_time_layout.h"
+#include "pipeline_stages/go/go_string.h"
+#include "pipeline_stages/go/go_time_layout.h"
 
 namespace skald::stages::go_template_internal {
 
