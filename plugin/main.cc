@@ -67,6 +67,16 @@ std::string Version() {
          (skald::FaultInjectionCompiledIn() ? " test build, with the fault switch" : "");
 }
 
+// The plugin settings from the environment; the log level is set from them first, so that a
+// bad value's message is logged.
+skald::PluginSettings ReadSettings() {
+  std::vector<std::string> problems;
+  const skald::PluginSettings settings = skald::ReadPluginSettings(std::getenv, &problems);
+  spdlog::set_level(spdlog::level::from_str(settings.log_level));
+  for (const std::string& problem : problems) spdlog::error("{}", problem);
+  return settings;
+}
+
 // Each container holds a few descriptors (FIFO, segment, API connection): take all the process
 // may have.
 void RaiseOpenFileLimit() {
@@ -209,10 +219,7 @@ int main(int argc, char** argv) {
                                       ? command_line.socket_path
                                       : EnvOr("SKALD_SOCKET", "/run/docker/plugins/skald.sock");
 
-  std::vector<std::string> setting_problems;
-  const skald::PluginSettings settings = skald::ReadPluginSettings(std::getenv, &setting_problems);
-  spdlog::set_level(spdlog::level::from_str(settings.log_level));
-  for (const std::string& problem : setting_problems) spdlog::error("{}", problem);
+  const skald::PluginSettings settings = ReadSettings();
   RaiseOpenFileLimit();
   sigset_t stop_signals = BlockStopSignals();
 
