@@ -103,8 +103,7 @@ std::string CheckLokiTlsFiles(const LokiClientConfig& config) {
 }
 
 std::string CheckLokiClientFiles(const LokiClientConfig& config) {
-  ParsedUrl url;
-  ParseUrl(config.url, url);
+  const ParsedUrl url = ParseCheckedUrl(config.url);
   LokiCredentials unused;
   if (std::string err; !LoadLokiCredentials(config, url, &unused, &err)) return err;
   return CheckLokiTlsFiles(config);

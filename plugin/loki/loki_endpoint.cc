@@ -23,8 +23,8 @@ LokiEndpoint::LokiEndpoint(const LokiClientConfig& c, MetricsRegistry& m, LogLim
       metrics(m),
       log_limiter(limiter),
       batch_retries(m.GetCounter("skald_batch_retries_total", "Push attempts retried.")) {
-  ParseUrl(config.url, url);
-  if (!config.proxy_url.empty()) ParseUrl(config.proxy_url, proxy);
+  url = ParseCheckedUrl(config.url);
+  if (!config.proxy_url.empty()) proxy = ParseCheckedUrl(config.proxy_url);
   redacted_url = RedactUrl(config.url);
   for (const char* status : {"2xx", "3xx", "4xx", "5xx", "error"}) {
     push_durations_[status] = &PushDuration(m, status);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <stdexcept>
 
 #include "pipeline_stages/go/go_string.h"
 
@@ -47,6 +48,14 @@ bool IsIpLiteral(std::string_view host) {
 }
 
 }  // namespace
+
+ParsedUrl ParseCheckedUrl(std::string_view url) {
+  ParsedUrl parsed;
+  if (std::string why = ParseUrl(url, parsed); !why.empty()) {
+    throw std::invalid_argument("a Loki or proxy URL used unchecked: " + why);
+  }
+  return parsed;
+}
 
 std::string ParseUrl(std::string_view url, ParsedUrl& out) {
   out = ParsedUrl{};

@@ -27,6 +27,11 @@ struct ParsedUrl {
 // '3x'". The caller names the option and shows the URL through RedactUrl.
 std::string ParseUrl(std::string_view url, ParsedUrl& out);
 
+// ParseUrl of a URL already checked (the options, ValidateLokiClientConfig): where the result
+// is used without its error. Throws std::invalid_argument with ParseUrl's reason when the URL
+// was not checked after all, rather than going on with an empty host.
+ParsedUrl ParseCheckedUrl(std::string_view url);
+
 // `url` without its user info (`http://u:p@h/x` -> `http://h/x`), control characters shown
 // as \xNN, for logs and errors. Follows ParseUrl's rule, also for URLs it refuses.
 std::string RedactUrl(std::string_view url);

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 namespace skald {
 namespace {
 
@@ -99,6 +101,21 @@ TEST(LokiClientConfigTest, RedactUrlRemovesUserInfo) {
   EXPECT_EQ(RedactUrl("http://ceo:S3cr3t/Pa55==@h:1/x"), "http://h:1/x");
   EXPECT_EQ(RedactUrl("http://ceo:S3#cr?3t@h/x"), "http://h/x");
   EXPECT_EQ(RedactUrl("ceo:S3cr3t@h:3100/x"), "h:3100/x");
+}
+
+// Where a checked URL's parse is used without its error, an unchecked one throws (naming no
+// part of the user info) instead of going on with an empty host.
+TEST(LokiUrl, ACheckedUrlParsesAndAnUncheckedOneThrows) {
+  const ParsedUrl url = ParseCheckedUrl("https://u:p@loki.example:3100/loki/api/v1/push");
+  EXPECT_EQ(url.host, "loki.example");
+  EXPECT_EQ(url.port, 3100);
+  EXPECT_EQ(url.user, "u");
+  try {
+    ParseCheckedUrl("ftp://u:s3cret@loki.example/");
+    FAIL() << "an ftp URL parsed";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).find("s3cret"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
