@@ -75,6 +75,8 @@ bool FnGe(Args a, CallContext& ctx, Value* r) {
   return true;
 }
 
+namespace {
+
 // Go's indexArg.
 bool IndexArg(CallContext& ctx, const Value& index, size_t cap, size_t* out) {
   if (index.is_nil()) return ctx.Fail("cannot index slice/array with nil");
@@ -87,6 +89,8 @@ bool IndexArg(CallContext& ctx, const Value& index, size_t cap, size_t* out) {
   *out = static_cast<size_t>(index.i);
   return true;
 }
+
+}  // namespace
 
 bool FnIndex(Args a, CallContext& ctx, Value* r) {
   Value item = a[0];
@@ -157,6 +161,8 @@ bool FnPrintf(Args a, CallContext& ctx, Value* r) {
   return SetString(ctx, std::move(out), r);
 }
 
+namespace {
+
 // text/template's evalArgs: the one string argument as it is, else fmt.Sprint of them all.
 bool EvalArgs(Args a, CallContext& ctx, std::string* out) {
   if (a.size() == 1 && a[0].is_string()) {
@@ -166,6 +172,8 @@ bool EvalArgs(Args a, CallContext& ctx, std::string* out) {
   if (!GoSprint(a, out, ctx.max_bytes())) return ctx.TooLong();
   return true;
 }
+
+}  // namespace
 
 bool FnHtml(Args a, CallContext& ctx, Value* r) {
   std::string s;

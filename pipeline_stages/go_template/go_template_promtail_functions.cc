@@ -68,6 +68,8 @@ bool FnSha2Hash(Args a, CallContext& ctx, Value* r) {
   return SetString(ctx, HexDigest("SHA256", a[0].s, a[1].s), r);
 }
 
+namespace {
+
 // regexReplaceAll and friends: `must` variants report a bad pattern; the others fail the
 // execution too (they panic in Go, which the template reports as an error).
 bool RegexReplace(Args a, CallContext& ctx, Value* r, bool literal) {
@@ -81,12 +83,17 @@ bool RegexReplace(Args a, CallContext& ctx, Value* r, bool literal) {
   }
   return SetString(ctx, std::move(out), r);
 }
+
+}  // namespace
+
 bool FnRegexReplaceAll(Args a, CallContext& ctx, Value* r) {
   return RegexReplace(a, ctx, r, false);
 }
 bool FnRegexReplaceAllLiteral(Args a, CallContext& ctx, Value* r) {
   return RegexReplace(a, ctx, r, true);
 }
+
+namespace {
 
 bool FnRegexMatch(Args a, CallContext& ctx, Value* r, bool must) {
   std::unique_ptr<RE2> holder;
@@ -100,6 +107,9 @@ bool FnRegexMatch(Args a, CallContext& ctx, Value* r, bool must) {
   *r = Value::Bool(RE2::PartialMatch(re2::StringPiece(a[1].s.data(), a[1].s.size()), *re));
   return true;
 }
+
+}  // namespace
+
 bool FnRegexMatchPlain(Args a, CallContext& ctx, Value* r) {
   return FnRegexMatch(a, ctx, r, false);
 }

@@ -25,6 +25,8 @@ bool FnNow(Args, CallContext&, Value* r) {
   return true;
 }
 
+namespace {
+
 bool FormatDate(CallContext& ctx, std::string_view layout, const Value& date,
                 std::string_view zone_name, Value* r) {
   absl::TimeZone zone;
@@ -36,6 +38,9 @@ bool FormatDate(CallContext& ctx, std::string_view layout, const Value& date,
   }
   return SetString(ctx, GoTimeLayout::Format(layout, DateArgument(date), zone), r);
 }
+
+}  // namespace
+
 bool FnDate(Args a, CallContext& ctx, Value* r) {
   return FormatDate(ctx, a[0].s, a[1], "Local", r);
 }
@@ -49,6 +54,8 @@ bool FnHtmlDateInZone(Args a, CallContext& ctx, Value* r) {
   return FormatDate(ctx, "2006-01-02", a[0], a[1].s, r);
 }
 
+namespace {
+
 bool DateModify(Args a, CallContext& ctx, Value* r, bool must) {
   const std::optional<int64_t> d = ParseGoDuration(a[0].s);
   if (!d) {
@@ -61,8 +68,13 @@ bool DateModify(Args a, CallContext& ctx, Value* r, bool must) {
   if (r->monotonic != kNoMonotonic) r->monotonic += *d;
   return true;
 }
+
+}  // namespace
+
 bool FnDateModify(Args a, CallContext& ctx, Value* r) { return DateModify(a, ctx, r, false); }
 bool FnMustDateModify(Args a, CallContext& ctx, Value* r) { return DateModify(a, ctx, r, true); }
+
+namespace {
 
 bool ToDate(Args a, CallContext& ctx, Value* r, bool must) {
   std::optional<int64_t> parsed;
@@ -89,6 +101,9 @@ bool ToDate(Args a, CallContext& ctx, Value* r, bool must) {
   *r = Value::Time(t, zone);
   return true;
 }
+
+}  // namespace
+
 bool FnToDate(Args a, CallContext& ctx, Value* r) { return ToDate(a, ctx, r, false); }
 bool FnMustToDate(Args a, CallContext& ctx, Value* r) { return ToDate(a, ctx, r, true); }
 

@@ -52,6 +52,8 @@ bool FnTernary(Args a, CallContext&, Value* r) {
   return true;
 }
 
+namespace {
+
 bool ToJson(Args a, CallContext& ctx, Value* r, JsonStyle style, bool must) {
   std::string out, error;
   bool too_long = false;
@@ -62,6 +64,9 @@ bool ToJson(Args a, CallContext& ctx, Value* r, JsonStyle style, bool must) {
   }
   return SetString(ctx, std::move(out), r);
 }
+
+}  // namespace
+
 bool FnToJson(Args a, CallContext& ctx, Value* r) { return ToJson(a, ctx, r, {}, false); }
 bool FnMustToJson(Args a, CallContext& ctx, Value* r) { return ToJson(a, ctx, r, {}, true); }
 bool FnToPrettyJson(Args a, CallContext& ctx, Value* r) {
@@ -77,6 +82,9 @@ bool FnToRawJson(Args a, CallContext& ctx, Value* r) {
 bool FnMustToRawJson(Args a, CallContext& ctx, Value* r) {
   return ToJson(a, ctx, r, {false, false}, true);
 }
+
+namespace {
+
 bool FromJson(Args a, CallContext& ctx, Value* r, bool must) {
   std::string error;
   int64_t elements = 0;
@@ -91,6 +99,9 @@ bool FromJson(Args a, CallContext& ctx, Value* r, bool must) {
   *r = std::move(v);
   return true;
 }
+
+}  // namespace
+
 bool FnFromJson(Args a, CallContext& ctx, Value* r) { return FromJson(a, ctx, r, false); }
 bool FnMustFromJson(Args a, CallContext& ctx, Value* r) { return FromJson(a, ctx, r, true); }
 
@@ -120,6 +131,8 @@ bool FnDeepEqual(Args a, CallContext& ctx, Value* r) {
   *r = Value::Bool(equal);
   return true;
 }
+
+namespace {
 
 // A deep copy of v, spending one element per value copied.
 bool DeepCopy(CallContext& ctx, const Value& v, Value* out, int depth) {
@@ -152,6 +165,9 @@ bool DeepCopy(CallContext& ctx, const Value& v, Value* out, int depth) {
   *out = v;
   return true;
 }
+
+}  // namespace
+
 bool FnDeepCopy(Args a, CallContext& ctx, Value* r) { return DeepCopy(ctx, a[0], r, 0); }
 
 }  // namespace skald::stages::go_template_internal

@@ -50,6 +50,8 @@ bool FnGet(Args a, CallContext&, Value* r) {
   return true;
 }
 
+namespace {
+
 bool HasKey(const Value& m, std::string_view key) {
   if (m.type == GoType::kData) {
     bool found = false;
@@ -58,6 +60,8 @@ bool HasKey(const Value& m, std::string_view key) {
   }
   return m.map && m.map->count(key) > 0;
 }
+
+}  // namespace
 
 bool FnSet(Args a, CallContext& ctx, Value* r) {
   if (!a[0].map) return ctx.Fail("assignment to entry in nil map");
@@ -109,6 +113,8 @@ bool FnValues(Args a, CallContext& ctx, Value* r) {
   return SetList(ctx, GoType::kListAny, std::move(out), r);
 }
 
+namespace {
+
 // mergo.Merge (overwrite = false) / MergeWithOverwrite into dst, recursing into maps.
 bool MergeInto(CallContext& ctx, Map* dst, const Map& src, bool overwrite, int depth) {
   if (depth > 100) return ctx.Fail("too deeply nested");
@@ -140,6 +146,9 @@ bool Merge(Args a, CallContext& ctx, Value* r, bool overwrite) {
   *r = a[0];
   return true;
 }
+
+}  // namespace
+
 bool FnMerge(Args a, CallContext& ctx, Value* r) { return Merge(a, ctx, r, false); }
 bool FnMergeOverwrite(Args a, CallContext& ctx, Value* r) { return Merge(a, ctx, r, true); }
 

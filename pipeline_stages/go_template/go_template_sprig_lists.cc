@@ -24,6 +24,8 @@ bool FnList(Args a, CallContext& ctx, Value* r) {
   return SetList(ctx, GoType::kListAny, List(a.begin(), a.end()), r);
 }
 
+namespace {
+
 bool CopyList(CallContext& ctx, const Value& v, std::string_view what, List* out) {
   if (!v.is_list()) return NotAList(ctx, v, what);
   if (!ctx.Spend(static_cast<int64_t>(v.items().size()),
@@ -33,6 +35,8 @@ bool CopyList(CallContext& ctx, const Value& v, std::string_view what, List* out
   out->assign(v.items().begin(), v.items().end());
   return true;
 }
+
+}  // namespace
 
 bool FnPush(Args a, CallContext& ctx, Value* r) {
   List items;
@@ -130,6 +134,8 @@ bool FnCompact(Args a, CallContext& ctx, Value* r) {
   return SetList(ctx, GoType::kListAny, std::move(items), r);
 }
 
+namespace {
+
 bool InList(CallContext& ctx, std::span<const Value> haystack, const Value& needle, bool* found) {
   for (const Value& h : haystack) {
     int64_t budget = 100000;
@@ -143,6 +149,8 @@ bool InList(CallContext& ctx, std::span<const Value> haystack, const Value& need
   *found = false;
   return true;
 }
+
+}  // namespace
 
 bool FnUniq(Args a, CallContext& ctx, Value* r) {
   if (!a[0].is_list()) return NotAList(ctx, a[0], "Cannot find uniq on type ");

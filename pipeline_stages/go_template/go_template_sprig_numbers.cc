@@ -82,6 +82,8 @@ bool FnToDecimal(Args a, CallContext&, Value* r) {
   return true;
 }
 
+namespace {
+
 bool FnSplit(CallContext& ctx, Value* r, int64_t n, std::string_view sep, std::string_view orig) {
   const auto parts = SplitN(orig, sep, n);
   auto m = std::make_shared<Map>();
@@ -90,6 +92,9 @@ bool FnSplit(CallContext& ctx, Value* r, int64_t n, std::string_view sep, std::s
   }
   return SetMap(ctx, GoType::kMapString, std::move(m), r);
 }
+
+}  // namespace
+
 bool FnSplitMap(Args a, CallContext& ctx, Value* r) { return FnSplit(ctx, r, -1, a[0].s, a[1].s); }
 bool FnSplitn(Args a, CallContext& ctx, Value* r) {
   return FnSplit(ctx, r, a[1].i, a[0].s, a[2].s);
@@ -100,6 +105,8 @@ bool FnSplitList(Args a, CallContext& ctx, Value* r) {
 bool FnToStrings(Args a, CallContext& ctx, Value* r) {
   return SetStringList(ctx, StrSlice(a[0]), r);
 }
+
+namespace {
 
 // sprig's untilStep, with the element count checked before anything is built.
 bool UntilStep(CallContext& ctx, int64_t start, int64_t stop, int64_t step, List* out) {
@@ -129,6 +136,8 @@ bool UntilStep(CallContext& ctx, int64_t start, int64_t stop, int64_t step, List
   }
   return true;
 }
+
+}  // namespace
 
 bool FnUntil(Args a, CallContext& ctx, Value* r) {
   List items;
@@ -201,6 +210,9 @@ bool FnMul(Args a, CallContext&, Value* r) {
   *r = Value::Int64(static_cast<int64_t>(acc));
   return true;
 }
+
+namespace {
+
 bool DivMod(Args a, CallContext& ctx, Value* r, bool div) {
   const int64_t x = CastToInt64(a[0]), y = CastToInt64(a[1]);
   if (y == 0) return ctx.Fail("runtime error: integer divide by zero");
@@ -211,6 +223,9 @@ bool DivMod(Args a, CallContext& ctx, Value* r, bool div) {
   }
   return true;
 }
+
+}  // namespace
+
 bool FnDiv(Args a, CallContext& ctx, Value* r) { return DivMod(a, ctx, r, true); }
 bool FnMod(Args a, CallContext& ctx, Value* r) { return DivMod(a, ctx, r, false); }
 
@@ -233,6 +248,9 @@ bool FnMin(Args a, CallContext&, Value* r) {
   *r = Value::Int64(acc);
   return true;
 }
+
+namespace {
+
 // Go's math.Max / math.Min: NaN wins, and +0 beats -0 for Max (the reverse for Min).
 double GoMax(double x, double y) {
   if (std::isinf(x) && x > 0) return x;
@@ -241,6 +259,11 @@ double GoMax(double x, double y) {
   if (x == 0 && x == y) return std::signbit(x) ? y : x;
   return x > y ? x : y;
 }
+
+}  // namespace
+
+namespace {
+
 double GoMin(double x, double y) {
   if (std::isinf(x) && x < 0) return x;
   if (std::isinf(y) && y < 0) return y;
@@ -248,6 +271,9 @@ double GoMin(double x, double y) {
   if (x == 0 && x == y) return std::signbit(x) ? x : y;
   return x < y ? x : y;
 }
+
+}  // namespace
+
 bool FnMaxf(Args a, CallContext&, Value* r) {
   double acc = CastToFloat64(a[0]);
   for (size_t k = 1; k < a.size(); ++k) acc = GoMax(acc, CastToFloat64(a[k]));
@@ -280,6 +306,8 @@ bool FnRound(Args a, CallContext&, Value* r) {
   return true;
 }
 
+namespace {
+
 // addf, subf, mulf, divf: shopspring/decimal arithmetic on the shortest decimal form of each
 // operand, as sprig does.
 bool DecimalOp(Args a, CallContext& ctx, Value* r, char op, bool start_from_zero) {
@@ -302,6 +330,9 @@ bool DecimalOp(Args a, CallContext& ctx, Value* r, char op, bool start_from_zero
   *r = Value::Float(acc.ToDouble());
   return true;
 }
+
+}  // namespace
+
 bool FnAddf(Args a, CallContext& ctx, Value* r) { return DecimalOp(a, ctx, r, '+', true); }
 bool FnAdd1f(Args a, CallContext& ctx, Value* r) {
   Value args[2] = {a[0], Value::Int(1)};

@@ -95,6 +95,8 @@ bool FnTrunc(Args a, CallContext& ctx, Value* r) {
   return SetString(ctx, std::string(s), r);
 }
 
+namespace {
+
 bool Repeat(CallContext& ctx, std::string_view s, int64_t n, std::string* out) {
   if (n < 0) return ctx.Fail("strings: negative Repeat count");
   if (!s.empty() && static_cast<uint64_t>(n) > ctx.max_bytes() / s.size()) return ctx.TooLong();
@@ -102,6 +104,8 @@ bool Repeat(CallContext& ctx, std::string_view s, int64_t n, std::string* out) {
   for (int64_t k = 0; k < n && !s.empty(); ++k) out->append(s);
   return true;
 }
+
+}  // namespace
 
 bool FnRepeat(Args a, CallContext& ctx, Value* r) {
   std::string out;
@@ -120,8 +124,12 @@ bool FnTrimSuffix(Args a, CallContext& ctx, Value* r) {
   return SetString(ctx, std::string(TrimSuffix(a[1].s, a[0].s)), r);
 }
 
+namespace {
+
 // goutils reads these byte by byte, each byte as the rune of the same number.
 bool IsSpaceByte(unsigned char c) { return IsSpaceRune(c); }
+
+}  // namespace
 
 bool FnNospace(Args a, CallContext& ctx, Value* r) {
   std::string out;
@@ -152,6 +160,8 @@ bool FnInitials(Args a, CallContext& ctx, Value* r) {
   return SetString(ctx, std::move(out), r);
 }
 
+namespace {
+
 // goutils.AbbreviateFull (errors yield "").
 std::string Abbreviate(std::string_view str, int64_t offset, int64_t max_width) {
   if (str.empty()) return "";
@@ -166,6 +176,8 @@ std::string Abbreviate(std::string_view str, int64_t offset, int64_t max_width) 
   return "..." + std::string(str.substr(len - (max_width - 3)));
 }
 
+}  // namespace
+
 bool FnAbbrev(Args a, CallContext& ctx, Value* r) {
   if (a[0].i < 4) return SetString(ctx, std::string(a[1].s), r);
   return SetString(ctx, Abbreviate(a[1].s, 0, a[0].i), r);
@@ -176,6 +188,8 @@ bool FnAbbrevboth(Args a, CallContext& ctx, Value* r) {
   if (right < 4 || (left > 0 && right < 7)) return SetString(ctx, std::string(a[2].s), r);
   return SetString(ctx, Abbreviate(a[2].s, left, right), r);
 }
+
+namespace {
 
 // goutils.WrapCustom.
 bool Wrap(CallContext& ctx, std::string_view str, int64_t wrap_length, std::string_view newline,
@@ -217,6 +231,8 @@ bool Wrap(CallContext& ctx, std::string_view str, int64_t wrap_length, std::stri
   out.append(str.substr(offset));
   return SetString(ctx, std::move(out), r);
 }
+
+}  // namespace
 
 bool FnWrap(Args a, CallContext& ctx, Value* r) { return Wrap(ctx, a[1].s, a[0].i, "", false, r); }
 bool FnWrapWith(Args a, CallContext& ctx, Value* r) {
@@ -274,6 +290,8 @@ bool FnCat(Args a, CallContext& ctx, Value* r) {
   return SetString(ctx, std::move(out), r);
 }
 
+namespace {
+
 bool Indent(CallContext& ctx, int64_t spaces, std::string_view s, bool leading_newline, Value* r) {
   std::string pad;
   if (!Repeat(ctx, " ", spaces, &pad)) return false;
@@ -283,6 +301,9 @@ bool Indent(CallContext& ctx, int64_t spaces, std::string_view s, bool leading_n
   out += replaced;
   return SetString(ctx, std::move(out), r);
 }
+
+}  // namespace
+
 bool FnIndent(Args a, CallContext& ctx, Value* r) { return Indent(ctx, a[0].i, a[1].s, false, r); }
 bool FnNindent(Args a, CallContext& ctx, Value* r) { return Indent(ctx, a[0].i, a[1].s, true, r); }
 
@@ -375,7 +396,14 @@ enum WordType {
   kOtherWord
 };
 
+namespace {
+
 bool IsConnector(char32_t c) { return c == '-' || c == '_' || IsSpaceRune(c); }
+
+}  // namespace
+
+namespace {
+
 bool IsAlphabet(char32_t c) {
   if (!IsLetterRune(c)) return false;
   if (c < 0x2E80) return true;
@@ -552,6 +580,8 @@ std::string CamelCaseToLowerCase(std::string_view str, char connector) {
   LowerWord(&buf, wt, word, connector);
   return buf;
 }
+
+}  // namespace
 
 bool FnSnakecase(Args a, CallContext& ctx, Value* r) {
   return SetString(ctx, CamelCaseToLowerCase(a[0].s, '_'), r);

@@ -186,6 +186,7 @@ bool ReplaceN(std::string_view s, std::string_view old_s, std::string_view new_s
 }
 
 namespace {
+
 constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 }  // namespace
@@ -365,7 +366,9 @@ std::vector<std::string_view> Fields(std::string_view s) {
 }
 
 namespace {
+
 constexpr char kBase32[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+
 }  // namespace
 
 std::string Base32Encode(std::string_view s) {
