@@ -42,6 +42,7 @@ ReplayInfo ReadReplayInfo(const std::string& id, const std::optional<std::string
     if (text) {
       out.info = ContainerInfo::FromJson(nlohmann::json::parse(*text));
       out.info.container_id = id;
+      out.parsed = true;
       for (const auto& [option, value] : out.info.config) {
         if (SecretStore::IsReference(value)) out.secret_references.insert(value);
       }

@@ -28,6 +28,8 @@ struct ReplayInfo {
   // Why the options cannot be used (info.json missing or unreadable, a secret no longer
   // kept); empty when they can.
   std::string unusable;
+  // info.json was there and parsed (its options may still be unusable: a secret gone).
+  bool parsed = false;
   // The secret references info.json holds (kept even when a secret is gone).
   std::set<std::string> secret_references;
 };

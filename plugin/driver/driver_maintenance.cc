@@ -4,10 +4,10 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <unordered_set>
 
+#include "plugin/config/replay_info.h"
 #include "plugin/driver/driver.h"
 #include "plugin/driver/driver_stream.h"
 
@@ -79,27 +79,29 @@ void Driver::ScheduleAgeCheck(std::filesystem::file_time_type last_write) {
 bool Driver::KeepsJournal(const std::string& container_id, const Journal& journal) const {
   const std::optional<std::string> text = journal.ReadInfo();
   if (!text) return false;  // a journal whose container never said: the age limit applies
-  ContainerInfo info;
-  try {
-    info = ContainerInfo::FromJson(nlohmann::json::parse(*text));
-  } catch (const std::exception& e) {
-    spdlog::warn(
-        "journal of stopped container {}: its info.json does not parse ({}); the age "
-        "limit applies",
-        container_id.substr(0, 12), e.what());
+  // As a replay reads them: credentials in the options are references to the secret store.
+  const ReplayInfo replay = ReadReplayInfo(container_id, text, *secrets_);
+  if (!replay.parsed) {
+    spdlog::warn("journal of stopped container {}: {}; the age limit applies",
+                 container_id.substr(0, 12), replay.unusable);
     return false;
   }
-  try {
-    return ParseLogOptions(info.config, config_.env_defaults).keep_file;
-  } catch (const OptionError& e) {
-    // Options this version no longer accepts: the journal may hold what the user asked to
-    // keep, so it stays (the plugin-wide budget still bounds it).
-    spdlog::warn(
-        "journal of stopped container {}: kept past the age limit, its options no "
-        "longer parse: {}",
-        container_id.substr(0, 12), e.what());
-    return true;
+  std::string unusable = replay.unusable;
+  if (unusable.empty()) {
+    try {
+      return ParseLogOptions(replay.info.config, config_.env_defaults).keep_file;
+    } catch (const OptionError& e) {
+      unusable = e.what();
+    }
   }
+  // Options that cannot be used any more (a secret gone, an option this version refuses): the
+  // journal may hold what the user asked to keep, so it stays (the plugin-wide budget still
+  // bounds it).
+  spdlog::warn(
+      "journal of stopped container {}: kept past the age limit, its options cannot be "
+      "read: {}",
+      container_id.substr(0, 12), unusable);
+  return true;
 }
 
 std::chrono::milliseconds Driver::Maintain() {

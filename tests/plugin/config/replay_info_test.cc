@@ -122,10 +122,12 @@ TEST_F(ReplayInfoTest, SaysWhyTheOptionsCannotBeUsed) {
   ReplayInfo missing = ReadReplayInfo("abc123", std::nullopt, *secrets_);
   EXPECT_EQ(missing.unusable, "its info.json is missing");
   EXPECT_EQ(missing.info.container_id, "abc123");
+  EXPECT_FALSE(missing.parsed);
 
   ReplayInfo garbage = ReadReplayInfo("abc123", std::string("{not json"), *secrets_);
   EXPECT_EQ(garbage.unusable.rfind("its info.json is unreadable: ", 0), 0u) << garbage.unusable;
   EXPECT_EQ(garbage.info.container_id, "abc123");
+  EXPECT_FALSE(garbage.parsed);
 
   // A secret the store no longer keeps: unusable, and its reference still reported (the
   // caller keeps the others it refers to).
@@ -134,6 +136,7 @@ TEST_F(ReplayInfoTest, SaysWhyTheOptionsCannotBeUsed) {
   ReplayInfo gone = ReadReplayInfo("abc123", text, *secrets_);
   EXPECT_NE(gone.unusable.find("is no longer kept"), std::string::npos) << gone.unusable;
   EXPECT_EQ(gone.secret_references.size(), 2u);
+  EXPECT_TRUE(gone.parsed) << "parsed, its options unusable all the same";
 }
 
 }  // namespace

@@ -390,6 +390,21 @@ TEST_F(DriverTest, APluginWideKeepFileKeepsStoppedContainersJournalsPastTheAgeLi
   EXPECT_TRUE(fs::exists(JournalDir(kId1))) << "KEEP_FILE=true plugin-wide was not honoured";
 }
 
+// info.json keeps a URL with credentials as a reference to the secret store: the age limit reads
+// the options with their secrets put back, as a replay does. (Read as they stand, the reference
+// is no URL, the options "no longer parse" and every such journal was kept for ever.)
+TEST_F(DriverTest, TheAgeLimitReadsKeepFileOfOptionsWhoseUrlHoldsCredentials) {
+  config_.journal_max_age = 1s;
+  StartDriver();
+  ASSERT_NO_FATAL_FAILURE(LogOneLineAndStop(
+      kId1, "f1", {{"keep-file", "true"}, {"loki-url", loki_.PushUrl("team:s3cret")}}));
+  ASSERT_NO_FATAL_FAILURE(
+      LogOneLineAndStop(kId2, "f2", {{"loki-url", loki_.PushUrl("team:s3cret")}}, 2));
+  EXPECT_TRUE(WaitFor([&] { return !fs::exists(JournalDir(kId2)); }, 20s))
+      << "keep-file unset, credentials in the URL: the journal outlived the age limit";
+  EXPECT_TRUE(fs::exists(JournalDir(kId1))) << "keep-file=true was not honoured";
+}
+
 TEST_F(DriverTest, AJournalFoundAtStartGoesWhenItReachesTheAgeLimit) {
   StartDriver();
   ASSERT_NO_FATAL_FAILURE(LogOneLineAndStop(kId1, "f1"));
