@@ -35,7 +35,8 @@ const std::vector<SettingSpec> kSettings = {
        }
        s.metrics_addr = v;
        return std::nullopt;
-     }},
+     },
+     /*empty_turns_off=*/true},
     {"LOG_LEVEL", "info", "Plugin log level: trace, debug, info, warn, error, critical or off.",
      [](S& s, std::string_view v) -> Accepted {
        if (std::find(std::begin(kLogLevels), std::end(kLogLevels), v) == std::end(kLogLevels)) {
@@ -64,7 +65,8 @@ const std::vector<SettingSpec> kSettings = {
        if (!v.empty() && v.front() != '/') return "an absolute path, or empty for no journals";
        s.state_dir = std::string(v);
        return std::nullopt;
-     }},
+     },
+     /*empty_turns_off=*/true},
     {"JOURNAL_MAX_BYTES", "2g",
      "Budget of all journals together (e.g. 2g); the oldest data goes first.",
      [](S& s, std::string_view v) -> Accepted {
@@ -85,9 +87,6 @@ const std::vector<SettingSpec> kSettings = {
      }},
 };
 
-// Settings whose empty value means "none" rather than "the default".
-bool EmptyTurnsOff(std::string_view name) { return name == "METRICS_ADDR" || name == "STATE_DIR"; }
-
 }  // namespace
 
 const std::vector<SettingSpec>& AllSettingSpecs() { return kSettings; }
@@ -100,7 +99,7 @@ PluginSettings ReadPluginSettings(const std::function<const char*(const char*)>&
     const char* value = env ? env(name.c_str()) : nullptr;
     if (value == nullptr) continue;
     std::string_view v(value);
-    if (v.empty() && !EmptyTurnsOff(spec.name)) continue;
+    if (v.empty() && !spec.empty_turns_off) continue;
     if (Accepted accepted = spec.store(settings, v)) {
       if (problems) {
         problems->push_back(name + "='" + std::string(v) + "' is not valid: expected " + *accepted +

@@ -37,6 +37,8 @@ struct SettingSpec {
   std::string_view default_value;  // as config.json offers it
   std::string_view description;
   Store store;
+  // An empty value means "none" (off) rather than the default.
+  bool empty_turns_off = false;
 };
 
 // The table, in the order `skald options` and config.json list it.
