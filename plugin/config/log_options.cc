@@ -188,6 +188,13 @@ const std::vector<OptionSpec> kSpecs = {
 // Option names are long and alike (loki-...): a suggestion may be three edits away.
 constexpr stages::DidYouMeanRule kOptionNameRule{.max_distance = 3, .prefixes = false};
 
+// The row of option `name`, or null.
+const OptionSpec* FindSpec(std::string_view name) {
+  auto it = std::find_if(kSpecs.begin(), kSpecs.end(),
+                         [name](const OptionSpec& s) { return s.name == name; });
+  return it == kSpecs.end() ? nullptr : &*it;
+}
+
 std::vector<std::string_view> OptionNames() {
   std::vector<std::string_view> names;
   for (const OptionSpec& s : kSpecs) names.push_back(s.name);
@@ -402,9 +409,8 @@ std::optional<int64_t> ParseDockerSize(std::string_view s) {
 }
 
 bool OptionValueIsSecret(std::string_view option, std::string_view value) {
-  auto spec = std::find_if(kSpecs.begin(), kSpecs.end(),
-                           [option](const OptionSpec& s) { return s.name == option; });
-  if (spec == kSpecs.end() || value.empty()) return false;
+  const OptionSpec* spec = FindSpec(option);
+  if (spec == nullptr || value.empty()) return false;
   switch (spec->shown) {
     case OptionShown::kAsIs:
       return false;
@@ -440,10 +446,7 @@ LogOptions ParseLogOptions(const std::map<std::string, std::string>& config,
   // need good values and stop at the first problem.
   std::vector<std::string> problems;
   for (const auto& [name, value] : config) {
-    // Captured under a name of its own: clang 14 cannot capture a structured binding.
-    auto known = std::find_if(kSpecs.begin(), kSpecs.end(),
-                              [&name = name](const OptionSpec& s) { return s.name == name; });
-    if (known != kSpecs.end()) continue;
+    if (FindSpec(name) != nullptr) continue;
     std::string msg = "skald: unknown log-opt '" + name + "'";
     const std::string best = stages::DidYouMean(name, OptionNames(), kOptionNameRule);
     if (!best.empty()) msg += " (did you mean '" + best + "'?)";
