@@ -495,10 +495,12 @@ TEST_F(PluginIntegration, HealthzReportsTheApiAndEachLokiClient) {
   };
   nlohmann::json body;
   int status = 0;
+  // The API socket takes connections (the FakeDaemon's readiness) a moment before its server
+  // thread counts itself running; until then /healthz rightly answers 503 "not serving".
   for (auto until = std::chrono::steady_clock::now() + 10s;
-       status == 0 && std::chrono::steady_clock::now() < until;) {
+       status != 200 && std::chrono::steady_clock::now() < until;) {
     status = healthz(&body);
-    if (status == 0) std::this_thread::sleep_for(20ms);
+    if (status != 200) std::this_thread::sleep_for(20ms);
   }
   ASSERT_EQ(status, 200) << body;
   EXPECT_EQ(body["status"], "ok");
