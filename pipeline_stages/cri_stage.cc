@@ -7,8 +7,10 @@ namespace skald::stages {
 CriStage::CriStage(const YAML::Node& config, const StageContext& ctx) {
   StageConfig c(config, ctx,
                 {"max_partial_lines", "max_partial_line_size", "max_partial_line_size_truncate"});
-  max_partial_lines_ = c.OptInt("max_partial_lines").value_or(100);
-  if (max_partial_lines_ < 1) c.Fail("max_partial_lines", "must be at least 1");
+  // 0 is the default, as in Promtail.
+  max_partial_lines_ = c.OptInt("max_partial_lines").value_or(0);
+  if (max_partial_lines_ == 0) max_partial_lines_ = 100;
+  if (max_partial_lines_ < 1) c.Fail("max_partial_lines", "must be at least 1 (0: 100)");
   max_partial_line_size_ = 0;
   if (auto s = c.OptString("max_partial_line_size")) {
     auto v = ParseByteSize(*s);
@@ -40,14 +42,15 @@ Verdict CriStage::Process(Entry& entry, Downstream& next) {
   const std::string_view content =
       s3 == std::string_view::npos ? std::string_view() : l.substr(s3 + 1);
   if (stream != "stdout" && stream != "stderr") return Verdict::kPass;
-  auto ns = ParseRfc3339(time);
-  if (!ns || flags.empty()) return Verdict::kPass;
+  if (flags.empty()) return Verdict::kPass;
+  // A time that does not parse leaves the entry's own, as Promtail's timestamp step does.
+  const std::optional<int64_t> ns = ParseRfc3339(time);
 
   entry.extracted.SetString("time", time);
   entry.extracted.SetString("stream", stream);
   entry.extracted.SetString("flags", flags);
   entry.labels.Set("stream", stream);
-  entry.timestamp_ns = *ns;
+  if (ns) entry.timestamp_ns = *ns;
   const bool partial = flags.find('P') != std::string_view::npos;
   std::string body(content);
 

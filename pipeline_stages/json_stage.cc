@@ -417,6 +417,7 @@ JsonStage::JsonStage(const YAML::Node& config, const StageContext& ctx) : ctx_(c
     by_length_[len].push_back(static_cast<uint16_t>(i));
   }
   source_ = c.OptString("source");
+  if (source_ && source_->empty()) c.Fail("source", "must not be empty when given");
   drop_malformed_ = c.Bool("drop_malformed", false);
   found_.resize(expressions_.size());
   values_.resize(expressions_.size());

@@ -22,7 +22,7 @@ LimitStage::LimitStage(const YAML::Node& config, const StageContext& ctx) : ctx_
   auto max = c.OptInt("max_distinct_labels");
   if (max && *max < 1) c.Fail("max_distinct_labels", "must be at least 1");
   max_distinct_ = max ? static_cast<size_t>(*max) : 10000;
-  reason_ = c.String("drop_counter_reason", "ratelimit");
+  reason_ = c.String("drop_counter_reason", "ratelimit_drop_stage");
   single_ = Bucket{burst_, ctx.NowNs()};
 }
 

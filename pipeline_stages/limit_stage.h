@@ -2,12 +2,12 @@
 // `by_label_name` when set (entries without that label are not limited; at most
 // `max_distinct_labels` buckets, the oldest is forgotten beyond that).
 //
-// drop: true drops what exceeds the limit (reason "ratelimit", or drop_counter_reason).
-// drop: false (default) delays only this stream without sleeping: an entry over the limit is
-// held, and so is every later one (order is kept); Process and Flush release held entries as
-// tokens accrue (at `rate` on average, the time waited counts in full), and a final Flush
-// releases them all. The host must call Flush periodically. HeldBytes() tells the host how much
-// it holds (the plugin stops reading a stream's journal while its pipeline holds its window);
+// drop: true drops what exceeds the limit (reason "ratelimit_drop_stage", as in Promtail, or
+// drop_counter_reason). drop: false (default) delays only this stream without sleeping: an entry
+// over the limit is held, and so is every later one (order is kept); Process and Flush release held
+// entries as tokens accrue (at `rate` on average, the time waited counts in full), and a final
+// Flush releases them all. The host must call Flush periodically. HeldBytes() tells the host how
+// much it holds (the plugin stops reading a stream's journal while its pipeline holds its window);
 // past 16 MiB held, the oldest are dropped (reason "limit_buffer_full").
 #pragma once
 

@@ -148,6 +148,7 @@ LogfmtStage::LogfmtStage(const YAML::Node& config, const StageContext& ctx) {
     mapping_.emplace_back(key, from);
   }
   source_ = c.OptString("source");
+  if (source_ && source_->empty()) c.Fail("source", "must not be empty when given");
 }
 
 Verdict LogfmtStage::Process(Entry& entry, Downstream&) {

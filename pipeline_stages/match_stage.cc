@@ -21,7 +21,8 @@ MatchStage::MatchStage(const YAML::Node& config, const StageContext& ctx) : ctx_
   reason_ = c.String("drop_counter_reason", "match_stage");
   const YAML::Node stages = c.Get("stages");
   const bool has_stages = stages && !stages.IsNull();
-  if (drop_ && has_stages) {
+  // An empty list is no stages (Promtail checks the list's length).
+  if (drop_ && has_stages && !(stages.IsSequence() && stages.size() == 0)) {
     c.Fail("stages", "cannot be used with action: drop (matching entries are dropped)");
   }
   if (!drop_) {

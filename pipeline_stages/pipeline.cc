@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "pipeline_stages/stage_registry.h"
+#include "pipeline_stages/tenant_id.h"
 
 namespace skald::stages {
 namespace {
@@ -84,6 +85,7 @@ std::unique_ptr<Pipeline> Pipeline::FromNode(const YAML::Node& stages,
   p->build_->max_line_size = options.max_line_size;
   p->build_->describe_path = options.describe_path;
   p->build_->open_file = options.open_file;
+  p->keep_extracted_ = options.keep_extracted;
   BuildStageList(stages, *p->build_, "pipeline stage", p->chain_);
   return p;
 }
@@ -138,8 +140,11 @@ std::unique_ptr<Pipeline> Pipeline::FromFile(const std::string& path, PipelineOb
 }
 
 void Pipeline::Output::Emit(Entry&& entry) {
+  TakeTenantLabel(entry);
   // The extracted map stays for the next entry (or is freed): entries leave without one.
-  if (!pipeline_->spare_.has_storage()) {
+  if (pipeline_->keep_extracted_) {
+    entry.extracted.MaterializeAll();
+  } else if (!pipeline_->spare_.has_storage()) {
     pipeline_->spare_ = std::move(entry.extracted);
   } else {
     entry.extracted = Extracted();
@@ -149,6 +154,7 @@ void Pipeline::Output::Emit(Entry&& entry) {
 
 void Pipeline::Process(Entry&& entry, std::vector<Entry>& out) {
   if (chain_.empty()) {
+    TakeTenantLabel(entry);
     out.push_back(std::move(entry));
     return;
   }
@@ -159,6 +165,21 @@ void Pipeline::Process(Entry&& entry, std::vector<Entry>& out) {
   if (entry.extracted.has_storage() && !spare_.has_storage()) {
     spare_ = std::move(entry.extracted);
   }
+}
+
+void Pipeline::Process(Entry&& entry, const std::vector<std::pair<std::string, Value>>& seed,
+                       std::vector<Entry>& out) {
+  if (chain_.empty()) {
+    TakeTenantLabel(entry);
+    out.push_back(std::move(entry));
+    return;
+  }
+  entry.extracted.Reset(entry.labels.SharedBase());
+  for (const auto& [key, value] : seed) {
+    if (!entry.labels.Contains(key)) entry.extracted.Upsert(key) = value;
+  }
+  output_.out = &out;
+  chain_.Run(entry, output_);
 }
 
 void Pipeline::Flush(int64_t now_ns, bool final, std::vector<Entry>& out) {

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "pipeline_stages/entry.h"
@@ -46,6 +47,10 @@ struct PipelineOptions {
   // files are read, and only up to kMaxStageFileBytes (the stage file) or
   // kMaxGeoIpDatabaseBytes (a geoip database).
   std::function<int(const std::string& path, std::size_t max_bytes, std::string* why)> open_file;
+  // For tools and tests: entries leave with their extracted map (what the stages extracted,
+  // the initial labels included), so that it can be shown or compared. Off: they leave
+  // without one, and the map's storage serves the next entry.
+  bool keep_extracted = false;
 };
 
 class Pipeline {
@@ -73,6 +78,11 @@ class Pipeline {
   // callers that keep theirs.
   void Process(Entry&& entry, std::vector<Entry>& out);
   void Process(const Entry& entry, std::vector<Entry>& out) { Process(Entry(entry), out); }
+  // For tools and tests: Process with `seed` in the extracted map before the first stage (as
+  // Promtail's own tests build entries with a filled map); a label of the entry wins over a
+  // seeded key of the same name, as the reference copies labels in over the map it is given.
+  void Process(Entry&& entry, const std::vector<std::pair<std::string, Value>>& seed,
+               std::vector<Entry>& out);
   // `now_ns` is read from the same clock the pipeline was built with.
   void Flush(int64_t now_ns, bool final, std::vector<Entry>& out);
   // True while a stage holds entries (multiline, limit, cri) that Process or Flush will emit
@@ -106,6 +116,7 @@ class Pipeline {
   StageChain chain_;
   Output output_;
   Extracted spare_;  // recycled extracted storage
+  bool keep_extracted_ = false;
 };
 
 }  // namespace skald::stages

@@ -29,6 +29,7 @@ RegexStage::RegexStage(const YAML::Node& config, const StageContext& ctx) {
   }
   matches_.resize(re_->NumberOfCapturingGroups() + 1);
   source_ = c.OptString("source");
+  if (source_ && source_->empty()) c.Fail("source", "must not be empty when given");
 }
 
 Verdict RegexStage::Process(Entry& entry, Downstream&) {

@@ -34,7 +34,7 @@ Verdict ReplaceStage::Process(Entry& entry, Downstream&) {
   entry.extracted.MaterializeAll();  // templates hold views of several values
   const re2::StringPiece text(input_);
   result_.clear();
-  captured_.clear();
+  first_match_.clear();
   size_t pos = 0;     // where the next search starts
   size_t copied = 0;  // input_[0, copied) is accounted for in result_
   size_t last_end = std::string::npos;
@@ -53,16 +53,19 @@ Verdict ReplaceStage::Process(Entry& entry, Downstream&) {
       ++pos;
       continue;
     }
+    const bool first = !matched;
     matched = true;
     for (size_t g = 1; g < groups_.size(); ++g) {
       if (!groups_[g].data()) continue;
       const size_t gs = groups_[g].data() - input_.data();
       const size_t ge = gs + groups_[g].size();
-      if (gs < copied) continue;  // nested inside a group already replaced
       const std::string_view captured(groups_[g].data(), groups_[g].size());
+      // A group nested inside one already replaced is rendered too (its named value is what
+      // the template made of it) but not written into the result.
+      const bool nested = gs < copied;
       ExtractedTemplateData data(entry.extracted, captured, std::nullopt);
       const GoTemplate::Result rendered = template_.Execute(data, &rendered_);
-      if (rendered == GoTemplate::Result::kOk) {
+      if (rendered == GoTemplate::Result::kOk && !nested) {
         result_.append(input_, copied, gs - copied);
         result_ += rendered_;
       }
@@ -71,8 +74,8 @@ Verdict ReplaceStage::Process(Entry& entry, Downstream&) {
         return Verdict::kPass;
       }
       if (rendered != GoTemplate::Result::kOk) return Verdict::kPass;
-      copied = ge;
-      if (!group_names_[g].empty()) captured_.emplace_back(group_names_[g], captured);
+      if (first && !group_names_[g].empty()) first_match_.emplace_back(g, rendered_);
+      if (!nested) copied = ge;
     }
     last_end = end;
     pos = end > start ? end : end + 1;
@@ -88,7 +91,8 @@ Verdict ReplaceStage::Process(Entry& entry, Downstream&) {
   } else {
     entry.line.swap(result_);
   }
-  for (const auto& [name, value] : captured_) entry.extracted.SetString(name, value);
+  for (const auto& [g, rendered] : first_match_)
+    entry.extracted.SetString(group_names_[g], rendered);
   return Verdict::kPass;
 }
 

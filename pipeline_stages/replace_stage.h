@@ -34,7 +34,10 @@ class ReplaceStage final : public Stage {
   std::string result_;
   std::string rendered_;
   std::vector<re2::StringPiece> groups_;
-  std::vector<std::pair<std::string, std::string>> captured_;
+  // What the template made of each named group's capture in the first match (group index,
+  // rendering): the group's extracted value, as in Promtail (a template renders equal captures
+  // alike, so this is also what later equal captures became).
+  std::vector<std::pair<size_t, std::string>> first_match_;
 };
 
 }  // namespace skald::stages

@@ -12,13 +12,16 @@ StaticLabelsStage::StaticLabelsStage(const YAML::Node& config, const StageContex
       ctx.Fail("invalid label name " + Quote(name) +
                ": label names must match [a-zA-Z_][a-zA-Z0-9_]*");
     }
-    if (!kv.second || kv.second.IsNull() || !kv.second.IsScalar()) {
+    // A null or empty value sets nothing (and leaves a label of that name as it is), as in
+    // Promtail.
+    if (!kv.second || kv.second.IsNull()) continue;
+    if (!kv.second.IsScalar()) {
       ctx.Fail("value for label " + Quote(name) + " must be a string, got " +
                DescribeNode(kv.second));
     }
     const std::string& value = kv.second.Scalar();
     if (!IsValidUtf8(value)) ctx.Fail("value for label " + Quote(name) + " is not valid UTF-8");
-    labels_.emplace_back(name, value);
+    if (!value.empty()) labels_.emplace_back(name, value);
   }
 }
 

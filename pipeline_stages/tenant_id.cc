@@ -1,7 +1,9 @@
 #include "pipeline_stages/tenant_id.h"
 
 #include <array>
+#include <optional>
 
+#include "pipeline_stages/entry.h"
 #include "pipeline_stages/go/go_string.h"
 
 namespace skald::stages {
@@ -61,6 +63,17 @@ std::string TenantIdError(std::string_view tenant) {
     return "tenant " + Quoted(tenant) + " is . or .." + std::string(kAccepted);
   }
   return "";
+}
+
+}  // namespace skald::stages
+
+namespace skald::stages {
+
+void TakeTenantLabel(Entry& entry) {
+  if (std::optional<std::string_view> tenant = entry.labels.Get(kTenantLabel)) {
+    entry.tenant.assign(tenant->data(), tenant->size());
+    entry.labels.Erase(kTenantLabel);
+  }
 }
 
 }  // namespace skald::stages

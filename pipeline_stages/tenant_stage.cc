@@ -37,7 +37,12 @@ Verdict TenantStage::Process(Entry& entry, Downstream&) {
       t = arg_;
       break;
   }
-  if (t && !t->empty()) entry.tenant.assign(t->data(), t->size());
+  // As in Promtail, the stage sets the tenant label (a later stage may still change or drop
+  // it); the pipeline's output turns it into the entry's tenant.
+  if (t && !t->empty()) {
+    const std::string tenant(*t);  // a view into the labels the next call changes
+    entry.labels.Set(kTenantLabel, tenant);
+  }
   return Verdict::kPass;
 }
 

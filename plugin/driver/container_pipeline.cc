@@ -5,6 +5,7 @@
 
 #include "pipeline_stages/common/config_error.h"
 #include "pipeline_stages/relabel.h"
+#include "pipeline_stages/tenant_id.h"
 #include "plugin/common/user_files.h"
 #include "plugin/config/container_labels.h"
 #include "plugin/config/stream_labels.h"
@@ -83,6 +84,20 @@ ContainerPipeline::ContainerPipeline(const LogOptions& options, const ContainerI
     labels.clear();
     relabeled.ForEach([&](std::string_view k, std::string_view v) { labels.emplace_back(k, v); });
   }
+  for (auto it = labels.begin(); it != labels.end();) {
+    if (it->first != stages::kTenantLabel) {
+      ++it;
+      continue;
+    }
+    if (std::string why = stages::TenantIdError(it->second); !why.empty()) {
+      throw OptionError(
+          "skald: the container's labels (loki-external-labels, "
+          "loki-relabel-config) set an invalid tenant in " +
+          std::string(stages::kTenantLabel) + ": " + why);
+    }
+    tenant_ = it->second;
+    it = labels.erase(it);
+  }
   pipeline_ = BuildPipeline(options, info, observer);
   for (LogSource source : {LogSource::kStdout, LogSource::kStderr}) {
     StreamLabelSet with_source = labels;
@@ -111,6 +126,7 @@ void ContainerPipeline::Process(std::vector<LogLine>& lines, uint64_t origin,
       e.labels = rendered_labels_[static_cast<int>(l.source)];
       e.timestamp_ns = l.time_nano;
       e.line = std::move(l.line);
+      e.tenant = tenant_;
     }
     return;
   }
@@ -120,6 +136,7 @@ void ContainerPipeline::Process(std::vector<LogLine>& lines, uint64_t origin,
     e.timestamp_ns = l.time_nano;
     e.line = std::move(l.line);
     e.origin = origin;
+    e.tenant = tenant_;
     pipeline_->Process(std::move(e), stage_output);
   }
   Convert(stage_output, out);

@@ -69,6 +69,9 @@ class ContainerPipeline {
 
   stages::PipelineObserver* observer_;
   bool dropped_by_relabel_ = false;
+  // The tenant a relabel rule chose with the __tenant_id__ label (not sent as a label); empty:
+  // the client's own. A tenant stage may still choose another per entry.
+  std::string tenant_;
   StreamSelector rendered_labels_[2];  // stdout, stderr: the selectors without stages
   std::unique_ptr<stages::Pipeline> pipeline_;
   stages::LabelSet labels_[2];

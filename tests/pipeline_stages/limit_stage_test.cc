@@ -14,7 +14,7 @@ TEST(LimitStage, DropTrueDropsBeyondBurstAndCountsReason) {
   std::vector<Entry> out;
   for (int i = 0; i < 5; ++i) p->Process(MakeEntry(std::to_string(i)), out);
   EXPECT_EQ(out.size(), 3u);
-  EXPECT_EQ(obs.drops, (std::vector<std::string>{"ratelimit", "ratelimit"}));
+  EXPECT_EQ(obs.drops, (std::vector<std::string>{"ratelimit_drop_stage", "ratelimit_drop_stage"}));
   clock.Advance(100'000'000);  // one token at 10/s
   p->Process(MakeEntry("later"), out);
   EXPECT_EQ(out.size(), 4u);

@@ -153,6 +153,53 @@ TEST(ContainerPipeline, ARelabelDropSendsNothing) {
   EXPECT_TRUE(out.empty());
 }
 
+// As in Promtail's client, the __tenant_id__ label chooses the tenant and is not sent: set by a
+// relabel rule for the whole container, or by a stage (static_labels, labels, tenant) per entry.
+TEST(ContainerPipeline, TheTenantLabelChoosesTheTenantAndIsNotSent) {
+  RecordingObserver observer;
+  const std::string relabel = R"(
+- target_label: __tenant_id__
+  replacement: team-a
+)";
+  ContainerPipeline plain(
+      ParseLogOptions({{"loki-url", "http://l/x"}, {"loki-relabel-config", relabel}}, {}), Info(),
+      "", &observer);
+  ContainerPipeline staged(ParseLogOptions({{"loki-url", "http://l/x"},
+                                            {"loki-relabel-config", relabel},
+                                            {"loki-pipeline-stages", R"(
+- match:
+    selector: '{container_name="api"} |= "other"'
+    stages:
+      - static_labels: {__tenant_id__: team-b}
+)"}},
+                                           {}),
+                           Info(), "", &observer);
+  std::vector<LokiEntry> out;
+  auto lines = Lines({{LogSource::kStdout, "one"}});
+  plain.Process(lines, 0, out);
+  lines = Lines({{LogSource::kStdout, "two"}, {LogSource::kStdout, "other"}});
+  staged.Process(lines, 0, out);
+  ASSERT_EQ(out.size(), 3u);
+  for (const LokiEntry& e : out) {
+    EXPECT_EQ(e.labels.view(), R"({container_name="api", source="stdout"})") << e.line;
+  }
+  EXPECT_EQ(out[0].tenant, "team-a");
+  EXPECT_EQ(out[1].tenant, "team-a");
+  EXPECT_EQ(out[2].tenant, "team-b");
+
+  try {
+    ContainerPipeline bad(ParseLogOptions({{"loki-url", "http://l/x"}, {"loki-relabel-config", R"(
+- target_label: __tenant_id__
+  replacement: "a b"
+)"}},
+                                          {}),
+                          Info(), "", &observer);
+    FAIL() << "a tenant Loki refuses was accepted";
+  } catch (const OptionError& e) {
+    EXPECT_NE(std::string(e.what()).find("__tenant_id__"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ContainerPipeline, ABadStageNamesTheOption) {
   try {
     ContainerPipeline p(
