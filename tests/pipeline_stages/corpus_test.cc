@@ -1,23 +1,36 @@
-// The compatibility corpus: tests/pipeline_stages/corpus/*.yaml, one case per item:
+// The compatibility corpus: tests/pipeline_stages/corpus/*.yaml (cases written here) and
+// tests/pipeline_stages/peer_corpus/*.yaml (Promtail's own stage tests, imported: each file
+// lists every Go test of its source with its fate), one case per item:
 //
 //   - name: what the case shows
+//     source: TestName/row             # peer_corpus: the Go test the case comes from
 //     stages: |            # the inline pipeline, as in loki-pipeline-stages
 //       - json: ...
-//     input: {line, labels, timestamp, now}   # or inputs: [ ... ]; {flush: <now ns>} flushes
+//     input: {line, labels, timestamp, now, extracted}   # or inputs: [ ... ];
+//                                      # {flush: <now ns>} flushes; extracted: {k: v} seeds
+//                                      # the map before the first stage
 //     expect:              # every output entry after a final flush; [] = all dropped
 //       - line: ...
 //         labels: {...}                  # default: the input's labels
 //         timestamp: <ns>                # default: the input's timestamp
 //         structured_metadata: [[n, v]]  # default: none
 //         tenant: ...                    # default: ""
+//         extracted: {k: v}              # these keys, as typed values (3, '3', true, null)
 //     dropped: [reason, ...]             # default: none
 //     error: [substring, ...]            # the pipeline must fail to build with these
+//     promtail: {expect, dropped, error} # where skald deliberately differs: what Promtail
+//     differs: ...                       # does (tests/e2e/loki/check-corpus.sh checks it), and
+//                                        # why, in words pipeline_stages/README.md carries
 //
 // In `stages`, @GEOIP_DIR@ is the directory of the geoip test databases.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "tests/pipeline_stages/test_support.h"
 
@@ -32,20 +45,85 @@ struct Case {
   YAML::Node node;
 };
 
-std::vector<Case> LoadCorpus() {
-  std::vector<Case> cases;
+std::vector<std::filesystem::path> CorpusFiles(const char* dir) {
   std::vector<std::filesystem::path> files;
-  for (const auto& f : std::filesystem::directory_iterator(SKALD_CORPUS_DIR)) {
+  for (const auto& f : std::filesystem::directory_iterator(dir)) {
     if (f.path().extension() == ".yaml") files.push_back(f.path());
   }
   std::sort(files.begin(), files.end());
-  for (const auto& path : files) {
+  return files;
+}
+
+std::vector<Case> LoadCases(const char* dir, const std::string& prefix) {
+  std::vector<Case> cases;
+  for (const auto& path : CorpusFiles(dir)) {
     YAML::Node root = YAML::LoadFile(path.string());
     for (const auto& c : root["cases"]) {
-      cases.push_back(Case{path.filename().string(), c["name"].as<std::string>(), c});
+      cases.push_back(Case{prefix + path.filename().string(), c["name"].as<std::string>(), c});
     }
   }
   return cases;
+}
+
+std::vector<Case> LoadCorpus() { return LoadCases(SKALD_CORPUS_DIR, ""); }
+std::vector<Case> LoadPeerCorpus() { return LoadCases(SKALD_PEER_CORPUS_DIR, "peer_"); }
+
+// A plain YAML scalar as the typed value the reference's YAML would read (null, bool, number),
+// a quoted one as a string.
+Value TypedValue(const YAML::Node& n) {
+  Value v;
+  if (!n || n.IsNull()) return v;
+  const std::string text = n.as<std::string>();
+  if (n.Tag() == "?") {
+    if (text == "true" || text == "false") {
+      v.SetBool(text == "true");
+      return v;
+    }
+    char* end = nullptr;
+    errno = 0;
+    const long long i = std::strtoll(text.c_str(), &end, 10);
+    if (!text.empty() && *end == '\0' && errno == 0) {
+      v.SetInt(i);
+      return v;
+    }
+    const double d = std::strtod(text.c_str(), &end);
+    if (!text.empty() && *end == '\0') {
+      v.SetDouble(d);
+      return v;
+    }
+  }
+  v.SetString(text);
+  return v;
+}
+
+std::string DescribeValue(const Value* v) {
+  if (!v) return "(absent)";
+  switch (v->kind()) {
+    case Value::Kind::kNull:
+      return "null";
+    case Value::Kind::kString:
+      return "string " + Quote(v->string());
+    case Value::Kind::kNumber:
+      return "number " + std::string(*v->AsString());
+    case Value::Kind::kBool:
+      return v->boolean() ? "true" : "false";
+  }
+  return "?";
+}
+
+bool SameValue(const Value& a, const Value& b) {
+  if (a.kind() != b.kind()) return false;
+  switch (a.kind()) {
+    case Value::Kind::kNull:
+      return true;
+    case Value::Kind::kString:
+      return a.string() == b.string();
+    case Value::Kind::kNumber:
+      return a.is_int() && b.is_int() ? a.integer() == b.integer() : a.number() == b.number();
+    case Value::Kind::kBool:
+      return a.boolean() == b.boolean();
+  }
+  return false;
 }
 
 LabelSet ReadLabels(const YAML::Node& n) {
@@ -80,9 +158,17 @@ TEST_P(CorpusTest, MatchesExpectation) {
     yaml.replace(at, std::string_view("@GEOIP_DIR@").size(), SKALD_GEOIP_TEST_DIR);
   }
 
+  if (n["promtail"]) {
+    ASSERT_TRUE(n["differs"] && !n["differs"].as<std::string>().empty())
+        << "a promtail: block needs differs: (why skald differs)";
+  }
+  PipelineOptions options;
+  options.observer = &observer;
+  options.clock = &clock;
+  options.keep_extracted = true;
   if (n["error"]) {
     try {
-      Pipeline::FromYaml(yaml, &observer, &clock);
+      Pipeline::FromYaml(yaml, options);
       FAIL() << "expected a config error";
     } catch (const ConfigError& e) {
       const std::string msg = e.what();
@@ -94,7 +180,7 @@ TEST_P(CorpusTest, MatchesExpectation) {
     return;
   }
 
-  auto pipeline = Pipeline::FromYaml(yaml, &observer, &clock);
+  auto pipeline = Pipeline::FromYaml(yaml, options);
   std::vector<YAML::Node> inputs;
   if (n["input"]) inputs.push_back(n["input"]);
   for (const auto& i : n["inputs"]) inputs.push_back(i);
@@ -119,7 +205,14 @@ TEST_P(CorpusTest, MatchesExpectation) {
       first_ts = e.timestamp_ns;
       first = false;
     }
-    pipeline->Process(std::move(e), out);
+    std::vector<std::pair<std::string, Value>> seed;
+    for (const auto& kv : in["extracted"]) {
+      // A list or map has no equivalent in skald's map (stages keep JSON arrays and objects as
+      // their text): the key is left out, as a value no stage can read as a string.
+      if (kv.second && !kv.second.IsScalar() && !kv.second.IsNull()) continue;
+      seed.emplace_back(kv.first.as<std::string>(), TypedValue(kv.second));
+    }
+    pipeline->Process(std::move(e), seed, out);
   }
   if (!n["no_final_flush"] || !n["no_final_flush"].as<bool>()) {
     pipeline->Flush(clock.NowNs(), true, out);
@@ -147,6 +240,14 @@ TEST_P(CorpusTest, MatchesExpectation) {
       sm.push_back(MetadataPair{p[0].as<std::string>(), p[1].as<std::string>()});
     }
     EXPECT_EQ(e.structured_metadata, sm) << "output " << i << ": " << Describe(e);
+    for (const auto& kv : x["extracted"]) {
+      const std::string key = kv.first.as<std::string>();
+      const Value want = TypedValue(kv.second);
+      const Value* got_value = e.extracted.Find(key);
+      EXPECT_TRUE(got_value && SameValue(*got_value, want))
+          << "output " << i << " extracted " << Quote(key) << ": " << DescribeValue(got_value)
+          << ", expected " << DescribeValue(&want);
+    }
   }
   std::vector<std::string> drops;
   for (const auto& d : n["dropped"]) drops.push_back(d.as<std::string>());
@@ -163,8 +264,48 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, CorpusTest, ::testing::ValuesIn(LoadCorpus()), CaseName);
+INSTANTIATE_TEST_SUITE_P(PeerCorpus, CorpusTest, ::testing::ValuesIn(LoadPeerCorpus()), CaseName);
 
 TEST(Corpus, HasAtLeast200Cases) { EXPECT_GE(LoadCorpus().size(), 200u); }
+
+// A case where skald deliberately differs from Promtail says why in words the README's table
+// of deliberate differences carries, so that every difference a user meets is written down.
+TEST(Corpus, EveryDeliberateDifferenceIsInTheReadme) {
+  std::ifstream in(SKALD_STAGES_README);
+  // The README's words with each run of white space as one space (its lines are wrapped).
+  std::string readme;
+  for (std::string word; in >> word;) readme += word + " ";
+  ASSERT_FALSE(readme.empty());
+  std::vector<Case> all = LoadCorpus();
+  for (auto& c : LoadPeerCorpus()) all.push_back(std::move(c));
+  int deliberate = 0;
+  for (const Case& c : all) {
+    if (!c.node["differs"]) continue;
+    ++deliberate;
+    EXPECT_NE(readme.find(c.node["differs"].as<std::string>()), std::string::npos)
+        << c.file << ": " << c.name << ": differs: " << c.node["differs"].as<std::string>();
+  }
+  std::printf("%d deliberate differences, each in the README\n", deliberate);
+}
+
+// Each imported file accounts for every Go test of its source (tests/e2e/loki/check-corpus.sh
+// compares the list with the Go file): imported, or not importable with the reason.
+TEST(Corpus, EachPeerTestHasAFate) {
+  for (const auto& path : CorpusFiles(SKALD_PEER_CORPUS_DIR)) {
+    const YAML::Node root = YAML::LoadFile(path.string());
+    EXPECT_TRUE(root["source_file"]) << path;
+    ASSERT_TRUE(root["tests"] && root["tests"].IsSequence()) << path;
+    for (const auto& t : root["tests"]) {
+      const std::string fate = t["fate"].as<std::string>("");
+      EXPECT_TRUE(fate == "imported" || fate == "not importable")
+          << path << ": " << t["test"].as<std::string>("?") << ": fate " << Quote(fate);
+      if (fate == "not importable") {
+        EXPECT_FALSE(t["why"].as<std::string>("").empty())
+            << path << ": " << t["test"].as<std::string>("?") << " needs a why";
+      }
+    }
+  }
+}
 
 }  // namespace
 }  // namespace skald::stages

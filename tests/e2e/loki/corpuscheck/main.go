@@ -1,13 +1,20 @@
 // corpuscheck: runs skald's pipeline-stage corpus through Promtail's own stages and prints
 // where Promtail's output differs from the case's expectation.
 //
-//	corpuscheck CORPUS_DIR GEOIP_DIR   (tests/e2e/loki/check-corpus.sh builds and runs it)
+//	corpuscheck GEOIP_DIR CORPUS_DIR_OR_FILE...   (tests/e2e/loki/check-corpus.sh builds and runs it)
+//
+// A case's `promtail:` block (expect, dropped, error), where present, is what Promtail is
+// expected to do instead: the case is one where skald deliberately differs (its `differs:`
+// says why). Exits 1 when a case's outcome differs.
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -31,6 +38,50 @@ type corpusCase struct {
 	Dropped      []string                 `yaml:"dropped"`
 	Error        []string                 `yaml:"error"`
 	NoFinalFlush bool                     `yaml:"no_final_flush"`
+	Promtail     *struct {
+		Expect  []map[string]interface{} `yaml:"expect"`
+		Dropped []string                 `yaml:"dropped"`
+		Error   []string                 `yaml:"error"`
+	} `yaml:"promtail"`
+	Differs string `yaml:"differs"`
+}
+
+// plain turns YAML's map[interface{}]interface{} into JSON's shapes, so that an expected value
+// and an extracted one compare as JSON values (numbers as float64).
+func plain(v interface{}) interface{} {
+	b, err := json.Marshal(yamlToJSON(v))
+	if err != nil {
+		return fmt.Sprintf("unencodable %T", v)
+	}
+	var out interface{}
+	if err := json.Unmarshal(b, &out); err != nil {
+		return fmt.Sprintf("undecodable %s", b)
+	}
+	return out
+}
+
+func yamlToJSON(v interface{}) interface{} {
+	switch x := v.(type) {
+	case map[interface{}]interface{}:
+		m := map[string]interface{}{}
+		for k, val := range x {
+			m[str(k)] = yamlToJSON(val)
+		}
+		return m
+	case map[string]interface{}:
+		m := map[string]interface{}{}
+		for k, val := range x {
+			m[k] = yamlToJSON(val)
+		}
+		return m
+	case []interface{}:
+		l := make([]interface{}, len(x))
+		for i, val := range x {
+			l[i] = yamlToJSON(val)
+		}
+		return l
+	}
+	return v
 }
 
 const defaultTs = int64(1_700_000_000_000_000_000)
@@ -71,6 +122,7 @@ type out struct {
 	labels       model.LabelSet
 	ts           int64
 	sm           []string
+	extracted    map[string]interface{}
 }
 
 func (o out) String() string {
@@ -143,7 +195,11 @@ func run(c corpusCase, geoipDir string) (msg string, ok bool) {
 			firstLabels = ls.Clone()
 			firstTs = ts
 		}
-		entries = append(entries, stages.Entry{Extracted: map[string]interface{}{},
+		extracted := map[string]interface{}{}
+		if m, ok := yamlToJSON(inp["extracted"]).(map[string]interface{}); ok {
+			extracted = m
+		}
+		entries = append(entries, stages.Entry{Extracted: extracted,
 			Entry: api.Entry{Labels: ls, Entry: logproto.Entry{Timestamp: time.Unix(0, ts), Line: str(inp["line"])}}})
 	}
 	go func() {
@@ -161,13 +217,10 @@ loop:
 			if !ok {
 				break loop
 			}
-			o := out{line: e.Line, labels: model.LabelSet{}, ts: e.Timestamp.UnixNano()}
+			o := out{line: e.Line, labels: model.LabelSet{}, ts: e.Timestamp.UnixNano(), extracted: e.Extracted}
 			for k, v := range e.Labels {
 				if k == "__tenant_id__" {
 					o.tenant = string(v)
-					continue
-				}
-				if strings.HasPrefix(string(k), "__") {
 					continue
 				}
 				o.labels[k] = v
@@ -217,6 +270,21 @@ loop:
 		if strings.Join(wsm, ",") != strings.Join(g.sm, ",") {
 			diffs = append(diffs, fmt.Sprintf("output %d structured metadata %v, expected %v", i, g.sm, wsm))
 		}
+		if m, ok := yamlToJSON(x["extracted"]).(map[string]interface{}); ok {
+			keys := make([]string, 0, len(m))
+			for k := range m {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				gv, present := g.extracted[k]
+				if !present {
+					diffs = append(diffs, fmt.Sprintf("output %d extracted %q missing, expected %v", i, k, plain(m[k])))
+				} else if !reflect.DeepEqual(plain(gv), plain(m[k])) {
+					diffs = append(diffs, fmt.Sprintf("output %d extracted %q = %#v, expected %#v", i, k, plain(gv), plain(m[k])))
+				}
+			}
+		}
 	}
 	// Drops by reason, from Promtail's counter.
 	var drops []string
@@ -253,26 +321,81 @@ loop:
 	return "", true
 }
 
+var testFunc = regexp.MustCompile(`(?m)^func (Test\w+)\(`)
+
+// inventoryMismatch compares a peer file's list of tests with the Go test functions of its
+// source in the Loki module (LOKI_SRC); "" when they are the same, in the same order.
+func inventoryMismatch(sourceFile string, listed []string) string {
+	root := os.Getenv("LOKI_SRC")
+	if root == "" {
+		return ""
+	}
+	src, err := os.ReadFile(filepath.Join(root, sourceFile))
+	if err != nil {
+		return "source_file: " + err.Error()
+	}
+	var funcs []string
+	for _, m := range testFunc.FindAllStringSubmatch(string(src), -1) {
+		funcs = append(funcs, m[1])
+	}
+	if strings.Join(funcs, " ") != strings.Join(listed, " ") {
+		return fmt.Sprintf("tests: lists %v; %s has %v", listed, sourceFile, funcs)
+	}
+	return ""
+}
+
 func main() {
-	dir, geoipDir := os.Args[1], os.Args[2]
-	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	sort.Strings(files)
-	total, same := 0, 0
+	geoipDir := os.Args[1]
+	var files []string
+	for _, arg := range os.Args[2:] {
+		if st, err := os.Stat(arg); err == nil && st.IsDir() {
+			found, _ := filepath.Glob(filepath.Join(arg, "*.yaml"))
+			sort.Strings(found)
+			files = append(files, found...)
+		} else {
+			files = append(files, arg)
+		}
+	}
+	total, same, deliberate, skipped, inventoryBad := 0, 0, 0, 0, 0
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			panic(err)
 		}
 		var doc struct {
+			SourceFile string `yaml:"source_file"`
+			Tests      []struct {
+				Test string `yaml:"test"`
+				Fate string `yaml:"fate"`
+			} `yaml:"tests"`
 			Cases []corpusCase `yaml:"cases"`
 		}
 		if err := yaml.Unmarshal(data, &doc); err != nil {
 			panic(f + ": " + err.Error())
 		}
+		if doc.SourceFile != "" {
+			var listed []string
+			for _, t := range doc.Tests {
+				listed = append(listed, t.Test)
+			}
+			if msg := inventoryMismatch(doc.SourceFile, listed); msg != "" {
+				fmt.Printf("%s: %s\n", filepath.Base(f), msg)
+				inventoryBad++
+			}
+		}
 		for _, c := range doc.Cases {
 			total++
+			if c.Promtail != nil {
+				if c.Differs == "" {
+					fmt.Printf("%s: %s\n    a promtail: block needs differs: (why skald differs)\n", filepath.Base(f), c.Name)
+					continue
+				}
+				deliberate++
+				c.Expect, c.Dropped, c.Error = c.Promtail.Expect, c.Promtail.Dropped, c.Promtail.Error
+			}
 			if len(c.Error) == 0 && timeDependent(c) {
 				fmt.Printf("%s: %s\n    SKIPPED (depends on the clock)\n", filepath.Base(f), c.Name)
+				skipped++
 				continue
 			}
 			msg, ok := run(c, geoipDir)
@@ -283,5 +406,9 @@ func main() {
 			fmt.Printf("%s: %s\n    %s\n", filepath.Base(f), c.Name, msg)
 		}
 	}
-	fmt.Printf("%d of %d cases as Promtail\n", same, total)
+	fmt.Printf("%d of %d cases as Promtail (%d of them where skald deliberately differs), %d skipped\n",
+		same, total, deliberate, skipped)
+	if same+skipped != total || inventoryBad > 0 {
+		os.Exit(1)
+	}
 }
