@@ -1,4 +1,5 @@
-// decolorize: strips ANSI escape sequences (CSI such as colours, OSC, two-byte ESC) from the line.
+// decolorize: strips ANSI escape sequences from the line, exactly those Promtail strips (CSI such
+// as colours, OSC titles, ESC(B, ESC c, and the same after U+009B).
 #pragma once
 
 #include <string>
@@ -8,7 +9,7 @@
 
 namespace skald::stages {
 
-// Removes ANSI escape sequences from `s` in place.
+// Removes ANSI escape sequences from `s` in place, as Promtail's decolorize stage does.
 void StripAnsi(std::string& s);
 
 class DecolorizeStage final : public Stage {
