@@ -358,6 +358,7 @@ std::optional<int64_t> Multiply(int64_t v, int64_t scale) {
 
 GoTimeLayout GoTimeLayout::Compile(std::string_view format, std::string_view location) {
   GoTimeLayout t;
+  bool is_named = false;  // Promtail parses its named formats with time.Parse: no location
   if (format == "Unix") {
     t.kind_ = Kind::kUnix;
   } else if (format == "UnixMs") {
@@ -369,7 +370,10 @@ GoTimeLayout GoTimeLayout::Compile(std::string_view format, std::string_view loc
   } else {
     t.layout_ = std::string(format);
     for (const NamedFormat& named : kNamedLayouts) {
-      if (format == named.name) t.layout_ = std::string(named.layout);
+      if (format == named.name) {
+        t.layout_ = std::string(named.layout);
+        is_named = true;
+      }
     }
     std::string_view rest = t.layout_;
     while (true) {
@@ -396,6 +400,9 @@ GoTimeLayout GoTimeLayout::Compile(std::string_view format, std::string_view loc
                         "\": unknown time zone; use an IANA zone name such as UTC, "
                         "Europe/Berlin or America/New_York");
     }
+    // Checked for every format (Promtail refuses an unknown zone whatever the format), applied
+    // to layouts only.
+    if (is_named) return t;
     t.zone_ = tz;
     // Collect every abbreviation the zone has used, for text that names its zone ("CET").
     auto note = [&](absl::Time at) {

@@ -6,8 +6,8 @@
 // (e.g. `2006-01-02T15:04:05.000Z07:00`). Text is accepted exactly as Go's time.Parse /
 // time.ParseInLocation accepts it, with these deliberate choices:
 //   - the zone used to resolve zone abbreviations (Go's time.Local) is `location`, or UTC;
-//   - `location` also applies to the named formats (Promtail ignores it there, so ANSIC text
-//     would be read as UTC even with a location set);
+//   - as in Promtail, `location` applies to layouts only: the named formats are read as Go's
+//     time.Parse reads them (ANSIC text, which has no zone, is UTC whatever the location);
 //   - Unix takes Loki 3's reading: seconds, and an optional fraction scaled to nanoseconds;
 //   - a layout without a year element parses into the current year, moved to the previous or
 //     next year across new year like Promtail does (Dec stamps read in Jan are last year's);
