@@ -64,8 +64,8 @@ std::string LabelsOf(const std::map<std::string, std::string>& opts, const std::
   std::vector<LokiEntry> out;
   p.Process(lines, 0, out);
   p.Flush(1, true, out);
-  return out.size() == 1 ? std::string(out[0].labels.view()) : "(" + std::to_string(out.size()) +
-                                                                    " entries)";
+  return out.size() == 1 ? std::string(out[0].labels.view())
+                         : "(" + std::to_string(out.size()) + " entries)";
 }
 
 TEST(GoDriverConfigTests, Test_relabelConfig_ConfigErr_NotYaml) {
@@ -105,8 +105,7 @@ TEST(GoDriverConfigTests, Test_parsePipeline_StringWrong) {
 TEST(GoDriverConfigTests, Test_parsePipeline_FileConfig) {
   const auto file = std::filesystem::path(::testing::TempDir()) / "Test_parsePipeline.yaml";
   std::ofstream(file) << "pipeline_stages:\n" << kPipelineString;
-  EXPECT_EQ(LabelsOf({{"loki-url", kUrl}, {"loki-pipeline-stage-file", file.string()}},
-                     "lvl=warn"),
+  EXPECT_EQ(LabelsOf({{"loki-url", kUrl}, {"loki-pipeline-stage-file", file.string()}}, "lvl=warn"),
             R"({container_name="api", level="warn", source="stdout"})");
   std::filesystem::remove(file);
 }
