@@ -48,8 +48,14 @@ Verdict LabelsStage::Process(Entry& entry, Downstream&) {
     }
     if (!v) continue;
     auto s = v->AsString();
-    if (!s || s->empty() || !IsValidUtf8(*s)) continue;
-    entry.labels.Set(label, *s);
+    if (!s || !IsValidUtf8(*s)) continue;
+    // Promtail sets the label to "", which Loki reads as no label: a label of that name that
+    // was there goes.
+    if (s->empty()) {
+      entry.labels.Erase(label);
+    } else {
+      entry.labels.Set(label, *s);
+    }
   }
   if (!known) layout_seen_ = all_found ? entry.extracted.layout() : 0;
   return Verdict::kPass;

@@ -1,9 +1,12 @@
 // structured_metadata (old name non_indexed_labels): like labels, but appends name/value pairs
-// to the entry's structured metadata. The value comes from extracted, else from the labels; a
-// label named as a source leaves the labels. The place for high-cardinality fields (trace IDs).
+// to the entry's structured metadata, as Promtail does: the value comes from extracted (a
+// string, number or bool in valid UTF-8, "" included), else from the labels; a label named as a
+// source whose value is the one added leaves the labels. The place for high-cardinality fields
+// (trace IDs).
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -19,6 +22,7 @@ class StructuredMetadataStage final : public Stage {
 
  private:
   std::vector<std::pair<std::string, std::string>> fields_;  // name -> source
+  std::vector<std::pair<std::string_view, size_t>> added_;   // source -> index of its pair
 };
 
 }  // namespace skald::stages

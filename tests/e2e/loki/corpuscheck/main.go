@@ -234,6 +234,9 @@ loop:
 					o.tenant = string(v)
 					continue
 				}
+				if v == "" {
+					continue // Loki reads an empty value as no label (syntax.ParseLabels)
+				}
 				o.labels[k] = v
 			}
 			for _, m := range e.StructuredMetadata {
