@@ -2,37 +2,56 @@
 
 #include <algorithm>
 
+#include "pipeline_stages/go/go_string.h"
+
 namespace skald::stages {
 
 void AppendJsonString(std::string_view s, std::string& out) {
-  static const char kHex[] = "0123456789abcdef";
   out.push_back('"');
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out.push_back(kHex[c >> 4]);
-          out.push_back(kHex[c & 0xF]);
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
+  for (size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b < 0x80) {
+      switch (b) {
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        case '<':
+        case '>':
+        case '&':
+          AppendHexEscape("\\u", b, 4, &out);
+          break;
+        default:
+          if (b < 0x20) {
+            AppendHexEscape("\\u", b, 4, &out);
+          } else {
+            out.push_back(static_cast<char>(b));
+          }
+      }
+      ++i;
+      continue;
     }
+    size_t n;
+    const char32_t r = DecodeRune(s, i, &n);
+    if (r == 0xFFFD && n == 1) {
+      out += "\\ufffd";  // a byte that is not UTF-8
+    } else if (r == 0x2028 || r == 0x2029) {
+      AppendHexEscape("\\u", r, 4, &out);
+    } else {
+      out.append(s.substr(i, n));
+    }
+    i += n;
   }
   out.push_back('"');
 }
@@ -49,18 +68,17 @@ PackStage::PackStage(const YAML::Node& config, const StageContext& ctx) : ctx_(c
 Verdict PackStage::Process(Entry& entry, Downstream&) {
   out_.clear();
   out_.push_back('{');
+  // As in Promtail, values come from the extracted map only (it holds the labels the entry came
+  // with, not those a stage set since), and what is packed leaves the labels.
   for (const auto& name : labels_) {
-    std::optional<std::string_view> v;
-    if (const Value* ev = entry.extracted.Find(name)) v = ev->AsString();
-    auto label = entry.labels.Get(name);
-    if (!v) v = label;
-    if (v) {
-      AppendJsonString(name, out_);
-      out_.push_back(':');
-      AppendJsonString(*v, out_);
-      out_.push_back(',');
-    }
-    if (label) entry.labels.Erase(name);
+    const Value* ev = entry.extracted.Find(name);
+    const std::optional<std::string_view> v = ev ? ev->AsString() : std::nullopt;
+    if (!v) continue;  // absent, or null: not packed
+    AppendJsonString(name, out_);
+    out_.push_back(':');
+    AppendJsonString(*v, out_);
+    out_.push_back(',');
+    entry.labels.Erase(name);
   }
   out_ += "\"_entry\":";
   AppendJsonString(entry.line, out_);
