@@ -10,6 +10,7 @@
 #include <array>
 #include <bit>
 #include <cstring>
+#include <optional>
 
 namespace skald::stages {
 
@@ -360,6 +361,65 @@ constexpr KeyMasks kKeyMasks = [] {
 }();
 inline size_t KeyHash(uint64_t w0, uint64_t w1, size_t len) {
   return static_cast<size_t>(((w0 ^ (w1 * 31) ^ len) * 0x9E3779B97F4A7C15ull) >> 40);
+}
+
+// Promtail's JSON reader (json-iterator) takes a \\u escape of a UTF-16 surrogate that is not
+// half of a pair as U+FFFD (a second escape that does not complete the pair is taken with it:
+// as itself, or as U+FFFD when it is a surrogate too); simdjson refuses the document. Returns
+// the text with those escapes written as \\ufffd, or nullopt when it has none.
+std::optional<std::string> WithLoneSurrogatesReplaced(std::string_view text) {
+  auto hex4 = [&](size_t at, uint32_t* v) {  // the 4 hex digits after "\\u" at `at`
+    if (at + 6 > text.size() || text[at + 1] != 'u') return false;
+    uint32_t r = 0;
+    for (size_t k = at + 2; k < at + 6; ++k) {
+      if (!IsHex(text[k])) return false;
+      const char c = text[k];
+      r = r * 16 + static_cast<uint32_t>(IsDigit(c) ? c - '0' : (c | 0x20) - 'a' + 10);
+    }
+    *v = r;
+    return true;
+  };
+  auto surrogate = [](uint32_t r) { return r >= 0xD800 && r <= 0xDFFF; };
+  std::string out;
+  bool changed = false;
+  size_t copied = 0;
+  for (size_t i = 0; i + 1 < text.size(); ++i) {
+    if (text[i] != '\\') continue;
+    uint32_t r;
+    if (!hex4(i, &r)) {
+      ++i;  // another escape: skip its letter (an escaped backslash among them)
+      continue;
+    }
+    if (!surrogate(r)) {
+      i += 5;
+      continue;
+    }
+    uint32_t r2;
+    const bool second = text.size() > i + 6 && text[i + 6] == '\\' && hex4(i + 6, &r2);
+    if (second && r <= 0xDBFF && r2 >= 0xDC00 && r2 <= 0xDFFF) {  // a pair
+      i += 11;
+      continue;
+    }
+    out.append(text, copied, i - copied);
+    out += "\\ufffd";
+    changed = true;
+    copied = i + 6;
+    if (second && surrogate(r2)) {
+      out += "\\ufffd";
+      copied = i + 12;
+    }
+    i = copied - 1;
+  }
+  if (!changed) return std::nullopt;
+  out.append(text, copied, std::string_view::npos);
+  return out;
+}
+
+// The document is JSON's null (Go's json.Unmarshal into a map takes it without error).
+bool IsJsonNull(std::string_view text) {
+  const size_t b = text.find_first_not_of(" \t\r\n");
+  const size_t e = text.find_last_not_of(" \t\r\n");
+  return b != std::string_view::npos && text.substr(b, e - b + 1) == "null";
 }
 
 }  // namespace
@@ -732,7 +792,16 @@ Verdict JsonStage::Process(Entry& entry, Downstream&) {
     layout_seen_ = entry.extracted.layout();
     return Verdict::kPass;
   }
-  if (Extract(text)) {
+  bool extracted = Extract(text);
+  if (!extracted) {
+    if (std::optional<std::string> fixed = WithLoneSurrogatesReplaced(text)) {
+      extracted = Extract(*fixed);
+    } else if (IsJsonNull(text)) {  // as Promtail: every expression finds nothing
+      for (Value& v : values_) v.SetNull();
+      extracted = true;
+    }
+  }
+  if (extracted) {
     for (size_t i = 0; i < expressions_.size(); ++i) {
       swap(entry.extracted.UpsertHinted(expressions_[i].key, expressions_[i].hint), values_[i]);
     }
