@@ -38,9 +38,37 @@ std::size_t PieceBytes(std::string_view text, std::size_t max) {
 }  // namespace
 
 bool IsBlankLine(std::string_view line) {
-  return std::all_of(line.begin(), line.end(), [](char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-  });
+  // Go's unicode.IsSpace (the Go driver drops a line when bytes.Fields finds no field): ASCII
+  // \t \n \v \f \r and space, and these code points, matched as their UTF-8 bytes.
+  static constexpr std::string_view kSpaces[] = {
+      "\xc2\x85",     "\xc2\xa0",     "\xe1\x9a\x80",  // U+0085 U+00A0 U+1680
+      "\xe2\x80\xa8", "\xe2\x80\xa9", "\xe2\x80\xaf",  // U+2028 U+2029 U+202F
+      "\xe2\x81\x9f", "\xe3\x80\x80"};                 // U+205F U+3000
+  for (std::size_t i = 0; i < line.size();) {
+    const char c = line[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f') {
+      ++i;
+      continue;
+    }
+    const std::string_view rest = line.substr(i);
+    // U+2000 .. U+200A: E2 80 80 .. E2 80 8A.
+    if (rest.size() >= 3 && rest[0] == '\xe2' && rest[1] == '\x80' &&
+        static_cast<unsigned char>(rest[2]) >= 0x80 &&
+        static_cast<unsigned char>(rest[2]) <= 0x8a) {
+      i += 3;
+      continue;
+    }
+    bool space = false;
+    for (std::string_view s : kSpaces) {
+      if (rest.starts_with(s)) {
+        i += s.size();
+        space = true;
+        break;
+      }
+    }
+    if (!space) return false;
+  }
+  return true;
 }
 
 void LineAssembler::Emit(LogSource source, int64_t time_nano, std::string_view text,

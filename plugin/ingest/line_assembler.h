@@ -100,7 +100,9 @@ class LineAssembler {
   AssemblerCounts counts_;
 };
 
-// True when every byte is ASCII white space (the Go driver drops such lines).
+// True when the line is only white space as Go's unicode.IsSpace has it (ASCII white space,
+// U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000): the Go driver
+// drops such lines.
 bool IsBlankLine(std::string_view line);
 
 }  // namespace skald

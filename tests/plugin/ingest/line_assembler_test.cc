@@ -96,6 +96,20 @@ TEST(LineAssembler, SkipsWhitespaceOnlyLinesAndCountsThem) {
   EXPECT_EQ(a.counts().blank_lines, 2u);
 }
 
+// As the Go driver's bytes.Fields: any of Go's unicode.IsSpace runes make a line blank; other
+// bytes, an invalid one among them, do not.
+TEST(LineAssembler, WhiteSpaceIsGosUnicodeSpace) {
+  for (std::string_view blank : {"\xc2\xa0", " \xc2\x85\t", "\xe3\x80\x80\xe3\x80\x80",
+                                 "\xe2\x80\x80\xe2\x80\x8a\xe2\x80\xaf",
+                                 "\xe1\x9a\x80\xe2\x80\xa8\xe2\x80\xa9\xe2\x81\x9f\v\f\r\n"}) {
+    EXPECT_TRUE(IsBlankLine(blank)) << testing::PrintToString(std::string(blank));
+  }
+  for (std::string_view text : {"\xc2", "\xa0", "\xe2\x80\x8b", "\xe2\x80", " \xff ", "\xc2\xa0x",
+                                "\xe3\x80\x81", "\xef\xbb\xbf"}) {
+    EXPECT_FALSE(IsBlankLine(text)) << testing::PrintToString(std::string(text));
+  }
+}
+
 TEST(LineAssembler, SplitsLongLinesIntoPiecesOfAtMostMax) {
   LineAssembler a(10);
   std::vector<LogLine> out;
