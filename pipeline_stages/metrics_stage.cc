@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "pipeline_stages/go/go_duration.h"
+
 namespace skald::stages {
 namespace {
 
@@ -25,11 +27,22 @@ std::optional<double> ToFloat(const Value& v) {
     case Value::Kind::kBool:
       return v.boolean() ? 1.0 : 0.0;
     case Value::Kind::kString: {
-      const std::string& s = v.string();
+      // As Promtail's getFloatFromString: a number (Go's ParseFloat takes a leading +), else a
+      // Go duration in seconds ("250ms" is 0.25).
+      std::string_view s = v.string();
+      std::string_view digits = s;
+      if (digits.size() > 1 && digits[0] == '+' && digits[1] != '-' && digits[1] != '+') {
+        digits.remove_prefix(1);
+      }
       double d = 0;
-      auto r = std::from_chars(s.data(), s.data() + s.size(), d);
-      if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
-      return d;
+      auto r = std::from_chars(digits.data(), digits.data() + digits.size(), d);
+      if (r.ec == std::errc() && r.ptr == digits.data() + digits.size()) return d;
+      if (std::optional<int64_t> ns = ParseGoDuration(s)) {
+        const int64_t sec = *ns / 1'000'000'000;
+        const int64_t nsec = *ns % 1'000'000'000;
+        return static_cast<double>(sec) + static_cast<double>(nsec) / 1e9;  // Go's Seconds()
+      }
+      return std::nullopt;
     }
     case Value::Kind::kNull:
       break;

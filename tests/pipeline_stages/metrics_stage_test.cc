@@ -119,6 +119,21 @@ TEST(MetricsStage, ValuesAreFloats) {
   EXPECT_EQ(obs.declared[2].buckets.size(), 11u);
 }
 
+// As Promtail's getFloatFromString: a leading + is a number, and text that is not a number is
+// tried as a Go duration, in seconds ("250ms" is 0.25); anything else is not recorded.
+TEST(MetricsStage, DurationsAreSecondsAsInPromtail) {
+  RecordingObserver obs;
+  RunLines(R"(
+- regex: {expression: 'took=(?P<took>\S+)'}
+- metrics:
+    took: {type: Histogram, source: took, config: {buckets: [1]}}
+)",
+           {"took=250ms", "took=1m30s", "took=+2", "took=1.5h", "took=-3us", "took=fast"}, {},
+           &obs);
+  EXPECT_EQ(obs.observations["promtail_custom_took{}"],
+            (std::vector<double>{0.25, 90, 2, 5400, -0.000003}));
+}
+
 TEST(MetricsStage, WithoutObserverEntriesStillFlow) {
   auto out = RunLines("- metrics: {c: {type: Counter, config: {action: inc}}}", {"x"});
   EXPECT_EQ(out.size(), 1u);
