@@ -19,9 +19,14 @@ LimitStage::LimitStage(const YAML::Node& config, const StageContext& ctx) : ctx_
   if (by_label_ && !IsValidLabelName(*by_label_)) {
     c.Fail("by_label_name", Quote(*by_label_) + " is not a valid label name");
   }
-  auto max = c.OptInt("max_distinct_labels");
-  if (max && *max < 1) c.Fail("max_distinct_labels", "must be at least 1");
-  max_distinct_ = max ? static_cast<size_t>(*max) : 10000;
+  if (by_label_ && !drop_) {
+    c.Fail("by_label_name",
+           "needs drop: true (as in Promtail: a limit by label drops what is over "
+           "it; only a limit of the whole stream may hold entries)");
+  }
+  // As in Promtail, fewer than 10,000 label values is raised to 10,000 (each costs ~100 bytes).
+  const int64_t max = c.OptInt("max_distinct_labels").value_or(0);
+  max_distinct_ = max < kMinMaxDistinctLabels ? kMinMaxDistinctLabels : static_cast<size_t>(max);
   reason_ = c.String("drop_counter_reason", "ratelimit_drop_stage");
   single_ = Bucket{burst_, ctx.NowNs()};
 }

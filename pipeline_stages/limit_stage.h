@@ -1,6 +1,7 @@
 // limit: a token bucket of `rate` lines/s and `burst` lines, one per value of the label
-// `by_label_name` when set (entries without that label are not limited; at most
-// `max_distinct_labels` buckets, the oldest is forgotten beyond that).
+// `by_label_name` when set (then drop: true is required, as in Promtail; entries without that
+// label are not limited; at most `max_distinct_labels` buckets, at least 10,000 as in Promtail,
+// the oldest is forgotten beyond that).
 //
 // drop: true drops what exceeds the limit (reason "ratelimit_drop_stage", as in Promtail, or
 // drop_counter_reason). drop: false (default) delays only this stream without sleeping: an entry
@@ -25,6 +26,9 @@ namespace skald::stages {
 
 class LimitStage final : public Stage {
  public:
+  // Promtail's MinReasonableMaxDistinctLabels: a smaller max_distinct_labels is raised to it.
+  static constexpr int64_t kMinMaxDistinctLabels = 10000;
+
   LimitStage(const YAML::Node& config, const StageContext& ctx);
   Verdict Process(Entry& entry, Downstream& next) override;
   void Flush(int64_t now_ns, bool final, Downstream& next) override;

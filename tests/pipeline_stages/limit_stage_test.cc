@@ -3,6 +3,8 @@
 namespace skald::stages {
 namespace {
 
+using ::testing::HasSubstr;
+using testkit::BuildError;
 using testkit::FakeClock;
 using testkit::MakeEntry;
 using testkit::RecordingObserver;
@@ -78,6 +80,22 @@ TEST(LimitStage, ByLabelNameLimitsEachValueSeparately) {
     p->Process(MakeEntry("x", LabelSet{{"lvl", v}}), out);
   }
   EXPECT_EQ(out.size(), 3u);
+}
+
+// As Promtail's validateLimitConfig: a limit by label must drop; and max_distinct_labels below
+// 10,000 is raised to 10,000 (with 3 asked for, a 4th value does not evict the first).
+TEST(LimitStage, ByLabelNameNeedsDropAndKeepsAtLeastTenThousandValues) {
+  EXPECT_THAT(BuildError("- limit: {rate: 1, burst: 1, by_label_name: lvl}"),
+              HasSubstr("needs drop: true"));
+  FakeClock clock;
+  auto p = Pipeline::FromYaml(
+      "- limit: {rate: 1, burst: 1, drop: true, by_label_name: lvl, max_distinct_labels: 3}",
+      nullptr, &clock);
+  std::vector<Entry> out;
+  for (const char* v : {"a", "b", "c", "d", "a"}) {
+    p->Process(MakeEntry("x", LabelSet{{"lvl", v}}), out);
+  }
+  EXPECT_EQ(out.size(), 4u);  // the second "a" finds a's bucket empty
 }
 
 }  // namespace
