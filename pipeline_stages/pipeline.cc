@@ -11,6 +11,7 @@
 
 #include "pipeline_stages/stage_registry.h"
 #include "pipeline_stages/tenant_id.h"
+#include "pipeline_stages/yaml_merge_keys.h"
 
 namespace skald::stages {
 namespace {
@@ -47,7 +48,7 @@ std::string ReadRegularFile(int fd, std::size_t max_bytes, std::string* out) {
 
 YAML::Node ParseYaml(std::string_view text, std::string_view what) {
   try {
-    return YAML::Load(std::string(text));
+    return ApplyYamlMergeKeys(YAML::Load(std::string(text)), text, what);
   } catch (const YAML::Exception& e) {
     throw ConfigError(std::string(what) + ": invalid YAML at line " +
                       std::to_string(e.mark.line + 1) + ", column " +
