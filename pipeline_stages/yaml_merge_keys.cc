@@ -61,7 +61,8 @@ class Merger {
   }
 
   ConfigError Bad(const YAML::Node& value) const {
-    return ConfigError(what_ + ": a merge key (<<) at line " + std::to_string(value.Mark().line + 1) +
+    return ConfigError(what_ + ": a merge key (<<) at line " +
+                       std::to_string(value.Mark().line + 1) +
                        " names something other than a map or a list of maps");
   }
 

@@ -19,7 +19,6 @@ inline constexpr std::size_t kMaxMergedYamlNodes = 200'000;
 // as go-yaml does. `root` itself when `text` (the YAML it was read from) has no `<<`.
 // Throws ConfigError naming `what` when a `<<` names something other than a map or a list of
 // maps, or past kMaxMergedYamlNodes.
-YAML::Node ApplyYamlMergeKeys(const YAML::Node& root, std::string_view text,
-                              std::string_view what);
+YAML::Node ApplyYamlMergeKeys(const YAML::Node& root, std::string_view text, std::string_view what);
 
 }  // namespace skald::stages
