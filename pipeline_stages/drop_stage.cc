@@ -22,7 +22,9 @@ DropStage::DropStage(const YAML::Node& config, const StageContext& ctx) : ctx_(c
   if (auto l = c.OptString("longer_than")) {
     longer_than_ = ParseByteSize(*l);
     if (!longer_than_) {
-      c.Fail("longer_than", Quote(*l) + " is not a size (expected e.g. 512, 8kb, 1MiB)");
+      c.Fail("longer_than",
+             Quote(*l) +
+                 " is not a size (expected e.g. 512, 8kb, 1mb: whole numbers, kb = 1024 bytes)");
     }
   }
   if (sources_.empty() && !expression_ && !older_than_ns_ && !longer_than_) {

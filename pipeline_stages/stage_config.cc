@@ -3,6 +3,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -176,36 +177,47 @@ std::vector<std::string> StageConfig::StringOrList(std::string_view field) const
 }
 
 std::optional<uint64_t> ParseByteSize(std::string_view s) {
+  uint64_t v = 0;
   size_t i = 0;
-  while (i < s.size() && s[i] == ' ') ++i;
-  size_t start = i;
-  while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) ++i;
-  if (i == start) return std::nullopt;
-  double v = 0;
-  auto r = std::from_chars(s.data() + start, s.data() + i, v);
-  if (r.ec != std::errc() || r.ptr != s.data() + i) return std::nullopt;
-  while (i < s.size() && s[i] == ' ') ++i;
-  std::string unit(s.substr(i));
-  std::transform(unit.begin(), unit.end(), unit.begin(), ::tolower);
-  double mult;
-  if (unit.empty() || unit == "b") {
-    mult = 1;
-  } else if (unit == "kb" || unit == "k") {
-    mult = 1e3;
-  } else if (unit == "mb" || unit == "m") {
-    mult = 1e6;
-  } else if (unit == "gb" || unit == "g") {
-    mult = 1e9;
-  } else if (unit == "kib" || unit == "ki") {
-    mult = 1024;
-  } else if (unit == "mib" || unit == "mi") {
-    mult = 1024.0 * 1024;
-  } else if (unit == "gib" || unit == "gi") {
-    mult = 1024.0 * 1024 * 1024;
-  } else {
-    return std::nullopt;
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
+    const uint64_t d = static_cast<uint64_t>(s[i] - '0');
+    if (v > (UINT64_MAX - d) / 10) return std::nullopt;
+    v = v * 10 + d;
   }
-  return static_cast<uint64_t>(v * mult);
+  if (i == 0) return std::nullopt;
+  std::string_view rest = s.substr(i);
+  while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.front()))) {
+    rest.remove_prefix(1);
+  }
+  while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.back()))) {
+    rest.remove_suffix(1);
+  }
+  std::string unit(rest);
+  std::transform(unit.begin(), unit.end(), unit.begin(), ::tolower);
+  struct Unit {
+    std::string_view names[5];
+    int power;  // of 1024
+  };
+  static constexpr Unit kUnits[] = {
+      {{"", "b", "byte", "", ""}, 0},
+      {{"k", "kb", "kilo", "kilobyte", "kilobytes"}, 1},
+      {{"m", "mb", "mega", "megabyte", "megabytes"}, 2},
+      {{"g", "gb", "giga", "gigabyte", "gigabytes"}, 3},
+      {{"t", "tb", "tera", "terabyte", "terabytes"}, 4},
+      {{"p", "pb", "peta", "petabyte", "petabytes"}, 5},
+      {{"e", "eb", "", "", ""}, 6},
+  };
+  for (const Unit& u : kUnits) {
+    for (size_t n = 0; n < 5; ++n) {
+      if (unit != u.names[n] || (n > 0 && u.names[n].empty())) continue;
+      for (int k = 0; k < u.power; ++k) {
+        if (v > UINT64_MAX / 1024) return std::nullopt;
+        v *= 1024;
+      }
+      return v;
+    }
+  }
+  return std::nullopt;
 }
 
 namespace {

@@ -90,7 +90,9 @@ class StageConfig {
 
 // "value" quoted for messages.
 std::string Quote(std::string_view s);
-// Byte sizes as "8kb", "1MiB", "512" (kb = 1000, kib = 1024). nullopt when invalid.
+// Byte sizes as Promtail reads them (flagext.ByteSize: c2h5oh/datasize): whole digits, then
+// an optional unit, any case: b or byte, k kb kilo kilobyte(s), m mb mega..., g, t, p, e; each
+// step is 1024 ("1kb" is 1024 bytes; "1KiB" and "1.5kb" are not sizes). nullopt when invalid.
 std::optional<uint64_t> ParseByteSize(std::string_view s);
 // The YAML node as a compact flow string for messages.
 std::string DescribeNode(const YAML::Node& node);
