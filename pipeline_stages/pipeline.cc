@@ -154,6 +154,16 @@ void Pipeline::Output::Emit(Entry&& entry) {
 }
 
 void Pipeline::Process(Entry&& entry, std::vector<Entry>& out) {
+  Run(std::move(entry), nullptr, out);
+}
+
+void Pipeline::Process(Entry&& entry, const std::vector<std::pair<std::string, Value>>& seed,
+                       std::vector<Entry>& out) {
+  Run(std::move(entry), &seed, out);
+}
+
+void Pipeline::Run(Entry&& entry, const std::vector<std::pair<std::string, Value>>* seed,
+                   std::vector<Entry>& out) {
   if (chain_.empty()) {
     TakeTenantLabel(entry);
     out.push_back(std::move(entry));
@@ -161,26 +171,16 @@ void Pipeline::Process(Entry&& entry, std::vector<Entry>& out) {
   }
   if (spare_.has_storage()) entry.extracted = std::move(spare_);
   entry.extracted.Reset(entry.labels.SharedBase());
+  if (seed) {
+    for (const auto& [key, value] : *seed) {
+      if (!entry.labels.Contains(key)) entry.extracted.Upsert(key) = value;
+    }
+  }
   output_.out = &out;
   chain_.Run(entry, output_);
   if (entry.extracted.has_storage() && !spare_.has_storage()) {
     spare_ = std::move(entry.extracted);
   }
-}
-
-void Pipeline::Process(Entry&& entry, const std::vector<std::pair<std::string, Value>>& seed,
-                       std::vector<Entry>& out) {
-  if (chain_.empty()) {
-    TakeTenantLabel(entry);
-    out.push_back(std::move(entry));
-    return;
-  }
-  entry.extracted.Reset(entry.labels.SharedBase());
-  for (const auto& [key, value] : seed) {
-    if (!entry.labels.Contains(key)) entry.extracted.Upsert(key) = value;
-  }
-  output_.out = &out;
-  chain_.Run(entry, output_);
 }
 
 void Pipeline::Flush(int64_t now_ns, bool final, std::vector<Entry>& out) {

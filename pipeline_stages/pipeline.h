@@ -111,6 +111,9 @@ class Pipeline {
   };
 
   Pipeline() : output_(this) {}
+  // Process, with `seed` (when not null) set in the extracted map before the first stage.
+  void Run(Entry&& entry, const std::vector<std::pair<std::string, Value>>* seed,
+           std::vector<Entry>& out);
 
   std::unique_ptr<BuildContext> build_;
   StageChain chain_;
