@@ -58,7 +58,8 @@ const std::vector<OptionSpec> kSpecs = {
            [](O& o, const V& v) { o.client.timeout = v.ms(); })
         .Range(kMillisecond, kNoMax, "1ms or more"),
     Option("loki-batch-wait", Kind::kDuration, "1s",
-           "Longest time a batch waits before it is sent.",
+           "Longest time a batch waits before it is sent (it leaves sooner when full, or when "
+           "the input pauses for a few milliseconds).",
            [](O& o, const V& v) { o.client.batch_wait = v.ms(); }),
     Option("loki-batch-size", Kind::kInt, "1048576",
            "Largest batch, in bytes of lines and structured metadata.",

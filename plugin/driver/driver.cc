@@ -65,7 +65,11 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
                                           : MakeShippingClient(client_config, metrics_);
           },
           config_.client_idle_timeout),
-      queue_(config_.max_queued_bytes) {
+      queue_(config_.max_queued_bytes),
+      quiet_sends_(metrics.GetCounter(
+          "skald_quiet_sends_total",
+          "Times the input went quiet and the Loki clients were asked to send what they "
+          "buffered without waiting for loki-batch-wait.")) {
   // Series that Loki clients fill in: present (at 0) before the first container, so that a
   // scrape always shows read, sent, dropped and pending together.
   metrics.GetCounter("skald_entries_sent_total", "Entries delivered to Loki.");

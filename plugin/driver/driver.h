@@ -47,6 +47,7 @@
 #include "plugin/config/secret_store.h"
 #include "plugin/config/stream_labels.h"
 #include "plugin/driver/client_pool.h"
+#include "plugin/driver/quiet_gap.h"
 #include "plugin/driver/shipping_client.h"
 #include "plugin/driver/shipping_queue.h"
 #include "plugin/ingest/fifo_reader.h"
@@ -208,6 +209,10 @@ class Driver : public LineSink, public DeliveryListener {
   void ShipLoop() ABSL_LOCKS_EXCLUDED(mu_);
   // Waits at most `timeout` for a batch in queue_ or for stopping_; false: none came.
   bool WaitForBatchLocked(std::chrono::milliseconds timeout) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The queue is empty and clients hold entries given since the input last went quiet: waits
+  // for a batch until QuietGap says the input is quiet; then asks those clients to send what
+  // they buffer (after releasing `lock`) and returns true. False: a batch came, or stopping.
+  bool SendWhenQuiet(absl::ReleasableMutexLock& lock) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // No stream is live, nothing is queued or being shipped.
   bool IdleLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Ship(Stream& stream, ShippingBatch& batch);
@@ -220,6 +225,8 @@ class Driver : public LineSink, public DeliveryListener {
   // entries a stage held).
   void PushShipment(Stream& stream, std::vector<LokiEntry>& entries, const JournalPosition& resume,
                     std::size_t bytes, const JournalPosition& cursor, int64_t first_line_ns = 0);
+  // `client` was given entries: it is asked to send them once the input goes quiet.
+  void NoteUnsent(const std::shared_ptr<ShippingClient>& client);
   // Gives `bytes` of settled shipments back to the stream's and its client's windows.
   void FreeWindow(Stream& stream, std::size_t bytes);
   // How far the cursor may go after a shipment ending at `resume` (shipping thread).
@@ -306,6 +313,11 @@ class Driver : public LineSink, public DeliveryListener {
   std::vector<LokiEntry> converted_;
   // (Shipping thread) Some stream's stages hold entries: FlushPipelines runs on a timer.
   bool pipelines_hold_ = false;
+  // (Shipping thread) The clients given entries since the input last went quiet, and when it
+  // is quiet enough for them to send those without waiting for loki-batch-wait.
+  std::vector<std::shared_ptr<ShippingClient>> unsent_clients_;
+  QuietGap quiet_gap_;
+  Counter& quiet_sends_;
 
   std::unique_ptr<FifoReader> reader_;
   std::thread shipper_;

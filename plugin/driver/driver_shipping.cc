@@ -1,9 +1,11 @@
 // The Driver's shipping side: the ship loop takes batches the reader decoded, runs each
 // stream's stages and hands the entries to its client within the stream's and the client's
 // windows; settled shipments free the windows and move the acknowledged cursor; a finished
-// stream retires once nothing of it is unacknowledged (plugin/driver/driver.h).
+// stream retires once nothing of it is unacknowledged (plugin/driver/driver.h). When the input
+// goes quiet, the clients given entries since are asked to send them (QuietGap).
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "plugin/common/thread_name.h"
@@ -29,6 +31,7 @@ bool Driver::WindowFull(const Stream& stream) const {
 void Driver::PushShipment(Stream& stream, std::vector<LokiEntry>& entries,
                           const JournalPosition& resume, std::size_t bytes,
                           const JournalPosition& cursor, int64_t first_line_ns) {
+  if (!entries.empty()) NoteUnsent(stream.client);
   if (!stream.journal) {
     stream.client->PushAll(entries);
     return;
@@ -235,6 +238,7 @@ void Driver::ShipLoop() {
     {
       absl::ReleasableMutexLock lock(&mu_);
       // Only stages that hold entries (a multiline block, lines a limit delays) need a timer.
+      if (SendWhenQuiet(lock)) continue;
       bool ready = true;
       if (pipelines_hold_) {
         ready = WaitForBatchLocked(kPipelineFlushInterval);
@@ -255,6 +259,7 @@ void Driver::ShipLoop() {
         return;
       }
       queue_.Pop(&batch);
+      quiet_gap_.Arrived(std::chrono::steady_clock::now());
       in_flight_lines_ += batch.lines.size();
       auto it = streams_.find(batch.stream_id);
       if (it != streams_.end()) stream = it->second;
@@ -285,6 +290,30 @@ void Driver::ShipLoop() {
     }
     idle_cv_.SignalAll();
   }
+}
+
+void Driver::NoteUnsent(const std::shared_ptr<ShippingClient>& client) {
+  // A handful of clients at most between two quiet moments, mostly the same one again.
+  if (std::find(unsent_clients_.begin(), unsent_clients_.end(), client) == unsent_clients_.end())
+    unsent_clients_.push_back(client);
+}
+
+bool Driver::SendWhenQuiet(absl::ReleasableMutexLock& lock) {
+  if (unsent_clients_.empty() || !queue_.empty() || stopping_) return false;
+  const auto send_at = quiet_gap_.SendAt(std::chrono::steady_clock::now());
+  while (queue_.empty() && !stopping_) {
+    const auto left = send_at - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) break;
+    queue_cv_.WaitWithTimeout(&mu_, absl::FromChrono(left));
+  }
+  if (!queue_.empty() || stopping_) return false;
+  std::vector<std::shared_ptr<ShippingClient>> clients;
+  clients.swap(unsent_clients_);
+  lock.Release();
+  for (const auto& client : clients) client->SendBuffered();
+  quiet_gap_.Sent(std::chrono::steady_clock::now());
+  quiet_sends_.Add(1);
+  return true;
 }
 
 bool Driver::WaitForBatchLocked(std::chrono::milliseconds timeout) {

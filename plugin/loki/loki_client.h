@@ -1,6 +1,7 @@
 // LokiClient: batches finished entries per tenant and pushes them to one Loki endpoint.
 //
-// It owns batching (loki-batch-size bytes of line + structured metadata, loki-batch-wait),
+// It owns batching (loki-batch-size bytes of line + structured metadata, loki-batch-wait, or
+// sooner when its producer calls SendBuffered: a full window, a quiet input, a stream's end),
 // encoding (protobuf logproto.PushRequest + snappy block: push_encoder.h), sending with
 // several requests in flight (streams are sharded over sender lanes by label string, so each
 // stream stays in order; each lane pushes through a LaneSender: lane_sender.h), 413 splitting,

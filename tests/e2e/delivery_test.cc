@@ -1,5 +1,5 @@
-// Lines written by a container reach Loki: all of them, the last one after exit, long lines
-// whole, and stdout apart from stderr.
+// Lines written by a container reach Loki: all of them, the last one after exit, a quiet
+// stream's without waiting for the batch timer, long lines whole, and stdout apart from stderr.
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -61,6 +61,24 @@ TEST_F(Delivery, TheLastLineArrivesAfterAShortJobExits) {
   EXPECT_EQ(loki().WaitForCount(sel + " |= " + LogqlQuote(marker), 1, 60s), 1u)
       << "the line written just before exit never reached Loki";
   EXPECT_EQ(loki().WaitForCount(sel, 4001, 30s), 4001u);
+}
+
+// loki-batch-wait is the longest a line waits: a container that writes a line now and then
+// (here with a batch wait of a minute) has each line in Loki as soon as its input goes quiet,
+// while the container still runs. (Normally tens of milliseconds; the bound is for a slow
+// machine.)
+TEST_F(Delivery, ALineOnAQuietStreamIsQueryableLongBeforeTheBatchWait) {
+  const std::string name = NewContainer();
+  auto args = RunArgs(name, {"loki-batch-wait=60s"},
+                      {"loggen", "--lines", "3", "--interval-ms", "3000", "--sleep", "60"});
+  args.insert(args.begin() + 1, "-d");
+  auto run = Docker(args, 60s);
+  ASSERT_TRUE(run.ok()) << run.Describe();
+  const std::string sel = Selector(name);
+  for (uint64_t n = 1; n <= 3; ++n) {
+    EXPECT_EQ(loki().WaitForCount(sel, n, 10s), n) << "line " << n << " waited for the batch timer";
+  }
+  EXPECT_EQ(DockerInspect(name, "{{.State.Running}}"), "true");
 }
 
 TEST_F(Delivery, AHundredKilobyteLineIsOneEntryOfExactlyThatLength) {

@@ -4,7 +4,7 @@
  * number (1..N) so a test can check order and completeness. Built static (gcc -static).
  *
  *   loggen [--lines N] [--json] [--size BYTES] [--stderr-every K] [--prefix P]
- *          [--rate LPS] [--line-bytes B] [--sleep SECONDS]
+ *          [--rate LPS] [--interval-ms MS] [--line-bytes B] [--sleep SECONDS]
  *
  *   --lines N         number of lines (default 10)
  *   --json            pino-style JSON lines:
@@ -15,6 +15,8 @@
  *   --stderr-every K  every K-th line (seq % K == 0) goes to stderr instead of stdout
  *   --prefix P        a marker put in every line (default "loggen")
  *   --rate LPS        at most LPS lines per second (default: as fast as possible)
+ *   --interval-ms MS  a pause of MS milliseconds after each line (a quiet stream); with
+ *                     --rate, the longer of the two waits
  *   --line-bytes B    instead of numbered lines, write ONE line of exactly B bytes
  *                     (P, then byte i is 'a' + i % 26), then a newline
  *   --sleep SECONDS   sleep this long after writing (e.g. to keep the container up)
@@ -72,7 +74,8 @@ static void put(struct out* o, const char* p, size_t n) {
 static void usage(void) {
   fputs(
       "usage: loggen [--lines N] [--json] [--size BYTES] [--stderr-every K] [--prefix P]\n"
-      "              [--rate LPS] [--line-bytes B] [--sleep SECONDS] [--last-marker M]\n",
+      "              [--rate LPS] [--interval-ms MS] [--line-bytes B] [--sleep SECONDS]\n"
+      "              [--last-marker M]\n",
       stderr);
   exit(2);
 }
@@ -113,6 +116,7 @@ static const char* const kContexts[] = {"HttpService", "UserRepository", "AuthGu
 
 int main(int argc, char** argv) {
   long lines = 10, size = 0, stderr_every = 0, rate = 0, line_bytes = -1, sleep_s = 0;
+  long interval_ms = 0;
   int json = 0;
   const char* prefix = "loggen";
   const char* last_marker = NULL;
@@ -133,6 +137,8 @@ int main(int argc, char** argv) {
       stderr_every = parse_num(a, v);
     } else if (strcmp(a, "--rate") == 0) {
       rate = parse_num(a, v);
+    } else if (strcmp(a, "--interval-ms") == 0) {
+      interval_ms = parse_num(a, v);
     } else if (strcmp(a, "--line-bytes") == 0) {
       line_bytes = parse_num(a, v);
     } else if (strcmp(a, "--sleep") == 0) {
@@ -208,6 +214,11 @@ int main(int argc, char** argv) {
         flush(&g_stderr);
         long long due = start + seq * 1000000000LL / rate;
         sleep_ns(due - now_ns());
+      }
+      if (interval_ms > 0) {
+        flush(&g_stdout);
+        flush(&g_stderr);
+        sleep_ns(interval_ms * 1000000LL);
       }
     }
   }

@@ -152,6 +152,29 @@ TEST_F(DriverTest, AContainerStartedOnAFullDiskWaitsForLokiInsteadOfDroppingLine
   CloseFd(keeper);
 }
 
+// A quiet stream's line leaves as soon as the input pauses, not when loki-batch-wait ends: here
+// the wait is a minute and each line is in Loki within seconds (normally milliseconds), for a
+// journaled stream and a no-file one (which hands its lines over another way) alike.
+TEST_F(DriverTest, ALoneLineLeavesWhenTheInputGoesQuietNotAtBatchWait) {
+  StartDriver();
+  int w1, w2;
+  const std::string f1 = MakeFifo("f1", &w1);
+  const std::string f2 = MakeFifo("f2", &w2);
+  driver_->StartLogging(f1, Info(kId1, {{"loki-batch-wait", "60s"}}));
+  driver_->StartLogging(f2, Info(kId2, {{"loki-batch-wait", "60s"}, {"no-file", "true"}}));
+  uint64_t expected = 0;
+  for (int round = 0; round < 3; ++round) {
+    Write(w1, "journaled " + std::to_string(round));
+    EXPECT_TRUE(loki_.WaitForEntries(++expected, 5s)) << "round " << round;
+    Write(w2, "no-file " + std::to_string(round));
+    EXPECT_TRUE(loki_.WaitForEntries(++expected, 5s)) << "round " << round;
+  }
+  EXPECT_EQ(loki_.TotalEntries(), expected);
+  EXPECT_GE(metrics_.CounterTotal("skald_quiet_sends_total"), 6u);
+  driver_->StopLogging(f1);
+  driver_->StopLogging(f2);
+}
+
 // With loki-on-full=block the user chose to lose nothing: a journal that cannot be written
 // refuses the start, with the reason.
 TEST_F(DriverTest, AJournalThatCannotBeWrittenRefusesABlockingContainer) {
