@@ -75,6 +75,40 @@ JSON
 expect "a load run without a figure misses its target" 1 \
   'K=1: lines per CPU-second.*\| no figure.* \| MISS' --load "$dir/load.json"
 
+# Part 3, side by side: skald 20x cheaper than the Go driver in every run and fresh on a quiet
+# stream passes every docker target; a stale line or one run below 15x misses.
+docker_json() {  # FRESH_P50 FRESH_P99 SKALD_CPU_RUN2
+  cat <<JSON
+{"lines": 200000, "repeat": 3, "go_driver_version": "3.7.8", "ok": true, "results": [
+ {"driver": "json-file", "pipeline": "none", "plugin": false, "all_delivered": true,
+  "median": {"run_s": 2.0, "container_s": 1.5}, "runs": []},
+ {"driver": "skald", "pipeline": "seed", "plugin": true, "all_delivered": true,
+  "median": {"run_s": 2.1, "container_s": 1.6, "plugin_cpu_s": 0.25, "delivered": 200000,
+             "pushes": 60},
+  "runs": [{"plugin_cpu_s": 0.25, "delivered": 200000}, {"plugin_cpu_s": $3, "delivered": 200000},
+           {"plugin_cpu_s": 0.25, "delivered": 200000}]},
+ {"driver": "go", "pipeline": "seed", "plugin": true, "all_delivered": true,
+  "median": {"run_s": 3.0, "container_s": 2.5, "plugin_cpu_s": 6.0, "delivered": 200000},
+  "runs": [{"plugin_cpu_s": 6.0}, {"plugin_cpu_s": 6.0}, {"plugin_cpu_s": 6.0}]}],
+ "freshness": [{"driver": "skald", "lines": 30, "interval_ms": 1500, "p50_ms": $1, "p99_ms": $2,
+                "max_ms": $2, "delivered": 30, "pushes": 30},
+               {"driver": "go", "lines": 30, "interval_ms": 1500, "p50_ms": 1700, "p99_ms": 2100,
+                "max_ms": 2100, "delivered": 30, "pushes": 30}]}
+JSON
+}
+docker_json 60 120 0.25 >"$dir/docker_ok.json"
+expect "a fresh, cheap skald passes the docker targets" 0 \
+  'write -> queryable.*\| p50 60 ms, p99 120 ms \(Go driver: p50 1700 ms, p99 2100 ms\) \| PASS' \
+  --docker "$dir/docker_ok.json"
+expect "the CPU ratio is judged per run" 0 'median 24.0x \(runs 24.0x / 24.0x / 24.0x' \
+  --docker "$dir/docker_ok.json"
+docker_json 300 450 0.25 >"$dir/docker_stale.json"
+expect "a stale quiet line misses" 1 'write -> queryable.*\| p50 300 ms, p99 450 ms.*\| MISS' \
+  --docker "$dir/docker_stale.json"
+docker_json 60 120 0.5 >"$dir/docker_one_slow.json"
+expect "one run below 15x misses although the median holds" 1 \
+  'median 24.0x \(runs 24.0x / 12.0x / 24.0x.*\| MISS' --docker "$dir/docker_one_slow.json"
+
 # An input that cannot be read (a program that failed before writing it).
 expect "an unreadable input fails" 1 'cannot read' --load "$dir/missing.json"
 

@@ -11,21 +11,26 @@
 // own StartedAt..FinishedAt (container_s), the plugin process's CPU-seconds (utime + stime from
 // /proc, until Loki has received every line), dockerd's CPU-seconds over the same span, the
 // plugin's peak RSS (VmHWM, reset before each run), and the lines Loki holds for the container
-// (count_over_time). Variants run interleaved, --repeat times; the report shows medians.
+// (count_over_time), and the push requests Loki answered meanwhile. Variants run interleaved,
+// --repeat times; the report shows medians. Then each plugin's freshness on a quiet stream
+// (Freshness below).
 //
 //   docker_bench --go-driver PATH --loki-dir DIR [--loki-port P] [--skald-plugin NAME]
 //                [--lines N] [--repeat R] [--drivers none,json-file,skald,go] [--json FILE]
 //                [--skald-is-build true|false]   (recorded: is the installed skald the one built)
+//                [--fresh-lines N] [--fresh-interval-ms MS]   (the freshness run; 0 lines: none)
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -56,8 +61,10 @@ struct Options {
   int repeat = 3;
   std::string json_path;
   std::string drivers = "none,json-file,skald,go";
-  std::string skald_is_build;  // "true"/"false": whether the installed skald is the one built
-  std::string skald_state;     // host directory of skald's journals (found at start)
+  std::string skald_is_build;    // "true"/"false": whether the installed skald is the one built
+  std::string skald_state;       // host directory of skald's journals (found at start)
+  int fresh_lines = 30;          // freshness: lines of the quiet container (0: no freshness run)
+  int fresh_interval_ms = 1500;  // freshness: the pause after each line
 };
 
 std::string Trim(std::string s) {
@@ -135,6 +142,7 @@ json RunOnce(const Options& opt, const Variant& v, const std::string& image,
   if (v.plugin && plugin_pid <= 0) throw std::runtime_error("cannot find the plugin's process");
   if (v.plugin) ResetPeakRss(plugin_pid);
   const double received0 = LokiLinesReceived(loki.port());
+  const double pushes0 = LokiPushRequests(loki.port());
   const double plugin_cpu0 = v.plugin ? ProcessCpuSeconds(plugin_pid) : 0;
   const double dockerd_cpu0 = ProcessCpuSeconds(dockerd_pid);
   const auto t0 = std::chrono::steady_clock::now();
@@ -187,6 +195,9 @@ json RunOnce(const Options& opt, const Variant& v, const std::string& image,
         r["restarted"] = true;  // gone as the run ended
       }
     }
+    if (const double pushes = LokiPushRequests(loki.port()); pushes >= 0 && pushes0 >= 0) {
+      r["pushes"] = pushes - pushes0;
+    }
     std::this_thread::sleep_for(500ms);  // duplicates, if any, would arrive right behind
     r["delivered"] = loki.Query().Count("{container_name=" + e2e::LogqlQuote(name) + "}");
   }
@@ -202,10 +213,83 @@ json RunOnce(const Options& opt, const Variant& v, const std::string& image,
   return r;
 }
 
+// Freshness: one container writes `lines` lines `interval_ms` apart (a quiet stream) through
+// the driver; Loki is asked every 20 ms for the container's lines, and each line's freshness is
+// the time of the first query that returned it minus the line's timestamp (dockerd's, which
+// both drivers send): from the write to queryable, with the query's 20 ms granularity.
+json Freshness(const Options& opt, const Variant& v, const std::string& image,
+               const LokiProcess& loki) {
+  const std::string name = "skald-bench-fresh-" + v.driver + "-" + std::to_string(getpid());
+  const std::vector<std::string> args = {"run",           "-d",
+                                         "--name",        name,
+                                         "--network",     "none",
+                                         "--label",       "skald-bench=1",
+                                         "--log-driver",  v.log_driver,
+                                         "--log-opt",     "loki-url=" + loki.PushUrl(),
+                                         image,           "loggen",
+                                         "--lines",       std::to_string(opt.fresh_lines),
+                                         "--interval-ms", std::to_string(opt.fresh_interval_ms),
+                                         "--prefix",      name};
+  json r = {{"driver", v.driver},
+            {"lines", opt.fresh_lines},
+            {"interval_ms", opt.fresh_interval_ms},
+            {"pipeline", "none"}};
+  const double pushes0 = LokiPushRequests(loki.port());
+  auto run = Docker(args, 300s);
+  if (!run.ok()) throw std::runtime_error("docker run failed: " + run.Describe());
+  const e2e::LokiQuery query = loki.Query();
+  const std::string selector = "{container_name=" + e2e::LogqlQuote(name) + "}";
+  std::map<std::string, double> seen;  // line -> freshness in ms
+  std::vector<double> samples;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(opt.fresh_interval_ms) * opt.fresh_lines + 60s;
+  while (static_cast<int>(seen.size()) < opt.fresh_lines &&
+         std::chrono::steady_clock::now() < deadline) {
+    const auto asked = std::chrono::system_clock::now();
+    std::vector<e2e::LokiEntry> entries;
+    try {
+      entries = query.QueryAll(selector, 10min);
+    } catch (const std::exception& e) {
+      std::cerr << "freshness: " << e.what() << "\n";
+    }
+    const double asked_ns = static_cast<double>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(asked.time_since_epoch()).count());
+    for (const auto& e : entries) {
+      if (seen.count(e.line)) continue;
+      const double ms = (asked_ns - static_cast<double>(e.timestamp_ns)) / 1e6;
+      seen[e.line] = ms;
+      samples.push_back(ms);
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  e2e::WaitContainerExit(name, 60s);
+  if (const double pushes = LokiPushRequests(loki.port()); pushes >= 0 && pushes0 >= 0) {
+    r["pushes"] = pushes - pushes0;
+  }
+  Docker({"rm", "-f", name}, 60s);
+  if (v.driver == "skald" && !opt.skald_state.empty() && !Trim(run.out).empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(opt.skald_state + "/containers/" + Trim(run.out), ec);
+  }
+  r["delivered"] = samples.size();
+  r["samples_ms"] = samples;
+  std::sort(samples.begin(), samples.end());
+  auto quantile = [&](double q) {
+    const auto i = static_cast<std::size_t>(std::ceil(q * samples.size())) - 1;
+    return samples[std::min(i, samples.size() - 1)];
+  };
+  if (!samples.empty()) {
+    r["p50_ms"] = quantile(0.50);
+    r["p99_ms"] = quantile(0.99);
+    r["max_ms"] = samples.back();
+  }
+  return r;
+}
+
 json Medians(const json& runs) {
   json m = json::object();
   for (const char* key : {"run_s", "container_s", "deliver_s", "plugin_cpu_s", "dockerd_cpu_s",
-                          "peak_rss_bytes", "delivered"}) {
+                          "peak_rss_bytes", "delivered", "pushes"}) {
     std::vector<double> v;
     for (const auto& r : runs) {
       if (r.contains(key) && !r.contains("interrupted")) v.push_back(r[key].get<double>());
@@ -237,6 +321,10 @@ int Main(int argc, char** argv) {
           opt.json_path = v;
         } else if (a == "--skald-is-build") {
           opt.skald_is_build = v;
+        } else if (a == "--fresh-lines") {
+          opt.fresh_lines = std::stoi(v);
+        } else if (a == "--fresh-interval-ms") {
+          opt.fresh_interval_ms = std::stoi(v);
         } else if (a == "--drivers") {
           opt.drivers = v;
         } else {
@@ -321,6 +409,20 @@ int Main(int argc, char** argv) {
       runs[i].push_back(std::move(r));
     }
   }
+  json freshness = json::array();
+  for (const Variant& v : variants) {
+    if (!v.plugin || v.pipeline != "none" || opt.fresh_lines <= 0 || !stopped.empty()) continue;
+    json f = Freshness(opt, v, image, loki);
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "docker side by side: freshness %-5s %d lines %d ms apart: p50 %.0f ms  p99 "
+                  "%.0f ms  pushes %.0f",
+                  v.driver.c_str(), opt.fresh_lines, opt.fresh_interval_ms, f.value("p50_ms", -1.0),
+                  f.value("p99_ms", -1.0), f.value("pushes", -1.0));
+    std::cerr << line << "\n";
+    freshness.push_back(std::move(f));
+  }
+  out["freshness"] = freshness;
   json results = json::array();
   bool ok = true;
   for (std::size_t i = 0; i < variants.size(); ++i) {
@@ -346,6 +448,9 @@ int Main(int argc, char** argv) {
                        {"all_delivered", all},
                        {"interrupted_runs", interrupted},
                        {"restarted_runs", restarted}});
+  }
+  for (const auto& f : freshness) {
+    if (f.value("driver", "") == "skald" && f.value("delivered", 0) != opt.fresh_lines) ok = false;
   }
   out["results"] = results;
   if (!stopped.empty()) out["stopped"] = stopped;

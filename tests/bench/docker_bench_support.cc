@@ -3,8 +3,11 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 
 #include "tests/bench/proc_stats.h"
 
@@ -53,6 +56,22 @@ double LokiLinesReceived(int port) {
   auto totals = e2e::ParsePrometheusTotals(*text);
   auto it = totals.find("loki_distributor_lines_received_total");
   return it == totals.end() ? 0 : it->second;
+}
+
+double LokiPushRequests(int port) {
+  auto text = e2e::FetchMetrics(port);
+  if (!text) return -1;
+  // loki_request_duration_seconds_count{method="POST",route="loki_api_v1_push",...} N
+  const std::string_view name = "loki_request_duration_seconds_count{";
+  double total = 0;
+  for (const auto& line : e2e::SplitLines(*text)) {
+    if (line.rfind(name, 0) != 0) continue;
+    const auto close = line.find('}');
+    if (close == std::string::npos) continue;
+    if (line.substr(0, close).find("route=\"loki_api_v1_push\"") == std::string::npos) continue;
+    total += std::strtod(line.c_str() + close + 1, nullptr);
+  }
+  return total;
 }
 
 LokiProcess::LokiProcess(std::string dir, int port) : dir_(std::move(dir)), port_(port) {

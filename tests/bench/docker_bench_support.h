@@ -25,6 +25,9 @@ pid_t PluginPid(const std::string& plugin_id);
 // Loki's own count of lines its distributor accepted (all tenants); -1 when it cannot be read.
 double LokiLinesReceived(int port);
 
+// Push requests Loki answered on /loki/api/v1/push (any status); -1 when they cannot be read.
+double LokiPushRequests(int port);
+
 // Loki (tests/e2e/loki/start-loki.sh) in `dir` on `port`, stopped when the object goes.
 class LokiProcess {
  public:
