@@ -242,6 +242,9 @@ class Driver : public LineSink, public DeliveryListener {
   // Frees the clients no stream has used for client_idle_timeout; returns when one of those
   // left will have been unused that long (kNoTick: none).
   std::chrono::milliseconds RetireIdleClients() ABSL_LOCKS_EXCLUDED(mu_);
+  // After the last stream left or a client retired, once nothing is live, queued or being
+  // shipped: the free memory of the threads' malloc arenas goes back to the system.
+  void GiveMemoryBackIfIdle() ABSL_LOCKS_EXCLUDED(mu_);
   // A stream left streams_: the gauge, and a tick for the clients and the budget.
   void StreamLeftLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A journal became a stopped container's, last written at `last_write`: the age limit looks
@@ -305,6 +308,7 @@ class Driver : public LineSink, public DeliveryListener {
   uint64_t in_flight_lines_ ABSL_GUARDED_BY(mu_) = 0;  // taken from the queue, not yet pushed
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool trim_due_ ABSL_GUARDED_BY(mu_) = false;  // GiveMemoryBackIfIdle has something to do
 
   std::set<std::string> retained_secrets_;  // (Recover only) references the journals make
 

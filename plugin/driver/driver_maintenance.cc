@@ -1,6 +1,7 @@
 // The Driver's maintenance, run on the reader's tick when something is due: cursors
-// persisted, idle Loki clients retired, the journal budget and the age limit applied
-// (plugin/driver/driver.h).
+// persisted, idle Loki clients retired, free memory given back once the plugin is idle, the
+// journal budget and the age limit applied (plugin/driver/driver.h).
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -54,10 +55,28 @@ std::chrono::milliseconds Driver::RetireIdleClients() {
     absl::MutexLock lock(&mu_);
     for (const auto& [id, s] : streams_) used.insert(s->client.get());
   }
-  return clients_.RetireIdle(used, FifoReader::kNoTick);
+  const std::size_t before = clients_.size();
+  const std::chrono::milliseconds next = clients_.RetireIdle(used, FifoReader::kNoTick);
+  if (clients_.size() < before) {
+    absl::MutexLock lock(&mu_);
+    trim_due_ = true;
+  }
+  return next;
+}
+
+void Driver::GiveMemoryBackIfIdle() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!trim_due_ || !IdleLocked()) return;
+    trim_due_ = false;
+  }
+  // The threads that read, shipped and pushed the burst each left free memory in their own
+  // malloc arena, which glibc keeps; an idle plugin hands it back to the system.
+  malloc_trim(0);
 }
 
 void Driver::StreamLeftLocked() {
+  if (streams_.empty()) trim_due_ = true;
   live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
   // Its client may be unused now, and the journals' total is looked at once more.
   retention_schedule_.BudgetDue();
@@ -112,6 +131,7 @@ std::chrono::milliseconds Driver::Maintain() {
   // second), and when the next journal reaches the age limit. A quiet plugin (containers that
   // log nothing, journals replayed to a Loki that is away, journals kept) runs nothing.
   milliseconds next = RetireIdleClients();
+  GiveMemoryBackIfIdle();
   const auto sooner = [&next](steady_clock::duration d) {
     next = std::min(next, std::max(milliseconds(0), ceil<milliseconds>(d)));
   };
