@@ -210,9 +210,12 @@ class Driver : public LineSink, public DeliveryListener {
   // Waits at most `timeout` for a batch in queue_ or for stopping_; false: none came.
   bool WaitForBatchLocked(std::chrono::milliseconds timeout) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The queue is empty and clients hold entries given since the input last went quiet: waits
-  // for a batch until QuietGap says the input is quiet; then asks those clients to send what
-  // they buffer (after releasing `lock`) and returns true. False: a batch came, or stopping.
-  bool SendWhenQuiet(absl::ReleasableMutexLock& lock) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // for a batch until QuietGap says the input is quiet, then returns those clients (and
+  // forgets them). Empty: nothing to send, a batch came, or stopping.
+  std::vector<std::shared_ptr<ShippingClient>> TakeUnsentWhenQuietLocked()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Asks `clients` to send what they buffer: the input went quiet (shipping thread, no lock).
+  void SendQuiet(const std::vector<std::shared_ptr<ShippingClient>>& clients);
   // No stream is live, nothing is queued or being shipped.
   bool IdleLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Ship(Stream& stream, ShippingBatch& batch);

@@ -238,7 +238,11 @@ void Driver::ShipLoop() {
     {
       absl::ReleasableMutexLock lock(&mu_);
       // Only stages that hold entries (a multiline block, lines a limit delays) need a timer.
-      if (SendWhenQuiet(lock)) continue;
+      if (auto quiet = TakeUnsentWhenQuietLocked(); !quiet.empty()) {
+        lock.Release();
+        SendQuiet(quiet);
+        continue;
+      }
       bool ready = true;
       if (pipelines_hold_) {
         ready = WaitForBatchLocked(kPipelineFlushInterval);
@@ -298,22 +302,23 @@ void Driver::NoteUnsent(const std::shared_ptr<ShippingClient>& client) {
     unsent_clients_.push_back(client);
 }
 
-bool Driver::SendWhenQuiet(absl::ReleasableMutexLock& lock) {
-  if (unsent_clients_.empty() || !queue_.empty() || stopping_) return false;
+std::vector<std::shared_ptr<ShippingClient>> Driver::TakeUnsentWhenQuietLocked() {
+  std::vector<std::shared_ptr<ShippingClient>> clients;
+  if (unsent_clients_.empty() || !queue_.empty() || stopping_) return clients;
   const auto send_at = quiet_gap_.SendAt(std::chrono::steady_clock::now());
   while (queue_.empty() && !stopping_) {
     const auto left = send_at - std::chrono::steady_clock::now();
     if (left <= std::chrono::steady_clock::duration::zero()) break;
     queue_cv_.WaitWithTimeout(&mu_, absl::FromChrono(left));
   }
-  if (!queue_.empty() || stopping_) return false;
-  std::vector<std::shared_ptr<ShippingClient>> clients;
-  clients.swap(unsent_clients_);
-  lock.Release();
+  if (queue_.empty() && !stopping_) clients.swap(unsent_clients_);
+  return clients;
+}
+
+void Driver::SendQuiet(const std::vector<std::shared_ptr<ShippingClient>>& clients) {
   for (const auto& client : clients) client->SendBuffered();
   quiet_gap_.Sent(std::chrono::steady_clock::now());
   quiet_sends_.Add(1);
-  return true;
 }
 
 bool Driver::WaitForBatchLocked(std::chrono::milliseconds timeout) {
