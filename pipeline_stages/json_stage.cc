@@ -12,6 +12,8 @@
 #include <cstring>
 #include <optional>
 
+#include "pipeline_stages/go/go_json_reencode.h"
+
 namespace skald::stages {
 
 namespace od = simdjson::ondemand;
@@ -323,29 +325,6 @@ void Unescape(const char* p, size_t n, std::string& out) {
   out.resize(static_cast<size_t>(o - out.data()));
 }
 
-// Valid JSON text without the whitespace outside strings (simdjson::minify's result).
-void Minify(const char* p, size_t n, std::string& out) {
-  out.resize(n);
-  char* o = out.data();
-  const char* end = p + n;
-  bool in_string = false;
-  while (p < end) {
-    const char c = *p++;
-    if (in_string) {
-      *o++ = c;
-      if (c == '\\') {
-        *o++ = *p++;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (!IsJsonSpace(c)) {
-      *o++ = c;
-      if (c == '"') in_string = true;
-    }
-  }
-  out.resize(static_cast<size_t>(o - out.data()));
-}
-
 // Masks of the first n bytes of a 16-byte key as two words.
 struct KeyMasks {
   uint64_t m0[17], m1[17];
@@ -639,14 +618,7 @@ bool JsonStage::Store(od::value v, Value& dst) {
     case '[': {
       std::string_view raw;
       if (simdjson::to_json_string(v).get(raw)) return false;
-      std::string& s = dst.MutableString();
-      s.resize(raw.size());
-      size_t len = 0;
-      if (simdjson::minify(raw.data(), raw.size(), s.data(), len) != simdjson::SUCCESS) {
-        return false;
-      }
-      s.resize(len);
-      return true;
+      return ReencodeAsGoJson(raw, &dst.MutableString());
     }
     default: {
       // Integers stay exact; anything else (fractions, exponents, huge) is a double.
@@ -748,6 +720,16 @@ bool JsonStage::Extract(std::string_view text) {
   return true;
 }
 
+bool JsonStage::ReencodeComposites() {
+  if (composites_.size() < scanned_.size()) composites_.resize(scanned_.size());
+  for (size_t t = 0; t < scanned_.size(); ++t) {
+    const Scanned& s = scanned_[t];
+    if (s.kind != Scanned::Kind::kComposite) continue;
+    if (!ReencodeAsGoJson(std::string_view(s.begin, s.size), &composites_[t])) return false;
+  }
+  return true;
+}
+
 Verdict JsonStage::Process(Entry& entry, Downstream&) {
   std::string_view text = entry.line;
   std::string copy;
@@ -759,7 +741,7 @@ Verdict JsonStage::Process(Entry& entry, Downstream&) {
     copy.assign(s->data(), s->size());  // the extracted map changes while we read
     text = copy;
   }
-  if (fast_path_ && Scan(text)) {
+  if (fast_path_ && Scan(text) && ReencodeComposites()) {
     // Under the layout of the last line, the hints are known to be right.
     const bool known = entry.extracted.layout() == layout_seen_ && layout_seen_ != 0;
     for (size_t i = 0; i < expressions_.size(); ++i) {
@@ -785,7 +767,7 @@ Verdict JsonStage::Process(Entry& entry, Downstream&) {
           Unescape(s.begin, s.size, v.MutableString());
           break;
         case Scanned::Kind::kComposite:
-          Minify(s.begin, s.size, v.MutableString());
+          v.MutableString() = composites_[top_of_[i]];
           break;
       }
     }

@@ -74,6 +74,11 @@ class JsonStage final : public Stage {
   bool fast_path_;                // all paths are single identifiers
   std::vector<uint16_t> top_of_;  // expression -> its top field (when fast_path_)
   std::vector<Scanned> scanned_;  // per top field
+  // Per top field the scanner found an object or array for: its text as Promtail stores it
+  // (go/go_json_reencode.h).
+  std::vector<std::string> composites_;
+  // composites_ of every composite in scanned_; false when one is not what Go can decode.
+  bool ReencodeComposites();
   struct KeyWords {
     uint64_t w0, w1;  // the name's bytes, zero-padded to 16
     uint32_t len;

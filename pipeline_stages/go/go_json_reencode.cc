@@ -1,0 +1,378 @@
+#include "pipeline_stages/go/go_json_reencode.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "pipeline_stages/go/go_string.h"
+
+namespace skald::stages {
+namespace {
+
+// The deepest nesting read (simdjson's default, which the json stage's parser uses too).
+constexpr int kMaxDepth = 1024;
+
+constexpr char kHex[] = "0123456789abcdef";
+
+bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// json-iterator's string writer with HTML escaping (its default configuration).
+void AppendEscaped(std::string_view s, std::string* out) {
+  out->push_back('"');
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b < 0x80) {
+      switch (b) {
+        case '"':
+        case '\\':
+          out->push_back('\\');
+          out->push_back(static_cast<char>(b));
+          break;
+        case '\n':
+          out->append("\\n");
+          break;
+        case '\r':
+          out->append("\\r");
+          break;
+        case '\t':
+          out->append("\\t");
+          break;
+        default:
+          if (b < 0x20 || b == '<' || b == '>' || b == '&') {
+            out->append("\\u00");
+            out->push_back(kHex[b >> 4]);
+            out->push_back(kHex[b & 0xF]);
+          } else {
+            out->push_back(static_cast<char>(b));
+          }
+      }
+      ++i;
+      continue;
+    }
+    size_t n = 0;
+    const char32_t r = DecodeRune(s, i, &n);
+    if (r == 0xFFFD && n == 1) {  // not UTF-8
+      out->append("\\ufffd");
+      ++i;
+    } else if (r == 0x2028 || r == 0x2029) {
+      out->append(r == 0x2028 ? "\\u2028" : "\\u2029");
+      i += n;
+    } else {
+      out->append(s.substr(i, n));
+      i += n;
+    }
+  }
+  out->push_back('"');
+}
+
+// json-iterator's float64 writer: strconv.AppendFloat(v, 'f', -1, 64), or 'e' below 1e-6 and
+// from 1e21 on: the shortest digits that read back as v, in fixed or exponent form.
+bool AppendGoFloat(double v, std::string* out) {
+  if (v == 0) {
+    out->append(std::signbit(v) ? "-0" : "0");
+    return true;
+  }
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  if (r.ec != std::errc()) return false;
+  const std::string_view sci(buf, static_cast<size_t>(r.ptr - buf));  // -d.ddde+XX
+  const double abs = std::fabs(v);
+  if (abs < 1e-6 || abs >= 1e21) {
+    out->append(sci);
+    return true;
+  }
+  const size_t e_at = sci.find('e');
+  std::string digits;
+  for (char c : sci.substr(0, e_at)) {
+    if (IsDigit(c)) digits.push_back(c);
+  }
+  int exponent = 0;
+  std::from_chars(sci.data() + e_at + (sci[e_at + 1] == '+' ? 2 : 1), sci.data() + sci.size(),
+                  exponent);
+  if (v < 0) out->push_back('-');
+  const int point = exponent + 1;  // digits before the decimal point
+  const int n = static_cast<int>(digits.size());
+  if (point <= 0) {
+    out->append("0.");
+    out->append(static_cast<size_t>(-point), '0');
+    out->append(digits);
+  } else if (point >= n) {
+    out->append(digits);
+    out->append(static_cast<size_t>(point - n), '0');
+  } else {
+    out->append(digits, 0, static_cast<size_t>(point));
+    out->push_back('.');
+    out->append(digits, static_cast<size_t>(point), std::string::npos);
+  }
+  return true;
+}
+
+class Reencoder {
+ public:
+  Reencoder(std::string_view text, std::string* out) : s_(text), out_(out) {}
+
+  bool Run() {
+    out_->clear();
+    SkipSpace();
+    if (!Value(0)) return false;
+    SkipSpace();
+    return i_ == s_.size();
+  }
+
+ private:
+  void SkipSpace() {
+    while (i_ < s_.size() && IsJsonSpace(s_[i_])) ++i_;
+  }
+
+  bool Value(int depth) {
+    if (i_ >= s_.size()) return false;
+    switch (s_[i_]) {
+      case '{':
+        return depth < kMaxDepth && Object(depth + 1);
+      case '[':
+        return depth < kMaxDepth && Array(depth + 1);
+      case '"': {
+        std::string decoded;
+        if (!String(&decoded)) return false;
+        AppendEscaped(decoded, out_);
+        return true;
+      }
+      case 't':
+        return Literal("true");
+      case 'f':
+        return Literal("false");
+      case 'n':
+        return Literal("null");
+      default:
+        return Number();
+    }
+  }
+
+  bool Literal(std::string_view word) {
+    if (s_.substr(i_, word.size()) != word) return false;
+    out_->append(word);
+    i_ += word.size();
+    return true;
+  }
+
+  // Four hex digits at i_, as a number; -1 when they are not there.
+  int32_t Hex4() {
+    if (i_ + 4 > s_.size()) return -1;
+    int32_t v = 0;
+    for (size_t k = 0; k < 4; ++k) {
+      const int h = HexDigitValue(s_[i_ + k]);
+      if (h < 0) return -1;
+      v = v * 16 + h;
+    }
+    return v;
+  }
+
+  // A JSON string at i_ (its opening quote), unescaped into *decoded as json-iterator reads
+  // it: a \u escape of a lone surrogate is U+FFFD, and so is a second escape that was meant to
+  // complete a pair but is a surrogate that cannot.
+  bool String(std::string* decoded) {
+    ++i_;
+    for (;;) {
+      if (i_ >= s_.size()) return false;
+      const char c = s_[i_];
+      if (c == '"') {
+        ++i_;
+        return true;
+      }
+      if (static_cast<unsigned char>(c) < 0x20) return false;
+      if (c != '\\') {
+        decoded->push_back(c);
+        ++i_;
+        continue;
+      }
+      if (++i_ >= s_.size()) return false;
+      const char e = s_[i_++];
+      switch (e) {
+        case '"':
+        case '\\':
+        case '/':
+          decoded->push_back(e);
+          break;
+        case 'b':
+          decoded->push_back('\b');
+          break;
+        case 'f':
+          decoded->push_back('\f');
+          break;
+        case 'n':
+          decoded->push_back('\n');
+          break;
+        case 'r':
+          decoded->push_back('\r');
+          break;
+        case 't':
+          decoded->push_back('\t');
+          break;
+        case 'u': {
+          const int32_t r = Hex4();
+          if (r < 0) return false;
+          i_ += 4;
+          if (r < 0xD800 || r > 0xDFFF) {
+            AppendRune(static_cast<char32_t>(r), decoded);
+            break;
+          }
+          if (r <= 0xDBFF && i_ + 1 < s_.size() && s_[i_] == '\\' && s_[i_ + 1] == 'u') {
+            i_ += 2;
+            const int32_t r2 = Hex4();
+            if (r2 < 0) return false;
+            i_ += 4;
+            if (r2 >= 0xDC00 && r2 <= 0xDFFF) {
+              AppendRune(0x10000 + ((static_cast<char32_t>(r) - 0xD800) << 10) +
+                             (static_cast<char32_t>(r2) - 0xDC00),
+                         decoded);
+            } else {
+              AppendRune(0xFFFD, decoded);
+              AppendRune(r2 >= 0xD800 && r2 <= 0xDFFF ? 0xFFFD : static_cast<char32_t>(r2),
+                         decoded);
+            }
+            break;
+          }
+          AppendRune(0xFFFD, decoded);
+          break;
+        }
+        default:
+          return false;
+      }
+    }
+  }
+
+  // A JSON number at i_, written as Go writes the float64 it decodes to.
+  bool Number() {
+    const size_t start = i_;
+    if (i_ < s_.size() && s_[i_] == '-') ++i_;
+    if (i_ >= s_.size() || !IsDigit(s_[i_])) return false;
+    if (s_[i_] == '0') {
+      ++i_;
+    } else {
+      while (i_ < s_.size() && IsDigit(s_[i_])) ++i_;
+    }
+    if (i_ < s_.size() && s_[i_] == '.') {
+      ++i_;
+      if (i_ >= s_.size() || !IsDigit(s_[i_])) return false;
+      while (i_ < s_.size() && IsDigit(s_[i_])) ++i_;
+    }
+    if (i_ < s_.size() && (s_[i_] == 'e' || s_[i_] == 'E')) {
+      ++i_;
+      if (i_ < s_.size() && (s_[i_] == '+' || s_[i_] == '-')) ++i_;
+      if (i_ >= s_.size() || !IsDigit(s_[i_])) return false;
+      while (i_ < s_.size() && IsDigit(s_[i_])) ++i_;
+    }
+    // strtod rounds as Go's ParseFloat does, gives 0 (or a subnormal) below float64's range and
+    // infinity above it, which Go refuses.
+    const std::string token(s_.substr(start, i_ - start));
+    const double v = std::strtod(token.c_str(), nullptr);
+    if (std::isinf(v)) return false;
+    return AppendGoFloat(v, out_);
+  }
+
+  bool Array(int depth) {
+    ++i_;
+    out_->push_back('[');
+    SkipSpace();
+    if (i_ < s_.size() && s_[i_] == ']') {
+      ++i_;
+      out_->push_back(']');
+      return true;
+    }
+    for (;;) {
+      SkipSpace();
+      if (!Value(depth)) return false;
+      SkipSpace();
+      if (i_ >= s_.size()) return false;
+      if (s_[i_] == ']') {
+        ++i_;
+        out_->push_back(']');
+        return true;
+      }
+      if (s_[i_] != ',') return false;
+      ++i_;
+      out_->push_back(',');
+    }
+  }
+
+  struct Member {
+    size_t start, end;  // in *out_, with the key, without the separating comma
+    std::string key;
+  };
+
+  bool Object(int depth) {
+    ++i_;
+    const size_t object_start = out_->size();
+    out_->push_back('{');
+    SkipSpace();
+    if (i_ < s_.size() && s_[i_] == '}') {
+      ++i_;
+      out_->push_back('}');
+      return true;
+    }
+    std::vector<Member> members;
+    std::unordered_map<std::string, size_t> last;  // key -> index of its last member
+    bool duplicates = false;
+    for (;;) {
+      SkipSpace();
+      if (i_ >= s_.size() || s_[i_] != '"') return false;
+      Member m;
+      if (!String(&m.key)) return false;
+      m.start = out_->size();
+      AppendEscaped(m.key, out_);
+      SkipSpace();
+      if (i_ >= s_.size() || s_[i_] != ':') return false;
+      ++i_;
+      out_->push_back(':');
+      SkipSpace();
+      if (!Value(depth)) return false;
+      m.end = out_->size();
+      auto [it, fresh] = last.try_emplace(m.key, members.size());
+      if (!fresh) {
+        it->second = members.size();
+        duplicates = true;
+      }
+      members.push_back(std::move(m));
+      SkipSpace();
+      if (i_ >= s_.size()) return false;
+      if (s_[i_] == '}') {
+        ++i_;
+        break;
+      }
+      if (s_[i_] != ',') return false;
+      ++i_;
+      out_->push_back(',');
+    }
+    if (duplicates) {
+      // As a Go map: a key once, with its last value.
+      std::string kept = "{";
+      for (size_t k = 0; k < members.size(); ++k) {
+        if (last[members[k].key] != k) continue;
+        if (kept.size() > 1) kept.push_back(',');
+        kept.append(*out_, members[k].start, members[k].end - members[k].start);
+      }
+      out_->resize(object_start);
+      out_->append(kept);
+    }
+    out_->push_back('}');
+    return true;
+  }
+
+  std::string_view s_;
+  size_t i_ = 0;
+  std::string* out_;
+};
+
+}  // namespace
+
+bool ReencodeAsGoJson(std::string_view json, std::string* out) {
+  return Reencoder(json, out).Run();
+}
+
+}  // namespace skald::stages
