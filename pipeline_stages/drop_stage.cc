@@ -1,5 +1,6 @@
 #include "pipeline_stages/drop_stage.h"
 
+#include "pipeline_stages/go/go_regexp.h"
 #include "pipeline_stages/regex_stage.h"
 
 namespace skald::stages {
@@ -60,10 +61,10 @@ bool DropStage::ShouldDrop(const Entry& entry) {
     }
     if (!JoinSources(entry)) return false;
     if (value_ && joined_ != *value_) return false;
-    if (expression_ && !RE2::PartialMatch(joined_, *expression_)) return false;
+    if (expression_ && !GoRegexpMatches(*expression_, joined_)) return false;
     return true;
   }
-  if (expression_ && !RE2::PartialMatch(entry.line, *expression_)) return false;
+  if (expression_ && !GoRegexpMatches(*expression_, entry.line)) return false;
   return true;
 }
 

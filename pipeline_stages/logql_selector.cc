@@ -165,22 +165,20 @@ LogqlSelector LogqlSelector::Parse(std::string_view selector) {
 }
 
 bool LogqlSelector::Accepts(const LabelMatcher& m, std::string_view value) {
-  const re2::StringPiece piece(value.data(), value.size());
   switch (m.op) {
     case Op::kEqual:
       return value == m.value;
     case Op::kNotEqual:
       return value != m.value;
     case Op::kRegexMatch:
-      return RE2::FullMatch(piece, *m.regex);
+      return GoRegexpMatches(*m.regex, value, RE2::ANCHOR_BOTH);
     case Op::kRegexNoMatch:
-      return !RE2::FullMatch(piece, *m.regex);
+      return !GoRegexpMatches(*m.regex, value, RE2::ANCHOR_BOTH);
   }
   return false;
 }
 
 bool LogqlSelector::MatchesLine(std::string_view line) const {
-  const re2::StringPiece piece(line.data(), line.size());
   for (const LineFilter& f : filters_) {
     bool ok = false;
     switch (f.op) {
@@ -191,10 +189,10 @@ bool LogqlSelector::MatchesLine(std::string_view line) const {
         ok = line.find(f.value) == std::string_view::npos;
         break;
       case Op::kRegexMatch:
-        ok = RE2::PartialMatch(piece, *f.regex);
+        ok = GoRegexpMatches(*f.regex, line);
         break;
       case Op::kRegexNoMatch:
-        ok = !RE2::PartialMatch(piece, *f.regex);
+        ok = !GoRegexpMatches(*f.regex, line);
         break;
     }
     if (!ok) return false;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "pipeline_stages/go/go_regexp.h"
 #include "pipeline_stages/regex_stage.h"
 
 namespace skald::stages {
@@ -86,7 +87,7 @@ void MultilineStage::EmitExpired(int64_t now_ns, Downstream& next) {
 Verdict MultilineStage::Process(Entry& entry, Downstream& next) {
   const int64_t now = ctx_.NowNs();
   EmitExpired(now, next);
-  const bool first = RE2::PartialMatch(entry.line, *firstline_);
+  const bool first = GoRegexpMatches(*firstline_, entry.line);
   uint64_t hash = 0;
   bool hashed = false;
   auto it = Find(entry.labels, hash, hashed);

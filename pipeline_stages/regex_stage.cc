@@ -42,8 +42,8 @@ Verdict RegexStage::Process(Entry& entry, Downstream&) {
     text_.assign(s->data(), s->size());
     text = text_;
   }
-  if (!re_->Match(re2::StringPiece(text.data(), text.size()), 0, text.size(), RE2::UNANCHORED,
-                  matches_.data(), static_cast<int>(matches_.size()))) {
+  if (!GoRegexpMatch(*re_, text, 0, text.size(), RE2::UNANCHORED, matches_.data(),
+                     static_cast<int>(matches_.size()))) {
     return Verdict::kPass;
   }
   for (const auto& [index, name] : groups_) {

@@ -230,10 +230,10 @@ bool RelabelConfig::Apply(LabelSet& labels) const {
     groups.assign(r.regex->NumberOfCapturingGroups() + 1, re2::StringPiece());
     switch (r.action) {
       case Action::kDrop:
-        if (RE2::FullMatch(val, *r.regex)) return false;
+        if (GoRegexpMatches(*r.regex, val, RE2::ANCHOR_BOTH)) return false;
         break;
       case Action::kKeep:
-        if (!RE2::FullMatch(val, *r.regex)) return false;
+        if (!GoRegexpMatches(*r.regex, val, RE2::ANCHOR_BOTH)) return false;
         break;
       case Action::kDropEqual:
         if (val == get(r.target_label)) return false;
@@ -242,8 +242,8 @@ bool RelabelConfig::Apply(LabelSet& labels) const {
         if (val != get(r.target_label)) return false;
         break;
       case Action::kReplace: {
-        if (!r.regex->Match(val, 0, val.size(), RE2::ANCHOR_BOTH, groups.data(),
-                            static_cast<int>(groups.size()))) {
+        if (!GoRegexpMatch(*r.regex, val, 0, val.size(), RE2::ANCHOR_BOTH, groups.data(),
+                           static_cast<int>(groups.size()))) {
           break;
         }
         std::string target;
@@ -272,8 +272,8 @@ bool RelabelConfig::Apply(LabelSet& labels) const {
       case Action::kLabelMap: {
         std::map<std::string, std::string> added;
         for (const auto& [name, value] : m) {
-          if (!r.regex->Match(name, 0, name.size(), RE2::ANCHOR_BOTH, groups.data(),
-                              static_cast<int>(groups.size()))) {
+          if (!GoRegexpMatch(*r.regex, name, 0, name.size(), RE2::ANCHOR_BOTH, groups.data(),
+                             static_cast<int>(groups.size()))) {
             continue;
           }
           out.clear();
@@ -287,7 +287,7 @@ bool RelabelConfig::Apply(LabelSet& labels) const {
       case Action::kLabelDrop:
       case Action::kLabelKeep:
         for (auto it = m.begin(); it != m.end();) {
-          const bool match = RE2::FullMatch(it->first, *r.regex);
+          const bool match = GoRegexpMatches(*r.regex, it->first, RE2::ANCHOR_BOTH);
           if (match == (r.action == Action::kLabelDrop)) {
             it = m.erase(it);
           } else {

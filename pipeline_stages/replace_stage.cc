@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "pipeline_stages/extracted_template_data.h"
+#include "pipeline_stages/go/go_regexp.h"
+#include "pipeline_stages/go/go_string.h"
 #include "pipeline_stages/regex_stage.h"
 #include "pipeline_stages/template_stage.h"
 
@@ -32,7 +34,6 @@ Verdict ReplaceStage::Process(Entry& entry, Downstream&) {
     input_ = entry.line;
   }
   entry.extracted.MaterializeAll();  // templates hold views of several values
-  const re2::StringPiece text(input_);
   result_.clear();
   first_match_.clear();
   size_t pos = 0;     // where the next search starts
@@ -43,16 +44,24 @@ Verdict ReplaceStage::Process(Entry& entry, Downstream&) {
   const size_t limit = std::max(input_.size(), GoTemplate::kMaxOutputBytes);
   bool matched = false;
   while (pos <= input_.size()) {
-    if (!re_->Match(text, pos, input_.size(), RE2::UNANCHORED, groups_.data(),
-                    static_cast<int>(groups_.size()))) {
+    if (!GoRegexpMatch(*re_, input_, pos, input_.size(), RE2::UNANCHORED, groups_.data(),
+                       static_cast<int>(groups_.size()))) {
       break;
     }
     const size_t start = groups_[0].data() - input_.data();
     const size_t end = start + groups_[0].size();
-    if (start == end && start == last_end) {  // empty match right after a match: skip (Go)
-      ++pos;
-      continue;
+    // As Go's FindAll: after an empty match at pos the search goes on one character (rune)
+    // further, and an empty match right after the previous match is not taken.
+    if (end == pos) {
+      size_t width = 1;
+      if (pos < input_.size()) DecodeRune(input_, pos, &width);
+      pos += width;
+    } else {
+      pos = end;
     }
+    const bool right_after = start == end && start == last_end;
+    last_end = end;
+    if (right_after) continue;
     const bool first = !matched;
     matched = true;
     for (size_t g = 1; g < groups_.size(); ++g) {
@@ -77,8 +86,6 @@ Verdict ReplaceStage::Process(Entry& entry, Downstream&) {
       if (first && !group_names_[g].empty()) first_match_.emplace_back(g, rendered_);
       if (!nested) copied = ge;
     }
-    last_end = end;
-    pos = end > start ? end : end + 1;
   }
   if (!matched) return Verdict::kPass;
   result_.append(input_, copied, std::string::npos);

@@ -23,6 +23,19 @@ std::string GoRegexpToRe2Syntax(std::string_view pattern);
 std::unique_ptr<RE2> CompileGoRegexp(std::string_view pattern, std::string* error,
                                      bool dot_nl = false);
 
+// re.Match(text, start, end, anchor, groups, n) as Go's regexp matches: where `text` is not
+// valid UTF-8, each byte that is not part of a valid sequence is one U+FFFD character (so `.`,
+// `[^a]` and `\x{FFFD}` match it, as in Go; RE2 alone matches nothing there). The groups point
+// into `text` itself. `start` and `end` must be offsets of characters.
+bool GoRegexpMatch(const RE2& re, std::string_view text, size_t start, size_t end,
+                   RE2::Anchor anchor, re2::StringPiece* groups, int n);
+// GoRegexpMatch of the whole of `text`: a match anywhere (Go's MatchString), or of all of it
+// (anchor = RE2::ANCHOR_BOTH).
+inline bool GoRegexpMatches(const RE2& re, std::string_view text,
+                            RE2::Anchor anchor = RE2::UNANCHORED) {
+  return GoRegexpMatch(re, text, 0, text.size(), anchor, nullptr, 0);
+}
+
 // Appends to `*out` the text `src` with every match of `re` replaced, as Go's
 // Regexp.ReplaceAllString (literal = false: `$1`, `${1}`, `$name`, `${name}` expand to groups,
 // `$$` is a dollar sign, a name of no group expands to "") or ReplaceAllLiteralString

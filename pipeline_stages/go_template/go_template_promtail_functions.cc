@@ -104,7 +104,7 @@ bool FnRegexMatch(Args a, CallContext& ctx, Value* r, bool must) {
     *r = Value::Bool(false);
     return true;
   }
-  *r = Value::Bool(RE2::PartialMatch(re2::StringPiece(a[1].s.data(), a[1].s.size()), *re));
+  *r = Value::Bool(GoRegexpMatches(*re, a[1].s));
   return true;
 }
 
@@ -138,8 +138,7 @@ bool FnRegexFind(Args a, CallContext& ctx, Value* r) {
   const RE2* re = CompileRegex(ctx, a[0].s, &holder, &why);
   if (re == nullptr) return BadRegex(ctx, a[0].s, ctx.name().substr(0, 4) == "must");
   re2::StringPiece match;
-  const re2::StringPiece text(a[1].s.data(), a[1].s.size());
-  if (!re->Match(text, 0, text.size(), RE2::UNANCHORED, &match, 1)) {
+  if (!GoRegexpMatch(*re, a[1].s, 0, a[1].s.size(), RE2::UNANCHORED, &match, 1)) {
     return SetString(ctx, "", r);
   }
   return SetString(ctx, std::string(match.data(), match.size()), r);

@@ -64,5 +64,57 @@ TEST(GoRegexp, EmptyMatchesAdvanceOneRune) {
   EXPECT_EQ(ReplaceAll("$", "abc", "-"), "abc-");
 }
 
+// Go reads a byte that is not part of valid UTF-8 as one U+FFFD character; RE2 matches nothing
+// there. Each expectation below is what Go 1.26's regexp gives.
+std::unique_ptr<RE2> Compiled(std::string_view pattern) {
+  std::string error;
+  auto re = CompileGoRegexp(pattern, &error);
+  EXPECT_NE(re, nullptr) << error;
+  return re;
+}
+
+TEST(GoRegexp, AByteThatIsNotUtf8IsOneCharacterAsInGo) {
+  EXPECT_EQ(ReplaceAll("(.)", "\xce", ""), "");
+  EXPECT_EQ(ReplaceAll("(.)",
+                       "a\xce"
+                       "b",
+                       "-"),
+            "---");
+  EXPECT_EQ(ReplaceAll("x*",
+                       "a\xff"
+                       "b",
+                       "-"),
+            "-a-\xff-b-");
+  EXPECT_TRUE(GoRegexpMatches(*Compiled("\\x{FFFD}"), "\xff"));
+  EXPECT_TRUE(GoRegexpMatches(*Compiled("[^a]"), "\xff"));
+  EXPECT_TRUE(GoRegexpMatches(*Compiled("."), "\xff", RE2::ANCHOR_BOTH));
+  // A sequence cut short is a character per byte.
+  EXPECT_TRUE(GoRegexpMatches(*Compiled(".."), "\xe2\x82", RE2::ANCHOR_BOTH));
+  EXPECT_FALSE(GoRegexpMatches(*Compiled("."), "\xe2\x82", RE2::ANCHOR_BOTH));
+}
+
+TEST(GoRegexp, GroupsOverBytesThatAreNotUtf8PointIntoTheOriginalText) {
+  auto re = Compiled("^(.)(.)$");
+  const std::string text = "\xc3\xa9\xff";  // é, then a stray byte
+  re2::StringPiece groups[3];
+  ASSERT_TRUE(GoRegexpMatch(*re, text, 0, text.size(), RE2::UNANCHORED, groups, 3));
+  EXPECT_EQ(std::string(groups[1].data(), groups[1].size()), "\xc3\xa9");
+  EXPECT_EQ(std::string(groups[2].data(), groups[2].size()), "\xff");
+  EXPECT_EQ(groups[2].data(), text.data() + 2);
+
+  auto all = Compiled("(?P<x>.+)");
+  const std::string mixed =
+      "a\xff"
+      "b\xed\xa0\x80z";  // a stray byte, an encoded surrogate
+  ASSERT_TRUE(GoRegexpMatch(*all, mixed, 0, mixed.size(), RE2::UNANCHORED, groups, 2));
+  EXPECT_EQ(std::string(groups[1].data(), groups[1].size()), mixed);
+
+  // A search that starts past such a byte finds what follows it.
+  auto b = Compiled("b(.)");
+  ASSERT_TRUE(GoRegexpMatch(*b, mixed, 2, mixed.size(), RE2::UNANCHORED, groups, 2));
+  EXPECT_EQ(std::string(groups[1].data(), groups[1].size()), "\xed");
+  EXPECT_FALSE(GoRegexpMatch(*b, mixed, 3, mixed.size(), RE2::UNANCHORED, groups, 2));
+}
+
 }  // namespace
 }  // namespace skald::stages
