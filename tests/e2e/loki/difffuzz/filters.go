@@ -57,8 +57,8 @@ var deliberates = []deliberate{
 	},
 	{
 		name:         "labeldrop-static-labels-invalid-name",
-		readme:       "`labeldrop`/`static_labels` with an invalid label name",
-		skaldRefuses: regexp.MustCompile(`\((labeldrop|static_labels)\).*invalid label name`),
+		readme:       "`labeldrop`/`labelallow`/`static_labels` with an invalid label name",
+		skaldRefuses: regexp.MustCompile(`\((labeldrop|labelallow|static_labels)\).*invalid label name`),
 	},
 	{
 		name:         "regex-without-named-group",
