@@ -42,6 +42,12 @@ Verdict MatchStage::Process(Entry& entry, Downstream& next) {
     ctx_.ReportDrop(reason_);
     return Verdict::kDrop;
   }
+  // The nested stages are a pipeline of their own, and a Promtail pipeline begins by copying
+  // the entry's labels, as they are now, into the extracted map (over values of the same
+  // names): a label set by an earlier stage is a value the nested stages can read.
+  entry.labels.ForEach([&](std::string_view name, std::string_view value) {
+    entry.extracted.SetString(name, value);
+  });
   stages_.Run(entry, next);
   return Verdict::kTaken;
 }
