@@ -90,6 +90,19 @@ var deliberates = []deliberate{
 		},
 	},
 	{
+		name:    "multiline-keeps-structured-metadata",
+		readme:  "multiline: the merged entry keeps the structured metadata of the block's first line",
+		applies: func(c *fcase) bool { return hasStage(c.Stages, "multiline") },
+		normalize: func(c *fcase, p, s *result) {
+			for i := range s.Outputs {
+				s.Outputs[i].SM = nil
+			}
+			for i := range p.Outputs {
+				p.Outputs[i].SM = nil
+			}
+		},
+	},
+	{
 		name:      "drop-malformed-counted",
 		readme:    "`drop_malformed` counts its drops as \"drop_malformed\" (the reference counts none)",
 		applies:   func(c *fcase) bool { return hasPair(c.Stages, "drop_malformed", "true") },
