@@ -171,9 +171,7 @@ void AppendNumber(double d, std::string& out) {
     out += d > 0 ? "+Inf" : "-Inf";
     return;
   }
-  char buf[400];
-  auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed);
-  out.append(buf, r.ptr);
+  AppendGoFloat(d, 'f', &out);  // as Go's strconv.FormatFloat(d, 'f', -1, 64)
 }
 
 std::optional<std::string_view> Value::AsStringSlow() const {

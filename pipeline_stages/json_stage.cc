@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "pipeline_stages/go/go_json_reencode.h"
+#include "pipeline_stages/go/go_string.h"
 
 namespace skald::stages {
 
@@ -175,6 +176,9 @@ constexpr uint64_t kPow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 100000
     total += n;
     p += n;
   }
+  // Past float64's range Go refuses the document: such numbers (an exponent, hundreds of
+  // digits) go to the slower path, which checks them.
+  if (total > 300) return nullptr;
   simple = total <= 18 && !(negative && v == 0);
   if (*p == '.') {
     simple = false;
@@ -182,13 +186,7 @@ constexpr uint64_t kPow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 100000
     if (!IsDigit(*p)) return nullptr;
     while (IsDigit(*p)) ++p;
   }
-  if (*p == 'e' || *p == 'E') {
-    simple = false;
-    ++p;
-    if (*p == '+' || *p == '-') ++p;
-    if (!IsDigit(*p)) return nullptr;
-    while (IsDigit(*p)) ++p;
-  }
+  if (*p == 'e' || *p == 'E') return nullptr;
   if (simple) value = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
   return p;
 }
@@ -392,6 +390,56 @@ std::optional<std::string> WithLoneSurrogatesReplaced(std::string_view text) {
   if (!changed) return std::nullopt;
   out.append(text, copied, std::string_view::npos);
   return out;
+}
+
+// Promtail's JSON reader (json-iterator) takes a byte that is not part of valid UTF-8 inside a
+// string as it is; simdjson refuses the document. Such a text is parsed with each such byte b
+// written as the private-use character U+10FF00 + b (valid UTF-8), and the values found are
+// given their bytes back (RestoreStrayBytes). Returns nullopt when the text is valid UTF-8, or
+// already holds one of those characters (the two could not be told apart).
+constexpr char32_t kStrayByteBase = 0x10FF00;
+bool IsStrayBytePlaceholder(char32_t r) {
+  return r >= kStrayByteBase + 0x80 && r <= kStrayByteBase + 0xFF;
+}
+std::optional<std::string> WithStrayBytesAsPlaceholders(std::string_view text) {
+  std::string out;
+  bool any = false;
+  for (size_t i = 0; i < text.size();) {
+    size_t width = 0;
+    const char32_t r = DecodeRune(text, i, &width);
+    if (r == 0xFFFD && width == 1) {
+      AppendRune(kStrayByteBase + static_cast<unsigned char>(text[i]), &out);
+      any = true;
+    } else if (IsStrayBytePlaceholder(r)) {
+      return std::nullopt;
+    } else {
+      out.append(text.substr(i, width));
+    }
+    i += width;
+  }
+  if (!any) return std::nullopt;
+  return out;
+}
+// Writes each placeholder in `*s` back: as its byte (`raw`: a string value), or as the escape
+// \ufffd that json-iterator writes for such a byte when it marshals an object or array.
+void RestoreStrayBytes(std::string* s, bool raw) {
+  if (s->find('\xF4') == std::string::npos) return;  // every placeholder begins with it
+  std::string out;
+  for (size_t i = 0; i < s->size();) {
+    size_t width = 0;
+    const char32_t r = DecodeRune(*s, i, &width);
+    if (IsStrayBytePlaceholder(r)) {
+      if (raw) {
+        out.push_back(static_cast<char>(r - kStrayByteBase));
+      } else {
+        out.append("\\ufffd");
+      }
+    } else {
+      out.append(*s, i, width);
+    }
+    i += width;
+  }
+  s->swap(out);
 }
 
 // The document is JSON's null (Go's json.Unmarshal into a map takes it without error).
@@ -598,7 +646,13 @@ bool JsonStage::Store(od::value v, Value& dst) {
     case '"': {
       std::string_view s;
       if (v.get_string().get(s)) return false;
-      dst.SetString(s);
+      if (stray_bytes_) {
+        std::string& raw = dst.MutableString();
+        raw.assign(s.data(), s.size());
+        RestoreStrayBytes(&raw, true);
+      } else {
+        dst.SetString(s);
+      }
       return true;
     }
     case 't':
@@ -618,7 +672,10 @@ bool JsonStage::Store(od::value v, Value& dst) {
     case '[': {
       std::string_view raw;
       if (simdjson::to_json_string(v).get(raw)) return false;
-      return ReencodeAsGoJson(raw, &dst.MutableString());
+      std::string& text = dst.MutableString();
+      if (!ReencodeAsGoJson(raw, &text)) return false;
+      if (stray_bytes_) RestoreStrayBytes(&text, false);
+      return true;
     }
     default: {
       // Integers stay exact; anything else (fractions, exponents, huge) is a double.
@@ -720,6 +777,8 @@ bool JsonStage::Extract(std::string_view text) {
   return true;
 }
 
+bool JsonStage::IsGoJson(std::string_view text) { return ReencodeAsGoJson(text, &validated_); }
+
 bool JsonStage::ReencodeComposites() {
   if (composites_.size() < scanned_.size()) composites_.resize(scanned_.size());
   for (size_t t = 0; t < scanned_.size(); ++t) {
@@ -774,11 +833,23 @@ Verdict JsonStage::Process(Entry& entry, Downstream&) {
     layout_seen_ = entry.extracted.layout();
     return Verdict::kPass;
   }
-  bool extracted = Extract(text);
+  // simdjson reads only the parts of the document the expressions reach: the rest must still
+  // be JSON that Go reads (json-iterator decodes all of it), or the line is malformed.
+  bool extracted = Extract(text) && IsGoJson(text);
   if (!extracted) {
-    if (std::optional<std::string> fixed = WithLoneSurrogatesReplaced(text)) {
-      extracted = Extract(*fixed);
-    } else if (IsJsonNull(text)) {  // as Promtail: every expression finds nothing
+    const std::optional<std::string> fixed = WithLoneSurrogatesReplaced(text);
+    const std::string_view readable = fixed ? std::string_view(*fixed) : text;
+    if (fixed) extracted = Extract(readable);
+    if (!extracted) {
+      if (const std::optional<std::string> mapped = WithStrayBytesAsPlaceholders(readable)) {
+        stray_bytes_ = true;
+        extracted = Extract(*mapped) && IsGoJson(*mapped);
+        stray_bytes_ = false;
+      }
+    } else {
+      extracted = IsGoJson(readable);
+    }
+    if (!extracted && !fixed && IsJsonNull(text)) {  // as Promtail: every expression finds nothing
       for (Value& v : values_) v.SetNull();
       extracted = true;
     }

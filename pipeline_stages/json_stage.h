@@ -77,6 +77,13 @@ class JsonStage final : public Stage {
   // Per top field the scanner found an object or array for: its text as Promtail stores it
   // (go/go_json_reencode.h).
   std::vector<std::string> composites_;
+  // Extract runs on a text whose bytes that are not UTF-8 were replaced by placeholders: Store
+  // gives them back.
+  bool stray_bytes_ = false;
+  // The whole text is JSON that Go's decoder reads (valid, numbers within float64's range);
+  // what simdjson did not reach of it was not checked.
+  bool IsGoJson(std::string_view text);
+  std::string validated_;  // IsGoJson's scratch
   // composites_ of every composite in scanned_; false when one is not what Go can decode.
   bool ReencodeComposites();
   struct KeyWords {

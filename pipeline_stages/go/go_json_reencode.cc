@@ -71,48 +71,6 @@ void AppendEscaped(std::string_view s, std::string* out) {
   out->push_back('"');
 }
 
-// json-iterator's float64 writer: strconv.AppendFloat(v, 'f', -1, 64), or 'e' below 1e-6 and
-// from 1e21 on: the shortest digits that read back as v, in fixed or exponent form.
-bool AppendGoFloat(double v, std::string* out) {
-  if (v == 0) {
-    out->append(std::signbit(v) ? "-0" : "0");
-    return true;
-  }
-  char buf[64];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-  if (r.ec != std::errc()) return false;
-  const std::string_view sci(buf, static_cast<size_t>(r.ptr - buf));  // -d.ddde+XX
-  const double abs = std::fabs(v);
-  if (abs < 1e-6 || abs >= 1e21) {
-    out->append(sci);
-    return true;
-  }
-  const size_t e_at = sci.find('e');
-  std::string digits;
-  for (char c : sci.substr(0, e_at)) {
-    if (IsDigit(c)) digits.push_back(c);
-  }
-  int exponent = 0;
-  std::from_chars(sci.data() + e_at + (sci[e_at + 1] == '+' ? 2 : 1), sci.data() + sci.size(),
-                  exponent);
-  if (v < 0) out->push_back('-');
-  const int point = exponent + 1;  // digits before the decimal point
-  const int n = static_cast<int>(digits.size());
-  if (point <= 0) {
-    out->append("0.");
-    out->append(static_cast<size_t>(-point), '0');
-    out->append(digits);
-  } else if (point >= n) {
-    out->append(digits);
-    out->append(static_cast<size_t>(point - n), '0');
-  } else {
-    out->append(digits, 0, static_cast<size_t>(point));
-    out->push_back('.');
-    out->append(digits, static_cast<size_t>(point), std::string::npos);
-  }
-  return true;
-}
-
 class Reencoder {
  public:
   Reencoder(std::string_view text, std::string* out) : s_(text), out_(out) {}
@@ -273,7 +231,10 @@ class Reencoder {
     const std::string token(s_.substr(start, i_ - start));
     const double v = std::strtod(token.c_str(), nullptr);
     if (std::isinf(v)) return false;
-    return AppendGoFloat(v, out_);
+    // json-iterator's float64 writer: Go's 'e' form below 1e-6 and from 1e21 on.
+    const double abs = std::fabs(v);
+    AppendGoFloat(v, abs != 0 && (abs < 1e-6 || abs >= 1e21) ? 'e' : 'f', out_);
+    return true;
   }
 
   bool Array(int depth) {

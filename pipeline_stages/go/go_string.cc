@@ -1,5 +1,8 @@
 #include "pipeline_stages/go/go_string.h"
 
+#include <charconv>
+#include <cmath>
+
 namespace skald::stages {
 namespace {
 
@@ -257,6 +260,44 @@ void AppendGoQuoted(std::string_view s, std::string* out) {
     i += n;
   }
   out->push_back('"');
+}
+
+void AppendGoFloat(double v, char format, std::string* out) {
+  if (v == 0) {
+    out->append(std::signbit(v) ? "-0" : "0");
+    if (format == 'e') out->append("e+00");
+    return;
+  }
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  const std::string_view sci(buf, static_cast<size_t>(r.ptr - buf));  // -d.ddde+XX
+  if (format == 'e') {
+    out->append(sci);
+    return;
+  }
+  const size_t e_at = sci.find('e');
+  std::string digits;
+  for (char c : sci.substr(0, e_at)) {
+    if (c >= '0' && c <= '9') digits.push_back(c);
+  }
+  int exponent = 0;
+  std::from_chars(sci.data() + e_at + (sci[e_at + 1] == '+' ? 2 : 1), sci.data() + sci.size(),
+                  exponent);
+  if (v < 0) out->push_back('-');
+  const int point = exponent + 1;  // digits before the decimal point
+  const int n = static_cast<int>(digits.size());
+  if (point <= 0) {
+    out->append("0.");
+    out->append(static_cast<size_t>(-point), '0');
+    out->append(digits);
+  } else if (point >= n) {
+    out->append(digits);
+    out->append(static_cast<size_t>(point - n), '0');
+  } else {
+    out->append(digits, 0, static_cast<size_t>(point));
+    out->push_back('.');
+    out->append(digits, static_cast<size_t>(point), std::string::npos);
+  }
 }
 
 }  // namespace skald::stages

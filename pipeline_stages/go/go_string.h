@@ -35,4 +35,9 @@ char32_t DecodeRune(std::string_view s, size_t i, size_t* size);
 // Appends the UTF-8 encoding of `r`.
 void AppendRune(char32_t r, std::string* out);
 
+// Appends the finite `v` as Go's strconv.AppendFloat(v, format, -1, 64): the shortest digits
+// that read back as v, in fixed notation (`format` 'f': 1e23 -> 100000000000000000000000) or
+// exponent notation ('e': 1e-07, 1.5e+21).
+void AppendGoFloat(double v, char format, std::string* out);
+
 }  // namespace skald::stages

@@ -51,6 +51,28 @@ TEST(JsonStage, ExtractsEveryTypeOfThePinoLine) {
   EXPECT_EQ(out[0].structured_metadata[0].value, "4bf92f3577b34da6a3ce929d0e0e4736");
 }
 
+// json-iterator, Promtail's reader, takes a byte that is not UTF-8 inside a string as it is:
+// the string keeps it, and an object or array holding it is marshalled with \ufffd there.
+TEST(JsonStage, BytesThatAreNotUtf8InStringsAreReadAsPromtailReadsThem) {
+  auto out = RunOne(R"(
+- json: {expressions: {msg: msg, o: o}, drop_malformed: true}
+- template: {source: both, template: '{{ .msg }}|{{ .o }}'}
+- output: {source: both}
+)",
+                    MakeEntry("{\"msg\":\"a\xff"
+                              "b\",\"o\":{\"k\xfe\":[\"\xc3\"]}}"));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].line,
+            "a\xff"
+            "b|{\"k\\ufffd\":[\"\\ufffd\"]}");
+
+  // A text that already holds the characters standing in for such bytes is not read.
+  auto kept = RunOne("- json: {expressions: {msg: msg}}\n- output: {source: msg}",
+                     MakeEntry("{\"msg\":\"\xf4\x8f\xbf\xbf\xff\"}"));
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].line, "{\"msg\":\"\xf4\x8f\xbf\xbf\xff\"}");
+}
+
 TEST(JsonStage, SameStageServesManyLines) {
   // The parser, padded buffer and extracted slots are reused between lines.
   testkit::FakeClock clock;

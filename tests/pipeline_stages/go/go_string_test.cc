@@ -68,5 +68,26 @@ TEST(GoString, DecodeRuneRejectsInvalidSequences) {
   EXPECT_EQ(DecodeRune("\xed\xa0\x80", 0, &n), 0xFFFDu);  // surrogate
 }
 
+std::string GoFloat(double v, char format) {
+  std::string out;
+  AppendGoFloat(v, format, &out);
+  return out;
+}
+
+// strconv.FormatFloat(v, format, -1, 64), as Go 1.26 prints them.
+TEST(GoString, FloatsAreTheShortestDigitsThatReadBack) {
+  EXPECT_EQ(GoFloat(1e23, 'f'), "100000000000000000000000");  // not the double's exact value
+  EXPECT_EQ(GoFloat(12345678901234567890.0, 'f'), "12345678901234567000");
+  EXPECT_EQ(GoFloat(0.1, 'f'), "0.1");
+  EXPECT_EQ(GoFloat(-123.456, 'f'), "-123.456");
+  EXPECT_EQ(GoFloat(1e-7, 'f'), "0.0000001");
+  EXPECT_EQ(GoFloat(-0.0, 'f'), "-0");
+  EXPECT_EQ(GoFloat(0.0, 'f'), "0");
+  EXPECT_EQ(GoFloat(1e-7, 'e'), "1e-07");
+  EXPECT_EQ(GoFloat(1.5e21, 'e'), "1.5e+21");
+  EXPECT_EQ(GoFloat(0.0, 'e'), "0e+00");
+  EXPECT_EQ(GoFloat(5e-324, 'e'), "5e-324");
+}
+
 }  // namespace
 }  // namespace skald::stages
