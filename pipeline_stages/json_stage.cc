@@ -777,7 +777,14 @@ bool JsonStage::Extract(std::string_view text) {
   return true;
 }
 
-bool JsonStage::IsGoJson(std::string_view text) { return ReencodeAsGoJson(text, &validated_); }
+bool JsonStage::IsGoJson(std::string_view text) {
+  bool duplicates = false;
+  if (!ReencodeAsGoJson(text, &validated_, &duplicates)) return false;
+  // Go's map keeps a duplicated key's last value; simdjson finds a path's first. The paths are
+  // read again from the text as Go's map holds it (numbers there as the float64 Go reads).
+  if (duplicates && !deep_.empty()) return Extract(validated_);
+  return true;
+}
 
 bool JsonStage::ReencodeComposites() {
   if (composites_.size() < scanned_.size()) composites_.resize(scanned_.size());

@@ -81,7 +81,8 @@ class JsonStage final : public Stage {
   // gives them back.
   bool stray_bytes_ = false;
   // The whole text is JSON that Go's decoder reads (valid, numbers within float64's range);
-  // what simdjson did not reach of it was not checked.
+  // what simdjson did not reach of it was not checked. When the text holds a duplicated key,
+  // the paths are read again as Go's map sees them (values_ then are those).
   bool IsGoJson(std::string_view text);
   std::string validated_;  // IsGoJson's scratch
   // composites_ of every composite in scanned_; false when one is not what Go can decode.

@@ -298,6 +298,7 @@ class Reencoder {
       if (!fresh) {
         it->second = members.size();
         duplicates = true;
+        had_duplicates_ = true;
       }
       members.push_back(std::move(m));
       SkipSpace();
@@ -328,12 +329,18 @@ class Reencoder {
   std::string_view s_;
   size_t i_ = 0;
   std::string* out_;
+
+ public:
+  bool had_duplicates_ = false;  // some object held a key twice
 };
 
 }  // namespace
 
-bool ReencodeAsGoJson(std::string_view json, std::string* out) {
-  return Reencoder(json, out).Run();
+bool ReencodeAsGoJson(std::string_view json, std::string* out, bool* had_duplicates) {
+  Reencoder r(json, out);
+  const bool ok = r.Run();
+  if (had_duplicates != nullptr) *had_duplicates = r.had_duplicates_;
+  return ok;
 }
 
 }  // namespace skald::stages

@@ -20,6 +20,8 @@ namespace skald::stages {
 // `*out`. Returns false, with `*out` unspecified, when `json` is not one JSON value with only
 // whitespace around it, nests deeper than 1,024 levels (the json stage's parser's limit too), or
 // holds a number beyond float64's range (Go refuses such a document: the line is malformed).
-bool ReencodeAsGoJson(std::string_view json, std::string* out);
+// `*had_duplicates` (when given) tells whether some object held a key twice: then `*out` is
+// also the document as Go's map sees it.
+bool ReencodeAsGoJson(std::string_view json, std::string* out, bool* had_duplicates = nullptr);
 
 }  // namespace skald::stages
