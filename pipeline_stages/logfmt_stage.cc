@@ -1,86 +1,103 @@
 #include "pipeline_stages/logfmt_stage.h"
 
+#include "pipeline_stages/go/go_string.h"
+
 namespace skald::stages {
 namespace {
 
-bool IsKeyChar(unsigned char c) { return c > ' ' && c != '=' && c != '"' && c != 0x7f; }
+bool IsKeyChar(unsigned char c) { return c > ' ' && c != '=' && c != '"'; }
 
-void AppendUtf8(uint32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
-
-// Unquotes a Go string literal body (between the quotes). False on a bad escape.
-bool Unquote(std::string_view in, std::string& out) {
-  out.clear();
-  for (size_t i = 0; i < in.size(); ++i) {
-    char c = in[i];
-    if (c != '\\') {
-      out.push_back(c);
+// go-logfmt refuses a key holding U+FFFD or a byte that is not UTF-8 (its decoding stops there).
+bool HasReplacementOrStrayByte(std::string_view key) {
+  for (size_t i = 0; i < key.size();) {
+    if (static_cast<unsigned char>(key[i]) < 0x80) {
+      ++i;
       continue;
     }
-    if (++i >= in.size()) return false;
-    switch (in[i]) {
-      case 'n':
-        out.push_back('\n');
-        break;
-      case 't':
-        out.push_back('\t');
-        break;
-      case 'r':
-        out.push_back('\r');
-        break;
-      case '"':
-        out.push_back('"');
-        break;
-      case '\\':
-        out.push_back('\\');
-        break;
-      case '/':
-        out.push_back('/');
-        break;
-      case 'b':
-        out.push_back('\b');
-        break;
-      case 'f':
-        out.push_back('\f');
-        break;
-      case 'u': {
-        if (i + 4 >= in.size()) return false;
-        uint32_t cp = 0;
-        for (int k = 1; k <= 4; ++k) {
-          char h = in[i + k];
-          cp <<= 4;
-          if (h >= '0' && h <= '9') {
-            cp |= h - '0';
-          } else if (h >= 'a' && h <= 'f') {
-            cp |= h - 'a' + 10;
-          } else if (h >= 'A' && h <= 'F') {
-            cp |= h - 'A' + 10;
-          } else {
-            return false;
+    size_t width = 0;
+    if (DecodeRune(key, i, &width) == 0xFFFD) return true;
+    i += width;
+  }
+  return false;
+}
+
+// The four hex digits after "\\u" at in[i] (in[i] is the backslash), or -1.
+int32_t Hex4After(std::string_view in, size_t i) {
+  if (i + 6 > in.size() || in[i] != '\\' || in[i + 1] != 'u') return -1;
+  int32_t v = 0;
+  for (size_t k = i + 2; k < i + 6; ++k) {
+    const int h = HexDigitValue(in[k]);
+    if (h < 0) return -1;
+    v = v * 16 + h;
+  }
+  return v;
+}
+
+// Unquotes the body of a quoted value that holds a backslash, as go-logfmt does (its copy of
+// encoding/json's unquote): JSON escapes and \', a surrogate pair in two \u escapes, U+FFFD for
+// a lone surrogate and for a byte that is not UTF-8; a control character or a bare quote makes
+// the value invalid. False when it is.
+bool Unquote(std::string_view in, std::string& out) {
+  out.clear();
+  for (size_t i = 0; i < in.size();) {
+    const auto c = static_cast<unsigned char>(in[i]);
+    if (c == '\\') {
+      if (i + 1 >= in.size()) return false;
+      const char e = in[i + 1];
+      switch (e) {
+        case '"':
+        case '\\':
+        case '/':
+        case '\'':
+          out.push_back(e);
+          break;
+        case 'b':
+          out.push_back('\b');
+          break;
+        case 'f':
+          out.push_back('\f');
+          break;
+        case 'n':
+          out.push_back('\n');
+          break;
+        case 'r':
+          out.push_back('\r');
+          break;
+        case 't':
+          out.push_back('\t');
+          break;
+        case 'u': {
+          int32_t r = Hex4After(in, i);
+          if (r < 0) return false;
+          i += 6;
+          if (r >= 0xD800 && r <= 0xDFFF) {
+            const int32_t r2 = Hex4After(in, i);
+            if (r < 0xDC00 && r2 >= 0xDC00 && r2 <= 0xDFFF) {
+              AppendRune(static_cast<char32_t>(0x10000 + ((r - 0xD800) << 10) + (r2 - 0xDC00)),
+                         &out);
+              i += 6;
+              continue;
+            }
+            r = 0xFFFD;
           }
+          AppendRune(static_cast<char32_t>(r), &out);
+          continue;
         }
-        i += 4;
-        AppendUtf8(cp, out);
-        break;
+        default:
+          return false;
       }
-      default:
-        return false;
+      i += 2;
+      continue;
     }
+    if (c == '"' || c < ' ') return false;
+    if (c < 0x80) {
+      out.push_back(static_cast<char>(c));
+      ++i;
+      continue;
+    }
+    size_t width = 0;
+    AppendRune(DecodeRune(in, i, &width), &out);  // a stray byte: U+FFFD
+    i += width;
   }
   return true;
 }
@@ -98,6 +115,7 @@ bool ForEachLogfmtPair(std::string_view t, std::string& scratch, F&& f) {
     while (i < n && IsKeyChar(static_cast<unsigned char>(t[i]))) ++i;
     if (i == ks) return false;  // '=' or '"' where a key should start
     std::string_view key = t.substr(ks, i - ks);
+    if (HasReplacementOrStrayByte(key)) return false;
     if (i >= n || t[i] != '=') {
       if (i < n && t[i] == '"') return false;
       f(key, std::string_view());
@@ -112,8 +130,14 @@ bool ForEachLogfmtPair(std::string_view t, std::string& scratch, F&& f) {
         ++i;
       }
       if (i >= n) return false;  // unterminated quote
-      if (!Unquote(t.substr(vs, i - vs), scratch)) return false;
+      const std::string_view body = t.substr(vs, i - vs);
       ++i;
+      // Without a backslash the value is taken as it is (go-logfmt unquotes only escapes).
+      if (body.find('\\') == std::string_view::npos) {
+        f(key, body);
+        continue;
+      }
+      if (!Unquote(body, scratch)) return false;
       f(key, std::string_view(scratch));
       continue;
     }
