@@ -103,6 +103,12 @@ var deliberates = []deliberate{
 		},
 	},
 	{
+		name:     "structured-metadata-one-label-twice",
+		readme:   "structured_metadata: two names reading the same label each get it",
+		applies:  func(c *fcase) bool { return smSourceTwice(c.Stages) },
+		explains: true,
+	},
+	{
 		name:      "drop-malformed-counted",
 		readme:    "`drop_malformed` counts its drops as \"drop_malformed\" (the reference counts none)",
 		applies:   func(c *fcase) bool { return hasPair(c.Stages, "drop_malformed", "true") },
@@ -243,4 +249,38 @@ func structuredMetadataSources(n node) []string {
 		}
 	})
 	return out
+}
+
+// smSourceTwice: a structured_metadata stage names one source (a value, or the name itself when
+// the value is empty) for two names.
+func smSourceTwice(n node) bool {
+	found := false
+	walk(n, "", func(n node, _ string) {
+		s, ok := n.(*yseq)
+		if !ok || !s.stages {
+			return
+		}
+		for _, it := range s.items {
+			m, ok := it.(*ymap)
+			if !ok || stageName(it) != "structured_metadata" {
+				continue
+			}
+			cfg, ok := m.pairs[0].value.(*ymap)
+			if !ok {
+				continue
+			}
+			seen := map[string]bool{}
+			for _, p := range cfg.pairs {
+				source := p.key.text
+				if v, ok := p.value.(*scalar); ok && v.style != styleNull && v.text != "" {
+					source = v.text
+				}
+				if seen[source] {
+					found = true
+				}
+				seen[source] = true
+			}
+		}
+	})
+	return found
 }
