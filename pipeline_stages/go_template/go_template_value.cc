@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "pipeline_stages/go/go_string.h"
 #include "pipeline_stages/go/go_time_layout.h"
 #include "pipeline_stages/go_template/go_template_fmt.h"
 
@@ -501,11 +502,14 @@ void AppendGoFloat(double x, char fmt, int prec, std::string* out) {
     return;
   }
   const bool negative = std::signbit(x);
+  if (fmt == 'f' && prec < 0) {  // the shortest digits, zeros after them (1e23: 1 and 23 zeros)
+    stages::AppendGoFloat(x, 'f', out);
+    return;
+  }
   if (fmt == 'f') {
     char buf[320 + kMaxFraction + 16];
-    const auto r = prec < 0 ? std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::fixed)
-                            : std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::fixed,
-                                            std::min(prec, kMaxFraction));
+    const auto r = std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::fixed,
+                                 std::min(prec, kMaxFraction));
     if (r.ec != std::errc()) return;
     out->append(buf, r.ptr);
     for (int k = kMaxFraction; k < prec; ++k) out->push_back('0');

@@ -450,6 +450,10 @@ ij|abc|def|gh|ij)go", kOutput},
     {R"go({{ toRawJson (dict "h" "<&>") }}|{{ toJson "x\ny\t\u0001\u2028" }}|{{ toJson 1e21 }}|{{ toJson 1e-7 }}|{{ toJson 0.000001 }}|{{ toJson 100.0 }})go",
      {},
      R"go({"h":"<&>"}|"x\ny\t\u0001\u2028"|1e+21|1e-7|0.000001|100)go", kOutput},
+    // Go 1.26 encoding/json: the shortest digits, then zeros (not the double's exact value).
+    {R"go({{ toJson 1.2345678901234567e20 }}|{{ toJson 100000000000000016384.0 }})go",
+     {},
+     R"go(123456789012345670000|100000000000000020000)go", kOutput},
     {R"go({{ toPrettyJson (dict "a" (list 1 2) "b" (dict) "c" (list)) }})go",
      {},
      R"go({
