@@ -43,8 +43,9 @@ Verdict ReplaceStage::Process(Entry& entry, Downstream&) {
   // (or to the input's size, when that is longer).
   const size_t limit = std::max(input_.size(), GoTemplate::kMaxOutputBytes);
   bool matched = false;
+  GoRegexpText subject(input_);
   while (pos <= input_.size()) {
-    if (!GoRegexpMatch(*re_, input_, pos, input_.size(), RE2::UNANCHORED, groups_.data(),
+    if (!subject.Match(*re_, pos, input_.size(), RE2::UNANCHORED, groups_.data(),
                        static_cast<int>(groups_.size()))) {
       break;
     }

@@ -125,56 +125,62 @@ std::unique_ptr<RE2> CompileGoRegexp(std::string_view pattern, std::string* erro
   return re;
 }
 
-bool GoRegexpMatch(const RE2& re, std::string_view text, size_t start, size_t end,
-                   RE2::Anchor anchor, re2::StringPiece* groups, int n) {
+GoRegexpText::GoRegexpText(std::string_view text) : text_(text) {
   // Up to the first byte that is not UTF-8 nothing needs mapping; most text has none.
   size_t i = 0;
   while (i < text.size()) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
     size_t width = 0;
     if (DecodeRune(text, i, &width) == 0xFFFD && width == 1) break;
     i += width;
   }
-  if (i == text.size()) {
-    return re.Match(re2::StringPiece(text.data(), text.size()), start, end, anchor, groups, n);
-  }
-  // The text RE2 sees: each such byte as U+FFFD (3 bytes); `from` maps its offsets back.
-  std::string seen(text.substr(0, i));
-  std::vector<size_t> from(i + 1);
-  for (size_t k = 0; k <= i; ++k) from[k] = k;
-  from.pop_back();
-  std::vector<size_t> to(text.size() + 1);  // offsets of `text` in `seen`
-  for (size_t k = 0; k < i; ++k) to[k] = k;
+  if (i == text.size()) return;
+  mapped_ = true;
+  seen_.assign(text.substr(0, i));
+  from_.resize(i);
+  to_.resize(text.size() + 1);
+  for (size_t k = 0; k < i; ++k) from_[k] = to_[k] = k;
   while (i < text.size()) {
     size_t width = 0;
-    const bool invalid = DecodeRune(text, i, &width) == 0xFFFD && width == 1;
-    to[i] = seen.size();
-    if (invalid) {
-      seen.append("\xEF\xBF\xBD");
-      from.insert(from.end(), 3, i);
+    const bool stray = DecodeRune(text, i, &width) == 0xFFFD && width == 1;
+    if (stray) {
+      to_[i] = seen_.size();
+      seen_.append("\xEF\xBF\xBD");
+      from_.insert(from_.end(), 3, i);
     } else {
       for (size_t k = 0; k < width; ++k) {
-        to[i + k] = seen.size() + k;
-        from.push_back(i + k);
+        to_[i + k] = seen_.size() + k;
+        from_.push_back(i + k);
       }
-      seen.append(text.substr(i, width));
+      seen_.append(text.substr(i, width));
     }
     i += width;
   }
-  to[text.size()] = seen.size();
-  from.push_back(text.size());
-  std::vector<re2::StringPiece> mapped(static_cast<size_t>(n));
-  if (!re.Match(re2::StringPiece(seen.data(), seen.size()), to[start], to[end], anchor,
-                mapped.data(), n)) {
+  to_[text.size()] = seen_.size();
+  from_.push_back(text.size());
+}
+
+bool GoRegexpText::Match(const RE2& re, size_t start, size_t end, RE2::Anchor anchor,
+                         re2::StringPiece* groups, int n) {
+  if (!mapped_) {
+    return re.Match(re2::StringPiece(text_.data(), text_.size()), start, end, anchor, groups, n);
+  }
+  groups_.assign(static_cast<size_t>(n), re2::StringPiece());
+  if (!re.Match(re2::StringPiece(seen_.data(), seen_.size()), to_[start], to_[end], anchor,
+                groups_.data(), n)) {
     return false;
   }
   for (int g = 0; g < n; ++g) {
-    if (mapped[g].data() == nullptr) {
+    if (groups_[g].data() == nullptr) {
       groups[g] = re2::StringPiece();
       continue;
     }
-    const size_t b = from[static_cast<size_t>(mapped[g].data() - seen.data())];
-    const size_t e = from[static_cast<size_t>(mapped[g].data() - seen.data()) + mapped[g].size()];
-    groups[g] = re2::StringPiece(text.data() + b, e - b);
+    const size_t at = static_cast<size_t>(groups_[g].data() - seen_.data());
+    const size_t b = from_[at], e = from_[at + groups_[g].size()];
+    groups[g] = re2::StringPiece(text_.data() + b, e - b);
   }
   return true;
 }
@@ -183,11 +189,11 @@ bool GoRegexpReplaceAll(const RE2& re, std::string_view src, std::string_view re
                         bool literal, std::string* out, size_t max_bytes) {
   const int ngroups = literal ? 1 : re.NumberOfCapturingGroups() + 1;
   std::vector<re2::StringPiece> groups(ngroups);
-  const re2::StringPiece text(src.data(), src.size());
+  GoRegexpText subject(src);
   size_t last_match_end = 0;
   size_t search = 0;
   while (search <= src.size()) {
-    if (!GoRegexpMatch(re, src, search, src.size(), RE2::UNANCHORED, groups.data(), ngroups)) break;
+    if (!subject.Match(re, search, src.size(), RE2::UNANCHORED, groups.data(), ngroups)) break;
     const size_t a0 = groups[0].data() - src.data();
     const size_t a1 = a0 + groups[0].size();
     out->append(src.substr(last_match_end, a0 - last_match_end));

@@ -147,8 +147,9 @@ std::vector<std::pair<size_t, size_t>> FindAll(const RE2& re, std::string_view s
   size_t pos = 0;
   size_t prev_end = std::string_view::npos;
   re2::StringPiece match;
+  GoRegexpText subject(s);
   while (static_cast<int64_t>(out.size()) < n && pos <= s.size()) {
-    if (!GoRegexpMatch(re, s, pos, s.size(), RE2::UNANCHORED, &match, 1)) break;
+    if (!subject.Match(re, pos, s.size(), RE2::UNANCHORED, &match, 1)) break;
     const size_t start = match.data() - s.data();
     const size_t end = start + match.size();
     bool accept = true;

@@ -4,7 +4,8 @@
 //   pipeline_bench --lines=N --case=C   runs N lines of case C and exits, for
 //                                       valgrind --tool=callgrind (instructions per line =
 //                                       (Ir at N) - (Ir at 0), divided by N)
-// Cases: none, most_used, json_timestamp_metadata, match_regex.
+// Cases: none, most_used, json_timestamp_metadata, match_regex. Also BM_ReplaceLongLine (a
+// replace stage over one 64 KiB line).
 //
 // The loop recycles the line buffer of each output entry for the next input, as a host that
 // reuses its buffers would; the entry's labels are a copy of one shared base set.
@@ -106,6 +107,27 @@ void BM_Pipeline(benchmark::State& state, const char* name) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * 1024);
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * 256 * bytes);
 }
+
+// A replace stage over one long line with a match every byte: the stage searches the line again
+// after each match, so any work per search that is not per match (reading the whole line
+// again) makes it quadratic. `stray`: the line holds one byte that is not UTF-8, which Go's
+// regexp (and skald's) reads as U+FFFD.
+void BM_ReplaceLongLine(benchmark::State& state, bool stray) {
+  auto pipeline = Pipeline::FromYaml("- replace: {expression: '(\\d)', replace: 'x'}");
+  std::string line(64 * 1024, '7');
+  if (stray) line[10] = '\xff';
+  std::vector<Entry> out;
+  for (auto _ : state) {
+    Entry e;
+    e.line = line;
+    out.clear();
+    pipeline->Process(std::move(e), out);
+    benchmark::DoNotOptimize(out);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * line.size()));
+}
+BENCHMARK_CAPTURE(BM_ReplaceLongLine, valid_utf8, false)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_ReplaceLongLine, one_stray_byte, true)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_CAPTURE(BM_Pipeline, none, "none");
 BENCHMARK_CAPTURE(BM_Pipeline, most_used, "most_used");
