@@ -346,14 +346,10 @@ inline size_t KeyHash(uint64_t w0, uint64_t w1, size_t len) {
 // the text with those escapes written as \\ufffd, or nullopt when it has none.
 std::optional<std::string> WithLoneSurrogatesReplaced(std::string_view text) {
   auto hex4 = [&](size_t at, uint32_t* v) {  // the 4 hex digits after "\\u" at `at`
-    if (at + 6 > text.size() || text[at + 1] != 'u') return false;
-    uint32_t r = 0;
-    for (size_t k = at + 2; k < at + 6; ++k) {
-      if (!IsHex(text[k])) return false;
-      const char c = text[k];
-      r = r * 16 + static_cast<uint32_t>(IsDigit(c) ? c - '0' : (c | 0x20) - 'a' + 10);
-    }
-    *v = r;
+    if (at + 2 > text.size() || text[at + 1] != 'u') return false;
+    const int32_t r = Hex4At(text, at + 2);
+    if (r < 0) return false;
+    *v = static_cast<uint32_t>(r);
     return true;
   };
   auto surrogate = [](uint32_t r) { return r >= 0xD800 && r <= 0xDFFF; };

@@ -21,16 +21,10 @@ bool HasReplacementOrStrayByte(std::string_view key) {
   return false;
 }
 
-// The four hex digits after "\\u" at in[i] (in[i] is the backslash), or -1.
+// The four hex digits of a "\\u" escape whose backslash is in[i], or -1.
 int32_t Hex4After(std::string_view in, size_t i) {
-  if (i + 6 > in.size() || in[i] != '\\' || in[i + 1] != 'u') return -1;
-  int32_t v = 0;
-  for (size_t k = i + 2; k < i + 6; ++k) {
-    const int h = HexDigitValue(in[k]);
-    if (h < 0) return -1;
-    v = v * 16 + h;
-  }
-  return v;
+  if (i + 2 > in.size() || in[i] != '\\' || in[i + 1] != 'u') return -1;
+  return Hex4At(in, i + 2);
 }
 
 // Unquotes the body of a quoted value that holds a backslash, as go-logfmt does (its copy of

@@ -1,6 +1,5 @@
 #include "pipeline_stages/go/go_json_reencode.h"
 
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -16,60 +15,8 @@ namespace {
 // The deepest nesting read (simdjson's default, which the json stage's parser uses too).
 constexpr int kMaxDepth = 1024;
 
-constexpr char kHex[] = "0123456789abcdef";
-
 bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-// json-iterator's string writer with HTML escaping (its default configuration).
-void AppendEscaped(std::string_view s, std::string* out) {
-  out->push_back('"');
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    if (b < 0x80) {
-      switch (b) {
-        case '"':
-        case '\\':
-          out->push_back('\\');
-          out->push_back(static_cast<char>(b));
-          break;
-        case '\n':
-          out->append("\\n");
-          break;
-        case '\r':
-          out->append("\\r");
-          break;
-        case '\t':
-          out->append("\\t");
-          break;
-        default:
-          if (b < 0x20 || b == '<' || b == '>' || b == '&') {
-            out->append("\\u00");
-            out->push_back(kHex[b >> 4]);
-            out->push_back(kHex[b & 0xF]);
-          } else {
-            out->push_back(static_cast<char>(b));
-          }
-      }
-      ++i;
-      continue;
-    }
-    size_t n = 0;
-    const char32_t r = DecodeRune(s, i, &n);
-    if (r == 0xFFFD && n == 1) {  // not UTF-8
-      out->append("\\ufffd");
-      ++i;
-    } else if (r == 0x2028 || r == 0x2029) {
-      out->append(r == 0x2028 ? "\\u2028" : "\\u2029");
-      i += n;
-    } else {
-      out->append(s.substr(i, n));
-      i += n;
-    }
-  }
-  out->push_back('"');
-}
 
 class Reencoder {
  public:
@@ -98,7 +45,7 @@ class Reencoder {
       case '"': {
         std::string decoded;
         if (!String(&decoded)) return false;
-        AppendEscaped(decoded, out_);
+        AppendGoJsonString(decoded, true, false, out_);  // json-iterator's default
         return true;
       }
       case 't':
@@ -120,16 +67,7 @@ class Reencoder {
   }
 
   // Four hex digits at i_, as a number; -1 when they are not there.
-  int32_t Hex4() {
-    if (i_ + 4 > s_.size()) return -1;
-    int32_t v = 0;
-    for (size_t k = 0; k < 4; ++k) {
-      const int h = HexDigitValue(s_[i_ + k]);
-      if (h < 0) return -1;
-      v = v * 16 + h;
-    }
-    return v;
-  }
+  int32_t Hex4() const { return Hex4At(s_, i_); }
 
   // A JSON string at i_ (its opening quote), unescaped into *decoded as json-iterator reads
   // it: a \u escape of a lone surrogate is U+FFFD, and so is a second escape that was meant to
@@ -286,7 +224,7 @@ class Reencoder {
       Member m;
       if (!String(&m.key)) return false;
       m.start = out_->size();
-      AppendEscaped(m.key, out_);
+      AppendGoJsonString(m.key, true, false, out_);
       SkipSpace();
       if (i_ >= s_.size() || s_[i_] != ':') return false;
       ++i_;

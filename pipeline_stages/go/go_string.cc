@@ -300,4 +300,51 @@ void AppendGoFloat(double v, char format, std::string* out) {
   }
 }
 
+void AppendGoJsonString(std::string_view s, bool escape_html, bool short_bf, std::string* out) {
+  out->push_back('"');
+  for (size_t i = 0; i < s.size();) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b < 0x80) {
+      const bool html = b == '<' || b == '>' || b == '&';
+      const char letter = ShortEscapeLetter(b);
+      if (b >= 0x20 && b != '"' && b != '\\' && !(html && escape_html)) {
+        out->push_back(static_cast<char>(b));
+      } else if (b == '"' || b == '\\') {
+        out->push_back('\\');
+        out->push_back(static_cast<char>(b));
+      } else if (letter == 'n' || letter == 'r' || letter == 't' ||
+                 (short_bf && (letter == 'b' || letter == 'f'))) {  // JSON has no \a or \v
+        out->push_back('\\');
+        out->push_back(letter);
+      } else {
+        AppendHexEscape("\\u", b, 4, out);
+      }
+      ++i;
+      continue;
+    }
+    size_t n;
+    const char32_t r = DecodeRune(s, i, &n);
+    if (r == 0xFFFD && n == 1) {
+      out->append("\\ufffd");
+    } else if (r == 0x2028 || r == 0x2029) {
+      AppendHexEscape("\\u", r, 4, out);
+    } else {
+      out->append(s.substr(i, n));
+    }
+    i += n;
+  }
+  out->push_back('"');
+}
+
+int32_t Hex4At(std::string_view s, size_t at) {
+  if (at + 4 > s.size()) return -1;
+  int32_t v = 0;
+  for (size_t k = at; k < at + 4; ++k) {
+    const int h = HexDigitValue(s[k]);
+    if (h < 0) return -1;
+    v = v * 16 + h;
+  }
+  return v;
+}
+
 }  // namespace skald::stages

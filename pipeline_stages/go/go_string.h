@@ -21,11 +21,20 @@ size_t ReadGoStringLiteral(std::string_view text, std::string* value, std::strin
 // \xNN for other control bytes and invalid UTF-8, \u00NN for C1 controls; other characters as-is.
 void AppendGoQuoted(std::string_view s, std::string* out);
 
+// Appends `s` as a JSON string the way Go's JSON writers write one: `"` and `\` escaped, \n \r
+// \t, other control characters as \u00XX (`short_bf`: \b and \f, as encoding/json writes them
+// since Go 1.22; json-iterator writes \u0008 and \u000c), `<`, `>` and `&` as \u003c \u003e
+// \u0026 when `escape_html`, U+2028 and U+2029 as \u2028 \u2029, and each byte that is not
+// UTF-8 as \ufffd.
+void AppendGoJsonString(std::string_view s, bool escape_html, bool short_bf, std::string* out);
+
 // The letter of a control character's one-letter Go escape (\a \b \f \n \r \t \v), or 0.
 // JSON has the same letters but \a and \v.
 char ShortEscapeLetter(char32_t r);
 // The value of a hex digit (0-9, a-f, A-F), or -1.
 int HexDigitValue(char c);
+// The value of the four hex digits at s[at] (a \u escape's), or -1 when they are not there.
+int32_t Hex4At(std::string_view s, size_t at);
 // Appends `prefix` and the last `digits` hex digits of `value`, lower case: \x1b, \u00e9.
 void AppendHexEscape(std::string_view prefix, uint32_t value, int digits, std::string* out);
 

@@ -12,41 +12,6 @@ namespace {
 
 constexpr int kMaxJsonDepth = 1000;
 
-void AppendJsonString(std::string_view s, bool escape_html, std::string* out) {
-  out->push_back('"');
-  for (size_t i = 0; i < s.size();) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    if (b < 0x80) {
-      const bool html = b == '<' || b == '>' || b == '&';
-      const char letter = ShortEscapeLetter(b);
-      if (b >= 0x20 && b != '"' && b != '\\' && !(html && escape_html)) {
-        out->push_back(static_cast<char>(b));
-      } else if (b == '"' || b == '\\') {
-        out->push_back('\\');
-        out->push_back(static_cast<char>(b));
-      } else if (letter != 0 && letter != 'a' && letter != 'v') {  // JSON has no \a or \v
-        out->push_back('\\');
-        out->push_back(letter);
-      } else {
-        AppendHexEscape("\\u", b, 4, out);
-      }
-      ++i;
-      continue;
-    }
-    size_t n;
-    const char32_t r = DecodeRune(s, i, &n);
-    if (r == 0xFFFD && n == 1) {
-      out->append("\\ufffd");
-    } else if (r == 0x2028 || r == 0x2029) {
-      AppendHexEscape("\\u", r, 4, out);
-    } else {
-      out->append(s.substr(i, n));
-    }
-    i += n;
-  }
-  out->push_back('"');
-}
-
 class Encoder {
  public:
   Encoder(const JsonStyle& style, size_t limit, std::string* out)
@@ -92,7 +57,7 @@ class Encoder {
         return true;
       }
       case GoType::kString:
-        AppendJsonString(v.s, style_.escape_html, out_);
+        AppendGoJsonString(v.s, style_.escape_html, true, out_);
         return true;
       case GoType::kTime: {
         const std::string text =
@@ -137,7 +102,7 @@ class Encoder {
           if (!first) out_->push_back(',');
           first = false;
           NewLine(depth + 1);
-          AppendJsonString(key, style_.escape_html, out_);
+          AppendGoJsonString(key, style_.escape_html, true, out_);
           out_->push_back(':');
           if (style_.indent) out_->push_back(' ');
           if (!Encode(item, depth + 1)) return false;

@@ -89,5 +89,23 @@ TEST(GoString, FloatsAreTheShortestDigitsThatReadBack) {
   EXPECT_EQ(GoFloat(5e-324, 'e'), "5e-324");
 }
 
+std::string GoJson(std::string_view s, bool escape_html, bool short_bf) {
+  std::string out;
+  AppendGoJsonString(s, escape_html, short_bf, &out);
+  return out;
+}
+
+// encoding/json (Go 1.26's json.Marshal, expectation printed by it) and json-iterator's default
+// configuration differ only in \b and \f.
+TEST(GoString, JsonStringsAreWrittenAsGosJsonWritersWriteThem) {
+  const std::string s = "\b\f\n\r\t\x01\x7f<&> \xE2\x80\xA8\xff\"\\\xC3\xA9";
+  EXPECT_EQ(GoJson(s, true, true),
+            "\"\\b\\f\\n\\r\\t\\u0001\x7f\\u003c\\u0026\\u003e \\u2028\\ufffd\\\"\\\\\xC3\xA9\"");
+  EXPECT_EQ(
+      GoJson(s, true, false),
+      "\"\\u0008\\u000c\\n\\r\\t\\u0001\x7f\\u003c\\u0026\\u003e \\u2028\\ufffd\\\"\\\\\xC3\xA9\"");
+  EXPECT_EQ(GoJson("<&>", false, true), "\"<&>\"");
+}
+
 }  // namespace
 }  // namespace skald::stages
