@@ -232,9 +232,8 @@ int main(int argc, char** argv) {
   if (!config.state_dir.empty()) {
     // docker logs (ReadLogs) is served from the journals; without them the daemon's own
     // cache serves it.
-    api.SetJournalResolver([&driver](const skald::ContainerInfo& info, std::string* error) {
-      return driver.JournalFor(info, error);
-    });
+    api.SetJournalResolver(
+        [&driver](const skald::ContainerInfo& info) { return driver.JournalFor(info); });
   }
   if (!api.Bind(socket_path)) return 1;
   // The daemon reaches the plugin before any journal is replayed: a journal whose replay ends

@@ -128,6 +128,29 @@ void PluginApiServer::SetJournalResolver(JournalResolver resolver) {
   resolver_ = std::move(resolver);
 }
 
+PluginApiServer::FoundJournal PluginApiServer::FindJournal(const ContainerInfo& info) {
+  JournalResolver resolver;
+  {
+    absl::MutexLock lock(&resolver_mu_);
+    resolver = resolver_;
+  }
+  if (!resolver) {
+    return {nullptr, 501, "skald: docker logs is not served by the plugin (it keeps no journal)"};
+  }
+  FoundJournal found{nullptr, 404, ""};
+  try {
+    found.journal = resolver(info);
+  } catch (const NoJournal& e) {
+    found.why = e.what();
+  } catch (const std::exception& e) {
+    found.why = std::string("skald: cannot open the logs of this container: ") + e.what();
+  }
+  if (!found.journal && found.why.empty()) {
+    found.why = "skald: no logs are kept for container " + info.ID();
+  }
+  return found;
+}
+
 void PluginApiServer::ReadLogs(const std::string& body, httplib::Response& res) {
   ContainerInfo info;
   ReadLogsConfig config;
@@ -139,27 +162,12 @@ void PluginApiServer::ReadLogs(const std::string& body, httplib::Response& res) 
     spdlog::warn("ReadLogs refused: {}", e.what());
     return ReplyStatusErr(res, 400, e.what());
   }
-  JournalResolver resolver;
-  {
-    absl::MutexLock lock(&resolver_mu_);
-    resolver = resolver_;
+  const FoundJournal found = FindJournal(info);
+  if (!found.journal) {
+    spdlog::info("ReadLogs {}: {}", info.Name(), found.why);
+    return ReplyStatusErr(res, found.status, found.why);
   }
-  std::string error;
-  std::shared_ptr<Journal> journal;
-  if (resolver) {
-    try {
-      journal = resolver(info, &error);
-    } catch (const std::exception& e) {
-      error = std::string("skald: cannot open the logs of this container: ") + e.what();
-    }
-  } else {
-    error = "skald: docker logs is not served by the plugin (it keeps no journal)";
-  }
-  if (!journal) {
-    if (error.empty()) error = "skald: no logs are kept for container " + info.ID();
-    spdlog::info("ReadLogs {}: {}", info.Name(), error);
-    return ReplyStatusErr(res, resolver ? 404 : 501, error);
-  }
+  const std::shared_ptr<Journal>& journal = found.journal;
   spdlog::debug("ReadLogs {}: tail {} follow {}", info.Name(), config.tail, config.follow);
 
   res.status = 200;

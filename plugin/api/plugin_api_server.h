@@ -69,6 +69,13 @@ class PluginApiServer {
   };
 
   void ReadLogs(const std::string& body, httplib::Response& res);
+  // The container's journal from the resolver, or the status and message to answer with.
+  struct FoundJournal {
+    std::shared_ptr<Journal> journal;
+    int status;
+    std::string why;
+  };
+  FoundJournal FindJournal(const ContainerInfo& info) ABSL_LOCKS_EXCLUDED(resolver_mu_);
 
   Driver& driver_;
   mutable absl::Mutex resolver_mu_;

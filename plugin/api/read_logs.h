@@ -38,10 +38,10 @@ namespace skald {
 class Journal;
 struct ContainerInfo;
 
-// Finds the journal that holds a container's logs. Returns null and sets *error to a message
-// for the user when there is none (e.g. the container was started with no-file=true).
-using JournalResolver =
-    std::function<std::shared_ptr<Journal>(const ContainerInfo& info, std::string* error)>;
+// Finds the journal that holds a container's logs. When there is none (e.g. the container was
+// started with no-file=true) it throws NoJournal (plugin/driver/driver.h) with a message for
+// the user; any other exception is reported as a journal that cannot be opened.
+using JournalResolver = std::function<std::shared_ptr<Journal>(const ContainerInfo& info)>;
 
 // The `Config` of a ReadLogs request (moby logger.ReadConfig).
 struct ReadLogsConfig {

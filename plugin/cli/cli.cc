@@ -89,8 +89,7 @@ int RunQuarantine(const std::vector<std::string>& args, std::ostream& out, std::
     if (list.empty()) out << "no quarantined journals in " << state_dir << "\n";
     return 0;
   }
-  std::string error;
-  if (!ReplayGuard::Release(state_dir, journal, &error)) {
+  if (std::string error = ReplayGuard::Release(state_dir, journal); !error.empty()) {
     err << "skald quarantine release: " << error << "\n";
     return 1;
   }

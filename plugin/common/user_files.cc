@@ -144,17 +144,16 @@ std::string HostLocationOf(const std::string& path) {
          "/propagated-mount/" + path.substr(state.size() + 1);
 }
 
-bool ReadUserFile(std::string_view option, const std::string& path, std::size_t max_bytes,
-                  std::string* out, std::string* error) {
+std::string ReadUserFile(std::string_view option, const std::string& path, std::size_t max_bytes,
+                         std::string& out) {
   const auto fail = [&](const std::string& why) {
-    *error = std::string(option) + ": cannot read '" + path + "' (inside the plugin" +
-             HostLocationOf(path) + "): " + why;
-    return false;
+    return std::string(option) + ": cannot read '" + path + "' (inside the plugin" +
+           HostLocationOf(path) + "): " + why;
   };
   std::string why;
   const UniqueFd fd = OpenUserFile(path, max_bytes, &why);
   if (!fd) return fail(why);
-  out->clear();
+  out.clear();
   char buf[4096];
   for (;;) {
     const ssize_t n = read(fd.get(), buf, sizeof buf);
@@ -163,12 +162,12 @@ bool ReadUserFile(std::string_view option, const std::string& path, std::size_t 
       return fail(std::strerror(errno));
     }
     if (n == 0) break;
-    if (out->size() + static_cast<std::size_t>(n) > max_bytes) {
+    if (out.size() + static_cast<std::size_t>(n) > max_bytes) {
       return fail("longer than " + std::to_string(max_bytes) + " bytes");
     }
-    out->append(buf, static_cast<std::size_t>(n));
+    out.append(buf, static_cast<std::size_t>(n));
   }
-  return true;
+  return "";
 }
 
 }  // namespace skald

@@ -33,11 +33,11 @@ void SetUserFilesRoot(std::string root);
 // *why (without the option's name; the path is the caller's to show).
 int OpenUserFileDescriptor(const std::string& path, std::size_t max_bytes, std::string* why);
 
-// Reads `path`, named by `option`, whole (at most `max_bytes`), opened as
-// OpenUserFileDescriptor says. Returns false and sets *error (naming the option, the path, the
-// reason and the host location) when it cannot.
-bool ReadUserFile(std::string_view option, const std::string& path, std::size_t max_bytes,
-                  std::string* out, std::string* error);
+// Reads `path`, named by `option`, whole (at most `max_bytes`) into `out`, opened as
+// OpenUserFileDescriptor says. Returns why it cannot (naming the option, the path, the reason
+// and the host location), empty when `out` holds the file.
+std::string ReadUserFile(std::string_view option, const std::string& path, std::size_t max_bytes,
+                         std::string& out);
 
 // "; on the host: <data-root>/plugins/<id>/propagated-mount/REST" for a path under STATE_DIR
 // when running as a managed plugin, else "".

@@ -8,29 +8,24 @@
 
 namespace skald {
 
-bool RenderStreamLabels(const StreamLabelSet& labels, std::string& out, std::string* error) {
+std::string RenderStreamLabels(const StreamLabelSet& labels, std::string& out) {
   std::vector<const std::pair<std::string, std::string>*> sorted;
   sorted.reserve(labels.size());
   for (const auto& label : labels) {
     if (!stages::IsValidLabelName(label.first)) {
-      if (error) {
-        *error = "invalid label name '" + label.first +
-                 "': a label name must match [a-zA-Z_][a-zA-Z0-9_]*";
-      }
-      return false;
+      return "invalid label name '" + label.first +
+             "': a label name must match [a-zA-Z_][a-zA-Z0-9_]*";
     }
     if (!label.second.empty()) sorted.push_back(&label);
   }
   std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
   for (std::size_t i = 1; i < sorted.size(); ++i) {
     if (sorted[i]->first == sorted[i - 1]->first) {
-      if (error) *error = "duplicate label name '" + sorted[i]->first + "'";
-      return false;
+      return "duplicate label name '" + sorted[i]->first + "'";
     }
   }
   if (sorted.empty()) {
-    if (error) *error = "no label with a non-empty value: Loki needs at least one stream label";
-    return false;
+    return "no label with a non-empty value: Loki needs at least one stream label";
   }
   out.clear();
   out += '{';
@@ -41,7 +36,7 @@ bool RenderStreamLabels(const StreamLabelSet& labels, std::string& out, std::str
     stages::AppendGoQuoted(sorted[i]->second, &out);
   }
   out += '}';
-  return true;
+  return "";
 }
 
 }  // namespace skald

@@ -16,9 +16,9 @@ namespace skald {
 
 using StreamLabelSet = std::vector<std::pair<std::string, std::string>>;
 
-// Renders `labels` into `out` (replacing its content). Returns false and sets `error` to a
+// Renders `labels` into `out` (replacing its content). Returns why Loki would refuse them, a
 // message naming the offending label when a name is invalid or repeated, or when no label with
-// a non-empty value remains.
-bool RenderStreamLabels(const StreamLabelSet& labels, std::string& out, std::string* error);
+// a non-empty value remains; empty when `out` holds the rendering.
+std::string RenderStreamLabels(const StreamLabelSet& labels, std::string& out);
 
 }  // namespace skald

@@ -22,8 +22,8 @@ constexpr std::size_t kMaxCachedSelectorBytes = 1024 * 1024;
 StreamSelector RenderSelector(const stages::LabelSet& labels) {
   StreamLabelSet pairs;
   labels.ForEach([&](std::string_view k, std::string_view v) { pairs.emplace_back(k, v); });
-  std::string rendered, error;
-  if (!RenderStreamLabels(pairs, rendered, &error)) return {};
+  std::string rendered;
+  if (!RenderStreamLabels(pairs, rendered).empty()) return {};
   return StreamSelector(std::move(rendered));
 }
 
@@ -103,9 +103,11 @@ ContainerPipeline::ContainerPipeline(const LogOptions& options, const ContainerI
     StreamLabelSet with_source = labels;
     with_source.emplace_back("source", std::string(LogSourceName(source)));
     std::sort(with_source.begin(), with_source.end());
-    std::string rendered, error;
-    if (!dropped_by_relabel_ && !RenderStreamLabels(with_source, rendered, &error)) {
-      throw OptionError("skald: the container's labels are not valid for Loki: " + error);
+    std::string rendered;
+    if (!dropped_by_relabel_) {
+      if (std::string why = RenderStreamLabels(with_source, rendered); !why.empty()) {
+        throw OptionError("skald: the container's labels are not valid for Loki: " + why);
+      }
     }
     rendered_labels_[static_cast<int>(source)] = StreamSelector(std::move(rendered));
     std::vector<stages::Label> as_stage_labels;

@@ -308,38 +308,31 @@ void Driver::StopLogging(const std::string& file) {
   stream_by_file_.erase(it);
 }
 
-std::shared_ptr<Journal> Driver::JournalFor(const ContainerInfo& info, std::string* error) {
+std::shared_ptr<Journal> Driver::JournalFor(const ContainerInfo& info) {
   AwaitRecovery();
   try {
     if (ParseLogOptions(info.config, config_.env_defaults).no_file) {
-      *error =
+      throw NoJournal(
           "skald: docker logs is not available for this container: it was started with "
-          "--log-opt no-file=true (no journal is kept)";
-      return nullptr;
+          "--log-opt no-file=true (no journal is kept)");
     }
   } catch (const OptionError&) {
     // Options that no longer parse still name a journal that can be read.
   }
-  if (!store_) {
-    *error = "skald: docker logs is not available: the plugin keeps no journals";
-    return nullptr;
-  }
+  if (!store_) throw NoJournal("skald: docker logs is not available: the plugin keeps no journals");
   if (!ValidContainerId(info.container_id)) {
-    *error = "skald: invalid container id '" + info.container_id + "'";
-    return nullptr;
+    throw NoJournal("skald: invalid container id '" + info.container_id + "'");
   }
   absl::MutexLock lock(&mu_);
   if (auto it = journals_.find(info.container_id); it != journals_.end()) return it->second;
   std::error_code ec;
   if (!std::filesystem::is_directory(store_->ContainerDir(info.container_id), ec)) {
-    *error = "skald: no logs are kept for container " + info.ID();
-    return nullptr;
+    throw NoJournal("skald: no logs are kept for container " + info.ID());
   }
   try {
     return OpenJournalLocked(info.container_id, LogOptions{});
   } catch (const std::exception& e) {
-    *error = std::string("skald: cannot open the container's journal: ") + e.what();
-    return nullptr;
+    throw NoJournal(std::string("skald: cannot open the container's journal: ") + e.what());
   }
 }
 

@@ -104,6 +104,13 @@ class StartRefused : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// JournalFor has no journal to give for the container (no-file=true, nothing was ever logged,
+// the journal cannot be opened). what() is the message for the user.
+class NoJournal : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class Driver : public LineSink, public DeliveryListener {
  public:
   Driver(DriverConfig config, MetricsRegistry& metrics);
@@ -151,10 +158,9 @@ class Driver : public LineSink, public DeliveryListener {
   // options count in neither.
   std::vector<LokiClientHealth> ClientsHealth() const ABSL_LOCKS_EXCLUDED(mu_);
 
-  // The journal of the container `docker logs` asks about (ReadLogs), or null with a message
-  // for the user in *error (no-file=true, or nothing was ever logged).
-  std::shared_ptr<Journal> JournalFor(const ContainerInfo& info, std::string* error)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  // The journal of the container `docker logs` asks about (ReadLogs); never null. Throws
+  // NoJournal when there is none.
+  std::shared_ptr<Journal> JournalFor(const ContainerInfo& info) ABSL_LOCKS_EXCLUDED(mu_);
 
   // LineSink (reader thread).
   void OnLines(uint64_t stream_id, std::vector<LogLine>& lines,

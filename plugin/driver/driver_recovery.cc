@@ -70,8 +70,7 @@ void Driver::Recover() {
   for (const std::string& id : ids) {
     if (!ValidContainerId(id)) continue;
     const std::filesystem::path dir = store_->ContainerDir(id);
-    std::string why;
-    if (!replay_guard_->Begin(id, dir, &why)) {
+    if (std::string why = replay_guard_->Begin(id, dir); !why.empty()) {
       spdlog::error("journal of container {}: not replayed: {}", id.substr(0, 12), why);
       continue;
     }

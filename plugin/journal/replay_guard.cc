@@ -86,7 +86,7 @@ int ReplayGuard::DeathsOf(const fs::path& dir) {
   return deaths + 1;
 }
 
-bool ReplayGuard::Begin(const std::string& id, const fs::path& dir, std::string* why) {
+std::string ReplayGuard::Begin(const std::string& id, const fs::path& dir) {
   std::error_code ec;
   const bool had_marker = fs::exists(dir / kMarkerName, ec);
   // A death counts against this journal only when a thread was working on its lines then (or
@@ -99,16 +99,14 @@ bool ReplayGuard::Begin(const std::string& id, const fs::path& dir, std::string*
     if (!ec) fs::rename(dir, to, ec);
     if (ec) {
       // Not moved: still not replayed, so that this run does not die the same way.
-      *why = "the plugin died " + std::to_string(deaths) +
+      return "the plugin died " + std::to_string(deaths) +
              " times in a row while replaying it; it could not be moved to " + to.string() + " (" +
              ec.message() + "), so it is left in place and not replayed";
-    } else {
-      *why = "the plugin died " + std::to_string(deaths) +
-             " times in a row while replaying it; set aside in " + to.string() +
-             " (`skald quarantine list`, `skald quarantine release " + to.filename().string() +
-             "` replays it at the next start)";
     }
-    return false;
+    return "the plugin died " + std::to_string(deaths) +
+           " times in a row while replaying it; set aside in " + to.string() +
+           " (`skald quarantine list`, `skald quarantine release " + to.filename().string() +
+           "` replays it at the next start)";
   }
   if (std::error_code w = WriteFileAtomically(dir / kMarkerName, std::to_string(deaths) + "\n",
                                               0600, FileSync::kFsync)) {
@@ -119,7 +117,7 @@ bool ReplayGuard::Begin(const std::string& id, const fs::path& dir, std::string*
   }
   absl::MutexLock lock(&mu_);
   marked_.push_back(dir);
-  return true;
+  return "";
 }
 
 void ReplayGuard::Clear(const fs::path& dir) {
@@ -154,31 +152,27 @@ std::vector<ReplayGuard::Quarantined> ReplayGuard::List(const fs::path& state_ro
   return out;
 }
 
-bool ReplayGuard::Release(const fs::path& state_root, const std::string& name, std::string* error) {
+std::string ReplayGuard::Release(const fs::path& state_root, const std::string& name) {
   if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
-    *error = "'" + name + "' is not the name of a quarantined journal";
-    return false;
+    return "'" + name + "' is not the name of a quarantined journal";
   }
   const fs::path from = state_root / "quarantine" / name;
   std::error_code ec;
   if (!fs::is_directory(from, ec)) {
-    *error = "no quarantined journal '" + name + "' in " + (state_root / "quarantine").string();
-    return false;
+    return "no quarantined journal '" + name + "' in " + (state_root / "quarantine").string();
   }
   const std::string id = name.substr(0, name.find('.'));
   const fs::path to = state_root / "containers" / id;
   if (fs::exists(to, ec)) {
-    *error =
-        "container " + id + " has a journal already (" + to.string() + "): remove or move it first";
-    return false;
+    return "container " + id + " has a journal already (" + to.string() +
+           "): remove or move it first";
   }
   fs::remove(from / kMarkerName, ec);
   fs::rename(from, to, ec);
   if (ec) {
-    *error = "cannot move " + from.string() + " to " + to.string() + ": " + ec.message();
-    return false;
+    return "cannot move " + from.string() + " to " + to.string() + ": " + ec.message();
   }
-  return true;
+  return "";
 }
 
 }  // namespace skald

@@ -46,9 +46,10 @@ class ReplayGuard {
   void Enter(Slot slot, std::string_view container_id);
   void Leave(Slot slot);
 
-  // Before the journal in `dir` (of container `id`) is replayed. True: replay it (its marker
-  // now counts the deaths so far). False: it was quarantined now (logged, `*why` says so).
-  bool Begin(const std::string& id, const std::filesystem::path& dir, std::string* why)
+  // Before the journal in `dir` (of container `id`) is replayed. Empty: replay it (its marker
+  // now counts the deaths so far). Otherwise it was quarantined now, and this says why and
+  // where it went.
+  std::string Begin(const std::string& id, const std::filesystem::path& dir)
       ABSL_LOCKS_EXCLUDED(mu_);
   // The replay of `dir` made progress, or ended without anything to do: its marker goes.
   void Clear(const std::filesystem::path& dir) ABSL_LOCKS_EXCLUDED(mu_);
@@ -69,10 +70,9 @@ class ReplayGuard {
   // What <state_root>/quarantine holds.
   static std::vector<Quarantined> List(const std::filesystem::path& state_root);
   // Moves quarantine/<name> back to containers/<container id>, where the next start of the
-  // plugin replays it (its marker removed). False with *error when it cannot (none such, a
-  // journal of that container already there).
-  static bool Release(const std::filesystem::path& state_root, const std::string& name,
-                      std::string* error);
+  // plugin replays it (its marker removed). Returns why it cannot (none such, a journal of
+  // that container already there), empty when it moved.
+  static std::string Release(const std::filesystem::path& state_root, const std::string& name);
 
   static constexpr std::string_view kMarkerName = kJournalReplayMarkerFile;
 

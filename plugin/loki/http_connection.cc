@@ -486,20 +486,14 @@ bool HttpConnection::Tunnel(Io& io, Answer* answer) {
   return true;
 }
 
-bool HttpConnection::LoadTlsContext(std::string* error) {
-  if (!endpoint_.tls_error.empty()) {
-    *error = endpoint_.tls_error;
-    return false;
-  }
+std::string HttpConnection::LoadTlsContext() {
+  if (!endpoint_.tls_error.empty()) return endpoint_.tls_error;
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
-  if (ctx == nullptr) {
-    *error = "cannot make a TLS context: " + OpenSslError();
-    return false;
-  }
+  if (ctx == nullptr) return "cannot make a TLS context: " + OpenSslError();
   const auto fail = [&](const std::string& why) {
-    *error = why + ": " + OpenSslError();
+    std::string error = why + ": " + OpenSslError();
     SSL_CTX_free(ctx);
-    return false;
+    return error;
   };
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
 #ifdef SSL_OP_IGNORE_UNEXPECTED_EOF
@@ -541,12 +535,11 @@ bool HttpConnection::LoadTlsContext(std::string* error) {
   SSL_CTX_set_verify(ctx, endpoint_.insecure_skip_verify ? SSL_VERIFY_NONE : SSL_VERIFY_PEER,
                      nullptr);
   tls_ctx_ = ctx;
-  return true;
+  return "";
 }
 
 bool HttpConnection::StartTls(Io& io, Answer* answer) {
-  std::string error;
-  if (tls_ctx_ == nullptr && !LoadTlsContext(&error)) {
+  if (std::string error = tls_ctx_ == nullptr ? LoadTlsContext() : std::string(); !error.empty()) {
     answer->failure = Failure::kTlsSetup;
     answer->error = error;
     Close();

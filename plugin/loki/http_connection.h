@@ -102,7 +102,8 @@ class HttpConnection {
   bool Open(Io& io, Answer* answer) ABSL_LOCKS_EXCLUDED(fd_mu_);
   bool Tunnel(Io& io, Answer* answer);
   bool StartTls(Io& io, Answer* answer);
-  bool LoadTlsContext(std::string* error);
+  // Makes tls_ctx_ from the endpoint's PEM texts; returns why it cannot ("" when it did).
+  std::string LoadTlsContext();
   void Close() ABSL_LOCKS_EXCLUDED(fd_mu_);
   // The idle connection kept from an earlier exchange is still usable (nothing to read on it).
   bool IdleConnectionAlive();

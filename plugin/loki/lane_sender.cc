@@ -69,10 +69,10 @@ LaneSender::LaneSender(LokiEndpoint& target, LokiCredentials credentials, Reques
        {std::tuple{"loki-tls-ca-file", &config_.tls.ca_file, &endpoint.ca_pem},
         std::tuple{"loki-tls-cert-file", &config_.tls.cert_file, &endpoint.cert_pem},
         std::tuple{"loki-tls-key-file", &config_.tls.key_file, &endpoint.key_pem}}) {
-    std::string error;
-    if (url.scheme == "https" && !path->empty() &&
-        !ReadUserFile(option, *path, kMaxTlsFileBytes, pem, &error) && endpoint.tls_error.empty()) {
-      endpoint.tls_error = error;
+    if (url.scheme != "https" || path->empty()) continue;
+    if (std::string why = ReadUserFile(option, *path, kMaxTlsFileBytes, *pem);
+        !why.empty() && endpoint.tls_error.empty()) {
+      endpoint.tls_error = why;
     }
   }
   endpoint.ca_file = config_.tls.ca_file;
@@ -268,9 +268,8 @@ LaneSender::Clock::time_point LaneSender::CutIfOverdue(Clock::time_point now) {
 void LaneSender::ReloadCredentials() {
   if (config_.auth.bearer_token_file.empty() && config_.auth.basic_password_file.empty()) return;
   LokiCredentials fresh;
-  std::string err;
   uint64_t suppressed = 0;
-  if (!LoadLokiCredentials(config_, target_.url, &fresh, &err)) {
+  if (std::string err = LoadLokiCredentials(config_, target_.url, fresh); !err.empty()) {
     if (target_.log_limiter.Allow("credentials", suppressed)) {
       spdlog::error("loki client {}: {}{}", target_.redacted_url, err, Suppressed(suppressed));
     }

@@ -175,7 +175,7 @@ LokiClient::Impl::Impl(LokiClientConfig c, MetricsRegistry& m)
       pending_gauge(m.GetGauge("skald_client_pending_entries",
                                "Entries accepted and not yet delivered or dropped.")),
       watchdog_([this](Clock::time_point now) { return CutOverdueRequests(now); }) {
-  if (std::string err; !LoadLokiCredentials(config, target.url, &credentials_, &err)) {
+  if (std::string err = LoadLokiCredentials(config, target.url, credentials_); !err.empty()) {
     throw std::invalid_argument(err);
   }
   if (std::string err = CheckLokiTlsFiles(config); !err.empty()) {

@@ -94,9 +94,10 @@ std::string CheckLokiTlsFiles(const LokiClientConfig& config) {
   for (const auto& [option, path] : {std::pair{"loki-tls-ca-file", config.tls.ca_file},
                                      std::pair{"loki-tls-cert-file", config.tls.cert_file},
                                      std::pair{"loki-tls-key-file", config.tls.key_file}}) {
-    std::string content, err;
-    if (!path.empty() && !ReadUserFile(option, path, kMaxTlsFileBytes, &content, &err)) {
-      return err;
+    std::string content;
+    if (path.empty()) continue;
+    if (std::string why = ReadUserFile(option, path, kMaxTlsFileBytes, content); !why.empty()) {
+      return why;
     }
   }
   return "";
@@ -105,7 +106,7 @@ std::string CheckLokiTlsFiles(const LokiClientConfig& config) {
 std::string CheckLokiClientFiles(const LokiClientConfig& config) {
   const ParsedUrl url = ParseCheckedUrl(config.url);
   LokiCredentials unused;
-  if (std::string err; !LoadLokiCredentials(config, url, &unused, &err)) return err;
+  if (std::string why = LoadLokiCredentials(config, url, unused); !why.empty()) return why;
   return CheckLokiTlsFiles(config);
 }
 

@@ -10,28 +10,25 @@
 namespace skald {
 namespace {
 
-// A secret file's content without trailing white space (a newline an editor adds).
-bool ReadSecret(std::string_view option, const std::string& path, std::string* out,
-                std::string* error) {
-  if (!ReadUserFile(option, path, kMaxSecretFileBytes, out, error)) return false;
-  while (!out->empty() && std::isspace(static_cast<unsigned char>(out->back()))) out->pop_back();
-  if (out->empty()) {
-    *error = std::string(option) + ": '" + path + "' is empty";
-    return false;
+// A secret file's content without trailing white space (a newline an editor adds), into
+// `out`; returns why it cannot be used ("" when it can).
+std::string ReadSecret(std::string_view option, const std::string& path, std::string& out) {
+  if (std::string why = ReadUserFile(option, path, kMaxSecretFileBytes, out); !why.empty()) {
+    return why;
   }
-  for (unsigned char c : *out) {
-    if (c < 0x20 || c == 0x7f) {
-      *error = std::string(option) + ": '" + path + "' holds a control character";
-      return false;
-    }
+  while (!out.empty() && std::isspace(static_cast<unsigned char>(out.back()))) out.pop_back();
+  if (out.empty()) return std::string(option) + ": '" + path + "' is empty";
+  for (unsigned char c : out) {
+    if (c < 0x20 || c == 0x7f)
+      return std::string(option) + ": '" + path + "' holds a control character";
   }
-  return true;
+  return "";
 }
 
 }  // namespace
 
-bool LoadLokiCredentials(const LokiClientConfig& config, const ParsedUrl& url, LokiCredentials* out,
-                         std::string* error) {
+std::string LoadLokiCredentials(const LokiClientConfig& config, const ParsedUrl& url,
+                                LokiCredentials& out) {
   LokiCredentials c;
   if (url.has_userinfo) {
     c.basic_user = url.user;
@@ -40,18 +37,21 @@ bool LoadLokiCredentials(const LokiClientConfig& config, const ParsedUrl& url, L
   const LokiAuthConfig& a = config.auth;
   if (!a.basic_username.empty()) {
     c.basic_user = a.basic_username;
-    if (!ReadSecret("loki-basic-auth-password-file", a.basic_password_file, &c.basic_password,
-                    error)) {
-      return false;
+    if (std::string why =
+            ReadSecret("loki-basic-auth-password-file", a.basic_password_file, c.basic_password);
+        !why.empty()) {
+      return why;
     }
   }
   c.bearer = a.bearer_token;
-  if (!a.bearer_token_file.empty() &&
-      !ReadSecret("loki-bearer-token-file", a.bearer_token_file, &c.bearer, error)) {
-    return false;
+  if (!a.bearer_token_file.empty()) {
+    if (std::string why = ReadSecret("loki-bearer-token-file", a.bearer_token_file, c.bearer);
+        !why.empty()) {
+      return why;
+    }
   }
-  *out = std::move(c);
-  return true;
+  out = std::move(c);
+  return "";
 }
 
 }  // namespace skald

@@ -18,8 +18,9 @@ struct LokiCredentials {
 
 // Reads what `config` authenticates with (`url` is config.url parsed). Secret files hold at
 // most 64 KiB; trailing white space is removed, and an empty file or one with a control
-// character is refused. False with *error naming the option and the file.
-bool LoadLokiCredentials(const LokiClientConfig& config, const ParsedUrl& url, LokiCredentials* out,
-                         std::string* error);
+// character is refused. Returns why they cannot be read (naming the option and the file), empty
+// when `out` holds them (`out` is left as it was otherwise).
+std::string LoadLokiCredentials(const LokiClientConfig& config, const ParsedUrl& url,
+                                LokiCredentials& out);
 
 }  // namespace skald

@@ -112,9 +112,8 @@ void BM_RenderStreamLabels(benchmark::State& state) {
       {"compose_service", "web"},       {"source", "stdout"},      {"level", "info"},
       {"context", "HttpService"}};
   std::string out;
-  std::string error;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(RenderStreamLabels(labels, out, &error));
+    benchmark::DoNotOptimize(RenderStreamLabels(labels, out));
     benchmark::DoNotOptimize(out.data());
   }
   state.SetItemsProcessed(state.iterations());

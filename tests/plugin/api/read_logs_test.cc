@@ -616,10 +616,9 @@ class ReadLogsApi : public ReadLogs {
   }
 
   void SetResolver() {
-    api_->SetJournalResolver([this](const ContainerInfo& info, std::string* error) {
+    api_->SetJournalResolver([this](const ContainerInfo& info) {
       if (info.container_id == "c1") return journal_;
-      *error = "skald: no journal for " + info.container_id;
-      return std::shared_ptr<Journal>();
+      throw NoJournal("skald: no journal for " + info.container_id);
     });
   }
 

@@ -33,9 +33,8 @@ std::vector<std::string> RunAndDie(const fs::path& root, const std::string& on) 
   std::vector<std::string> quarantined;
   ReplayGuard guard(root);
   for (const char* id : {"aaaa", "bbbb"}) {
-    std::string why;
     if (!fs::exists(root / "containers" / id)) continue;
-    if (!guard.Begin(id, root / "containers" / id, &why)) quarantined.push_back(id);
+    if (!guard.Begin(id, root / "containers" / id).empty()) quarantined.push_back(id);
   }
   if (!on.empty()) guard.Enter(ReplayGuard::kReaderSlot, on);
   return quarantined;  // no ClearAll: the process "died" here
@@ -61,9 +60,8 @@ TEST_F(ReplayGuardTest, WithoutAThreadNamingOneEveryJournalReplayedCountsADeath)
 TEST_F(ReplayGuardTest, ProgressAndACleanStopClearTheMarkers) {
   {
     ReplayGuard guard(root_);
-    std::string why;
-    ASSERT_TRUE(guard.Begin("aaaa", Dir("aaaa"), &why));
-    ASSERT_TRUE(guard.Begin("bbbb", Dir("bbbb"), &why));
+    ASSERT_EQ(guard.Begin("aaaa", Dir("aaaa")), "");
+    ASSERT_EQ(guard.Begin("bbbb", Dir("bbbb")), "");
     guard.Clear(Dir("aaaa"));  // its cursor moved on
     EXPECT_EQ(ReplayGuard::DeathsOf(Dir("aaaa")), 0);
     EXPECT_EQ(ReplayGuard::DeathsOf(Dir("bbbb")), 1);
@@ -94,11 +92,10 @@ TEST_F(ReplayGuardTest, AQuarantinedJournalIsListedAndReleased) {
   const auto list = ReplayGuard::List(root_);
   ASSERT_EQ(list.size(), 1u);
   EXPECT_EQ(list[0].name, "bbbb");
-  std::string error;
-  EXPECT_FALSE(ReplayGuard::Release(root_, "../containers", &error));
-  EXPECT_FALSE(ReplayGuard::Release(root_, "cccc", &error));
+  EXPECT_NE(ReplayGuard::Release(root_, "../containers"), "");
+  const std::string error = ReplayGuard::Release(root_, "cccc");
   EXPECT_NE(error.find("no quarantined journal"), std::string::npos) << error;
-  ASSERT_TRUE(ReplayGuard::Release(root_, "bbbb", &error)) << error;
+  ASSERT_EQ(ReplayGuard::Release(root_, "bbbb"), "");
   EXPECT_TRUE(fs::is_directory(Dir("bbbb")));
   EXPECT_EQ(ReplayGuard::DeathsOf(Dir("bbbb")), 0);  // replayed afresh
   EXPECT_TRUE(ReplayGuard::List(root_).empty());
