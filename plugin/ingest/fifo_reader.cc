@@ -40,13 +40,6 @@ UniqueFd OpenFifo(const std::string& path) {
 
 constexpr uint32_t kFifoEvents = EPOLLIN | EPOLLRDHUP;
 
-// Bytes of the lines of `lines` from index `from` on.
-std::size_t LineBytesFrom(const std::vector<LogLine>& lines, std::size_t from) {
-  std::size_t bytes = 0;
-  for (std::size_t i = from; i < lines.size(); ++i) bytes += lines[i].line.size();
-  return bytes;
-}
-
 }  // namespace
 
 struct FifoReader::Stream {
@@ -63,20 +56,12 @@ struct FifoReader::Stream {
 };
 
 struct FifoReader::Journaled {
-  uint64_t id;
-  std::shared_ptr<Journal> journal;
-  std::size_t max_line_bytes;
-  std::unique_ptr<JournalFrameReader> reader;
-  LineAssembler assembler;
-  std::vector<LogLine> lines;
-  AssemblerCounts reported;
-  uint64_t skipped_reported = 0;
-  uint64_t lost_reported = 0;
-  int sessions = 0;     // live sessions (mu_)
-  bool ended = false;   // (mu_)
-  bool paused = false;  // the sink wanted no more lines: decoded again after Wake()
-  bool retry = false;   // the journal could not be read: decoded again after kPausedRetry
-  bool more = false;    // stopped at the round limit with more to read
+  Journaled(uint64_t id, std::shared_ptr<Journal> journal, JournalPosition from,
+            std::size_t max_line_bytes, LineSink& sink, DecodeCounters& counters)
+      : decoder(id, std::move(journal), from, max_line_bytes, sink, counters) {}
+  JournalStreamDecoder decoder;
+  int sessions = 0;    // live sessions (mu_)
+  bool ended = false;  // (mu_)
 };
 
 struct FifoReader::Session {
@@ -99,26 +84,9 @@ struct FifoReader::Session {
 FifoReader::FifoReader(LineSink& sink, MetricsRegistry& metrics)
     : sink_(sink),
       read_buffer_(std::make_unique<char[]>(kReadBufferBytes)),
-      lines_read_(metrics.GetCounter("skald_lines_read_total",
-                                     "Log lines read from containers (after partial-line "
-                                     "assembly; a line cut at loki-max-line-size counts once "
-                                     "per piece).")),
+      decode_counters_(metrics),
       bytes_read_(
           metrics.GetCounter("skald_fifo_bytes_read_total", "Bytes read from container FIFOs.")),
-      blank_lines_(metrics.GetCounter("skald_entries_dropped_total",
-                                      "Entries not delivered, by reason.",
-                                      {{"reason", "blank_line"}})),
-      split_lines_(metrics.GetCounter("skald_lines_split_total",
-                                      "Lines longer than loki-max-line-size sent as pieces.")),
-      corrupt_streams_(metrics.GetCounter(
-          "skald_streams_corrupt_total",
-          "Streams closed (no-file) or journal segments skipped because a frame did not decode.")),
-      torn_bytes_(metrics.GetCounter(
-          "skald_journal_skipped_bytes_total",
-          "Journal bytes skipped: frames torn by a crash or a stream cut mid-frame.")),
-      lost_bytes_(metrics.GetCounter("skald_journal_lost_bytes_total",
-                                     "Journal bytes that could not be read (a segment removed "
-                                     "by hand, an I/O error): their lines are lost.")),
       write_errors_(metrics.GetCounter(
           "skald_journal_write_errors_total",
           "Writes the journal refused (disk full, I/O error): the stream went on in memory or, "
@@ -141,8 +109,8 @@ FifoReader::FifoReader(LineSink& sink, MetricsRegistry& metrics)
 
 FifoReader::~FifoReader() {
   Stop();
-  for (auto& [id, j] : journaled_) j->journal->SetEvictHook(nullptr);
-  // The members close the FIFOs, the eventfd and the epoll instance.
+  // The members close the FIFOs, the eventfd and the epoll instance; the journal streams'
+  // decoders remove their evict hooks.
 }
 
 void FifoReader::Stop() {
@@ -177,22 +145,8 @@ void FifoReader::Add(uint64_t stream_id, const std::string& path, std::size_t ma
 
 void FifoReader::AddJournalStream(uint64_t stream_id, std::shared_ptr<Journal> journal,
                                   JournalPosition from, std::size_t max_line_bytes) {
-  auto j =
-      std::make_unique<Journaled>(Journaled{stream_id,
-                                            journal,
-                                            max_line_bytes,
-                                            std::make_unique<JournalFrameReader>(journal, from),
-                                            LineAssembler(max_line_bytes),
-                                            {},
-                                            {},
-                                            0,
-                                            0,
-                                            0,
-                                            false,
-                                            false,
-                                            true});
-  Journaled* raw = j.get();
-  journal->SetEvictHook([this, raw](uint64_t segment) { OnEvict(*raw, segment); });
+  auto j = std::make_unique<Journaled>(stream_id, std::move(journal), from, max_line_bytes, sink_,
+                                       decode_counters_);
   {
     absl::MutexLock lock(&mu_);
     journaled_[stream_id] = std::move(j);
@@ -366,10 +320,10 @@ bool FifoReader::OnWriteError(Session& session, Journaled& j, const std::system_
   const auto now = std::chrono::steady_clock::now();
   session.retry_at = now + kJournalRetry;
   uint64_t suppressed = 0;
-  const bool block = j.journal->limits().block_when_full;
+  const bool block = j.decoder.journal().limits().block_when_full;
   if (block) {
     // The user chose to lose nothing: the bytes stay in the FIFO until the journal takes them.
-    if (log_limiter_.Allow("write:" + j.journal->dir().string(), suppressed)) {
+    if (log_limiter_.Allow("write:" + j.decoder.journal().dir().string(), suppressed)) {
       spdlog::error(
           "{}: the journal refuses bytes: {}; loki-on-full=block: the container waits until "
           "it takes them again{}",
@@ -381,7 +335,7 @@ bool FifoReader::OnWriteError(Session& session, Journaled& j, const std::system_
     }
     return true;
   }
-  if (log_limiter_.Allow("write:" + j.journal->dir().string(), suppressed)) {
+  if (log_limiter_.Allow("write:" + j.decoder.journal().dir().string(), suppressed)) {
     spdlog::error(
         "{}: the journal refuses bytes: {}; the container's lines go on in memory (no docker "
         "logs for them; the container waits for Loki when it is behind, and lines are dropped "
@@ -399,7 +353,7 @@ bool FifoReader::OnWriteError(Session& session, Journaled& j, const std::system_
   session.writer->Seal();
   session.writer.reset();
   if (!session.memory) session.memory = std::make_unique<MemoryFallback>();
-  session.memory->Start(std::move(pending), j.max_line_bytes);
+  session.memory->Start(std::move(pending), j.decoder.max_line_bytes());
   if (session.blocked) {
     session.blocked = false;
     Repoll(session.fd.get());
@@ -410,7 +364,7 @@ bool FifoReader::OnWriteError(Session& session, Journaled& j, const std::system_
 bool FifoReader::TryResumeJournal(Session& session, Journaled& j) {
   std::unique_ptr<Journal::Writer> writer;
   try {
-    writer = j.journal->StartWriter(session.path);
+    writer = j.decoder.journal().StartWriter(session.path);
     // The start of a frame whose rest is in the FIFO: the new segment begins with it.
     if (!session.memory->pending().empty()) writer->Append(session.memory->pending());
   } catch (const std::system_error& e) {
@@ -418,7 +372,7 @@ bool FifoReader::TryResumeJournal(Session& session, Journaled& j) {
     session.retry_at = std::chrono::steady_clock::now() + kJournalRetry;
     write_errors_.Add();
     uint64_t suppressed = 0;
-    if (log_limiter_.Allow("write:" + j.journal->dir().string(), suppressed)) {
+    if (log_limiter_.Allow("write:" + j.decoder.journal().dir().string(), suppressed)) {
       spdlog::error("{}: the journal still refuses bytes: {}; going on in memory{}", session.path,
                     e.what(), Suppressed(suppressed));
     }
@@ -426,7 +380,7 @@ bool FifoReader::TryResumeJournal(Session& session, Journaled& j) {
   }
   spdlog::info("{}: the journal takes bytes again; journaling resumed", session.path);
   session.memory->Finish();  // a line open in memory ends here; the journal goes on
-  ReportCounts(session.memory->assembler(), session.memory->reported());
+  decode_counters_.ReportAssembler(session.memory->assembler(), session.memory->reported());
   HandOverMemory(session, j);
   session.writer = std::move(writer);
   return true;
@@ -438,7 +392,7 @@ bool FifoReader::FeedMemory(Session& session, Journaled& j) {
   }
   MemoryFallback& memory = *session.memory;
   // Loki takes lines: a full queue holds the FIFO rather than dropping lines Loki could take.
-  const bool hold = sink_.LokiTakesLines(j.id);
+  const bool hold = sink_.LokiTakesLines(j.decoder.id());
   std::size_t moved = 0;
   bool eof = false;
   while (moved < hand_over::kRoundBytes) {
@@ -462,12 +416,12 @@ bool FifoReader::FeedMemory(Session& session, Journaled& j) {
     if (const uint64_t skipped =
             memory.Decode(std::string_view(read_buffer_.get(), static_cast<std::size_t>(n)));
         skipped > 0) {
-      torn_bytes_.Add(skipped);
+      decode_counters_.torn_bytes.Add(skipped);
     }
     if (static_cast<std::size_t>(n) < kReadBufferBytes) break;
   }
   if (eof) memory.Finish();
-  ReportCounts(memory.assembler(), memory.reported());
+  decode_counters_.ReportAssembler(memory.assembler(), memory.reported());
   HandOverMemory(session, j, /*all=*/eof);
   if (!eof && hold && memory.queued_bytes() >= MemoryFallback::kMaxQueuedBytes && !session.held) {
     session.held = true;
@@ -479,7 +433,8 @@ bool FifoReader::FeedMemory(Session& session, Journaled& j) {
 bool FifoReader::MayRelease(Session& session, Journaled& j) {
   HandOverMemory(session, j);
   return session.memory->queued_bytes() < MemoryFallback::kMaxQueuedBytes ||
-         !sink_.LokiTakesLines(j.id) || std::chrono::steady_clock::now() >= session.retry_at;
+         !sink_.LokiTakesLines(j.decoder.id()) ||
+         std::chrono::steady_clock::now() >= session.retry_at;
 }
 
 void FifoReader::HandOverMemory(Session& session, Journaled& j, bool all) {
@@ -487,12 +442,12 @@ void FifoReader::HandOverMemory(Session& session, Journaled& j, bool all) {
   MemoryFallback& memory = *session.memory;
   // While Loki takes lines, a full queue holds the FIFO instead (FeedMemory); at the end of the
   // session every line goes.
-  const uint64_t dropped = all || sink_.LokiTakesLines(j.id) ? 0 : memory.DropOverflow();
+  const uint64_t dropped = all || sink_.LokiTakesLines(j.decoder.id()) ? 0 : memory.DropOverflow();
   if (dropped > 0) {
-    lines_read_.Add(dropped);
+    decode_counters_.lines_read.Add(dropped);
     disk_full_lines_.Add(dropped);
     uint64_t suppressed = 0;
-    if (log_limiter_.Allow("disk_full:" + j.journal->dir().string(), suppressed)) {
+    if (log_limiter_.Allow("disk_full:" + j.decoder.journal().dir().string(), suppressed)) {
       spdlog::warn(
           "{}: the journal cannot be written and Loki is away; {} lines dropped (disk_full){}",
           session.path, dropped, Suppressed(suppressed));
@@ -501,34 +456,11 @@ void FifoReader::HandOverMemory(Session& session, Journaled& j, bool all) {
   std::vector<LogLine> handover;
   // At the end of the session the rest goes whatever the window (it is at most
   // MemoryFallback::kMaxQueuedBytes): the session and its queue are about to go.
-  while (!memory.empty() && (all || sink_.WantsLines(j.id))) {
+  while (!memory.empty() && (all || sink_.WantsLines(j.decoder.id()))) {
     memory.TakeHandOver(handover);
-    lines_read_.Add(handover.size());
-    sink_.OnLines(j.id, handover, ResumeOf(j));
+    decode_counters_.lines_read.Add(handover.size());
+    sink_.OnLines(j.decoder.id(), handover, j.decoder.Resume());
   }
-}
-
-void FifoReader::ReportReaderBytes(Journaled& j) {
-  if (uint64_t skipped = j.reader->skipped_bytes(); skipped > j.skipped_reported) {
-    torn_bytes_.Add(skipped - j.skipped_reported);
-    j.skipped_reported = skipped;
-  }
-  if (uint64_t lost = j.reader->lost_bytes(); lost > j.lost_reported) {
-    lost_bytes_.Add(lost - j.lost_reported);
-    j.lost_reported = lost;
-  }
-}
-
-JournalPosition FifoReader::ResumeOf(const Journaled& j) {
-  return j.assembler.HasPending() ? j.assembler.PendingSince() : j.reader->position();
-}
-
-void FifoReader::ReportCounts(const LineAssembler& assembler, AssemblerCounts& reported) {
-  const AssemblerCounts& c = assembler.counts();
-  blank_lines_.Add(c.blank_lines - reported.blank_lines);
-  split_lines_.Add(c.split_lines - reported.split_lines);
-  lines_read_.Add(c.blank_lines - reported.blank_lines);  // blank lines were read too
-  reported = c;
 }
 
 void FifoReader::FeedAndMaybeEnd(Session& session, Journaled& j) {
@@ -559,115 +491,23 @@ void FifoReader::FeedAndMaybeEnd(Session& session, Journaled& j) {
     epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr);
     sessions_.erase(fd);  // closes it; `session` is gone from here on; see Close()
   }
-  j.more = true;  // decoded once per loop round
-}
-
-void FifoReader::OnEvict(Journaled& j, uint64_t segment) {
-  if (j.reader->position().segment > segment) return;  // read already
-  // Count the complete lines the stream had not read from the evicted segment, then go on
-  // after it. (The segment can still be read: the hook runs before it is deleted.)
-  JournalFrameReader counter(j.journal, j.reader->position());
-  uint64_t lines = 0;
-  std::string_view body;
-  JournalPosition start;
-  while (counter.Next(&body, &start) == JournalFrameReader::Status::kFrame &&
-         start.segment <= segment) {
-    auto entry = DecodeLogEntry(body);
-    if (entry && (!entry->partial || entry->partial_last || !entry->has_partial_metadata)) ++lines;
-  }
-  if (j.assembler.HasPending()) ++lines;  // a line whose first partial chunks were read already
-  ReportReaderBytes(j);
-  j.reader = std::make_unique<JournalFrameReader>(j.journal, JournalPosition{segment + 1, 0});
-  ReportCounts(j.assembler, j.reported);
-  j.assembler = LineAssembler(j.max_line_bytes);
-  j.reported = {};
-  j.skipped_reported = 0;
-  j.lost_reported = 0;
-  j.more = true;
-  if (lines > 0) sink_.OnEvicted(j.id, lines);
-}
-
-void FifoReader::HandOver(Journaled& j) {
-  if (j.lines.empty()) return;
-  lines_read_.Add(j.lines.size());
-  sink_.OnLines(j.id, j.lines, ResumeOf(j));
-  j.lines.clear();
+  j.decoder.more = true;  // decoded once per loop round
 }
 
 void FifoReader::HandOver(Stream& s) {
   if (s.lines.empty()) return;
-  lines_read_.Add(s.lines.size());
+  decode_counters_.lines_read.Add(s.lines.size());
   sink_.OnLines(s.id, s.lines, JournalPosition{});
   s.lines.clear();
 }
 
 bool FifoReader::Decode(Journaled& j) {
-  constexpr std::size_t kRoundFrames = 8192;  // per call: other streams get their turn
-  j.more = false;
-  j.paused = false;
-  j.retry = false;
-  bool end = false;
-  std::string_view body;
-  JournalPosition start;
-  std::size_t frames = 0;
-  std::size_t handover_bytes = 0;  // of j.lines
-  while (!end) {
-    if (frames == kRoundFrames) {
-      j.more = true;
-      break;
-    }
-    // Lines go to the sink in hand-overs (hand_over_bounds.h; counted in frames here), and its
-    // window is checked before each hand-over (not per line: it takes a lock), so a window
-    // overshoots by at most one hand-over per stream.
-    if (frames % hand_over::kMaxLines == 0 || handover_bytes >= hand_over::kMaxBytes) {
-      HandOver(j);
-      handover_bytes = 0;
-      if (!sink_.WantsLines(j.id)) {
-        j.paused = true;
-        break;
-      }
-    }
-    ++frames;
-    const auto st = j.reader->Next(&body, &start);
-    if (st == JournalFrameReader::Status::kWait) break;
-    if (st == JournalFrameReader::Status::kRetry) {
-      j.retry = true;  // looked at again after kPausedRetry
-      break;
-    }
-    if (st == JournalFrameReader::Status::kEnd) {
-      absl::MutexLock lock(&mu_);
-      if (j.sessions == 0) {
-        j.ended = true;
-        end = true;
-      }
-      break;
-    }
-    if (st == JournalFrameReader::Status::kCorrupt) {
-      corrupt_streams_.Add();
-      spdlog::error("journal {}: a frame over 1 MiB; skipped to the next segment",
-                    j.journal->dir().string());
-      continue;
-    }
-    auto entry = DecodeLogEntry(body);
-    if (!entry) {
-      spdlog::error("journal {}: an undecodable frame at segment {} offset {}; skipped",
-                    j.journal->dir().string(), start.segment, start.offset);
-      continue;
-    }
-    const std::size_t before = j.lines.size();
-    j.assembler.Add(*entry, j.lines, FrameSpan{start, j.reader->position()});
-    handover_bytes += LineBytesFrom(j.lines, before);
-  }
-  if (end) j.assembler.Finish(j.lines);
-  ReportReaderBytes(j);
-  ReportCounts(j.assembler, j.reported);
-  HandOver(j);
-  if (end) {
-    j.journal->SetEvictHook(nullptr);
-    sink_.OnEnd(j.id, false);
-    return false;
-  }
-  return true;
+  return j.decoder.Decode([this, &j] {
+    absl::MutexLock lock(&mu_);
+    if (j.sessions > 0) return false;  // a FIFO still feeds the journal
+    j.ended = true;
+    return true;
+  });
 }
 
 bool FifoReader::Drain(Stream& s) {
@@ -731,9 +571,9 @@ bool FifoReader::Drain(Stream& s) {
     if (static_cast<std::size_t>(n) < kReadBufferBytes) break;  // drained for now
   }
   if (eof || corrupt) s.assembler.Finish(s.lines);
-  ReportCounts(s.assembler, s.reported);
+  decode_counters_.ReportAssembler(s.assembler, s.reported);
   HandOver(s);
-  if (corrupt) corrupt_streams_.Add();
+  if (corrupt) decode_counters_.corrupt_streams.Add();
   if (eof || corrupt) {
     if (eof && !s.buffer.empty()) {
       spdlog::warn("{}: the stream ended inside a frame; {} bytes of it dropped", s.path,
@@ -797,8 +637,8 @@ int FifoReader::NextWaitMs(LoopHooks* hooks) {
     hooks->decode_hook = decode_hook_;
     bool any_more = false, any_retry = false, any_blocked = false, any_held = false;
     for (auto& [id, j] : journaled_) {
-      any_more |= j->more;
-      any_retry |= j->retry;
+      any_more |= j->decoder.more;
+      any_retry |= j->decoder.retry;
     }
     for (auto& [fd, s] : sessions_) {
       any_blocked |= s->blocked;
@@ -881,7 +721,7 @@ void FifoReader::Revisit(Revisits& r, bool woken, bool retry_due) {
       }
     }
     for (auto& [id, j] : journaled_) {
-      if (j->more || (j->paused && woken) || (j->retry && retry_due)) {
+      if (j->decoder.more || (j->decoder.paused && woken) || (j->decoder.retry && retry_due)) {
         r.to_decode.push_back(j.get());
       }
     }
@@ -914,24 +754,24 @@ void FifoReader::DecodeJournals(const std::vector<Journaled*>& to_decode,
                                 const std::function<void(const std::string&)>& decode_hook) {
   for (Journaled* j : to_decode) {
     bool alive = true;
-    if (decode_hook) decode_hook(j->journal->dir().filename().string());
+    if (decode_hook) decode_hook(j->decoder.journal().dir().filename().string());
     try {
       alive = Decode(*j);
     } catch (const std::exception& e) {
       // Not an expected I/O error (the journal reader reports those): look again later.
       loop_errors_.Add();
       uint64_t suppressed = 0;
-      if (log_limiter_.Allow("decode:" + j->journal->dir().string(), suppressed)) {
-        spdlog::error("journal {}: {}; retrying{}", j->journal->dir().string(), e.what(),
+      if (log_limiter_.Allow("decode:" + j->decoder.journal().dir().string(), suppressed)) {
+        spdlog::error("journal {}: {}; retrying{}", j->decoder.journal().dir().string(), e.what(),
                       Suppressed(suppressed));
       }
-      j->more = false;
-      j->retry = true;
+      j->decoder.more = false;
+      j->decoder.retry = true;
     }
     if (decode_hook) decode_hook("");
     if (!alive) {
       absl::MutexLock lock(&mu_);
-      journaled_.erase(j->id);
+      journaled_.erase(j->decoder.id());
     }
   }
 }

@@ -46,35 +46,15 @@
 
 #include "plugin/common/log_limiter.h"
 #include "plugin/common/posix_file.h"
+#include "plugin/ingest/decode_counters.h"
+#include "plugin/ingest/journal_stream_decoder.h"
 #include "plugin/ingest/line_assembler.h"
+#include "plugin/ingest/line_sink.h"
 #include "plugin/journal/journal.h"
 #include "plugin/journal/journal_writer.h"
 #include "plugin/metrics/metrics.h"
 
 namespace skald {
-
-class LineSink {
- public:
-  virtual ~LineSink() = default;
-  // Called on the reader thread; `lines` may be moved from. For a journal stream, `resume` is
-  // where a restart must start reading to produce every line after these (before a line whose
-  // partial chunks are still being assembled, if any); for a memory stream it is {0, 0}.
-  virtual void OnLines(uint64_t stream_id, std::vector<LogLine>& lines,
-                       const JournalPosition& resume) = 0;
-  virtual void OnEnd(uint64_t stream_id, bool corrupt) = 0;
-  // Journal streams: false pauses decoding until Wake() (the data waits on disk).
-  virtual bool WantsLines(uint64_t /*stream_id*/) { return true; }
-  // Journal streams whose journal refuses bytes (memory mode): whether the stream's Loki takes
-  // lines now. While it does, a full memory queue holds the FIFO (the container waits at
-  // Loki's pace) instead of dropping the oldest lines as disk_full.
-  virtual bool LokiTakesLines(uint64_t /*stream_id*/) { return false; }
-  // Memory streams: true holds the FIFO unread (the container waits) until it turns false;
-  // asked before every read and every kHeldRecheck while held.
-  virtual bool HoldsMemoryStream(uint64_t /*stream_id*/) { return false; }
-  // Journal streams: `lines` complete lines were evicted by the journal budget before they
-  // were read (counted as dropped, reason journal_full).
-  virtual void OnEvicted(uint64_t /*stream_id*/, uint64_t /*lines*/) {}
-};
 
 class FifoReader {
  public:
@@ -179,20 +159,12 @@ class FifoReader {
   // A held session: hands queued lines over; true when it may read its FIFO again (the queue
   // has room, Loki stopped taking lines, or the journal is due to be tried).
   bool MayRelease(Session& session, Journaled& j);
-  // Adds the bytes `j`'s reader skipped (torn, evicted) or lost since the last report.
-  void ReportReaderBytes(Journaled& j);
-  // Where a restart must read `j`'s journal again to produce every line not handed over.
-  static JournalPosition ResumeOf(const Journaled& j);
   // Feed(), and when the session ended, closes and forgets it.
   void FeedAndMaybeEnd(Session& session, Journaled& j) ABSL_LOCKS_EXCLUDED(mu_);
   // Decodes what the stream may; returns false when the stream ended (and was reported).
   bool Decode(Journaled& j) ABSL_LOCKS_EXCLUDED(mu_);
-  // Gives the lines decoded so far to the sink.
-  void HandOver(Journaled& j);
+  // Gives a memory stream's lines decoded so far to the sink.
   void HandOver(Stream& s);
-  void OnEvict(Journaled& j, uint64_t segment);
-  // Adds what the assembler counted since `reported` to the metrics; updates `reported`.
-  void ReportCounts(const LineAssembler& assembler, AssemblerCounts& reported);
   void Close(int fd) ABSL_LOCKS_EXCLUDED(mu_);
   // epoll_ctl(op) of `fd` for `events` (0: registered, not polled). Returns 0 or the errno.
   int Watch(int fd, uint32_t events, int op);
@@ -200,13 +172,8 @@ class FifoReader {
   LineSink& sink_;
   std::unique_ptr<char[]> read_buffer_;  // used by the loop thread only
   std::size_t round_bytes_ = 0;          // bytes taken from FIFOs in this loop round (loop thread)
-  Counter& lines_read_;
+  DecodeCounters decode_counters_;
   Counter& bytes_read_;
-  Counter& blank_lines_;
-  Counter& split_lines_;
-  Counter& corrupt_streams_;
-  Counter& torn_bytes_;
-  Counter& lost_bytes_;
   Counter& write_errors_;
   Counter& disk_full_lines_;
   Counter& loop_errors_;

@@ -367,33 +367,6 @@ TEST_F(FifoReaderJournalTest, AJournalThatCannotBeWrittenGoesOnInMemory) {
   EXPECT_TRUE(sink.WaitEnded(1, 10s));
 }
 
-// A segment removed by hand while its journal is replayed: the replay goes on with the next
-// segment and ends; the bytes are counted as lost. (The reader used to spin on it for ever,
-// and the single FIFO thread with it.)
-TEST_F(FifoReaderJournalTest, ASegmentRemovedBeforeItsReplayIsCountedLostAndTheStreamEnds) {
-  auto journal = Journal::Open(journal_dir_, {});
-  for (int s = 0; s < 3; ++s) {
-    auto w = journal->StartWriter("/gone" + std::to_string(s));
-    std::string frames;
-    for (int i = 0; i < 10; ++i) frames += Frame("s" + std::to_string(s) + " " + std::to_string(i));
-    w->Append(frames);
-    w->Seal();
-  }
-  const fs::path second = journal_dir_ / "0000000002.seg";
-  const uint64_t lost = fs::file_size(second);
-  ASSERT_TRUE(fs::remove(second));
-  MetricsRegistry metrics;
-  CollectingSink sink;
-  FifoReader reader(sink, metrics);
-  reader.AddJournalStream(7, journal, {}, 1 << 20);
-  ASSERT_TRUE(sink.WaitEnded(1, 10s)) << "the replay did not end";
-  auto lines = sink.Lines(7);
-  ASSERT_EQ(lines.size(), 20u);
-  EXPECT_EQ(lines.front(), "s0 0");
-  EXPECT_EQ(lines.back(), "s2 9");
-  EXPECT_EQ(metrics.CounterTotal("skald_journal_lost_bytes_total"), lost);
-}
-
 // A sink whose window the test opens and closes.
 class GatedSink : public LineSink {
  public:
