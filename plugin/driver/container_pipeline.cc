@@ -9,6 +9,7 @@
 #include "plugin/common/user_files.h"
 #include "plugin/config/container_labels.h"
 #include "plugin/config/stream_labels.h"
+#include "plugin/driver/stage_yaml_cache.h"
 
 namespace skald {
 namespace {
@@ -43,7 +44,8 @@ std::unique_ptr<stages::Pipeline> BuildPipeline(const LogOptions& options,
   build.open_file = OpenUserFileDescriptor;
   try {
     if (!options.pipeline_stages.empty()) {
-      return stages::Pipeline::FromYaml(options.pipeline_stages, build);
+      return stages::Pipeline::FromNode(StageYamlCache::Shared().StagesOf(options.pipeline_stages),
+                                        build);
     }
     if (!options.pipeline_stage_file.empty()) {
       return stages::Pipeline::FromFile(options.pipeline_stage_file, build);
