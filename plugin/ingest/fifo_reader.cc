@@ -180,25 +180,6 @@ bool FifoReader::AddSession(uint64_t stream_id, const std::string& fifo_path,
   return true;
 }
 
-namespace {
-
-int64_t SteadyNowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-// Lowers `target` to `value`; true when it did.
-bool LowerTo(std::atomic<int64_t>& target, int64_t value) {
-  int64_t current = target.load();
-  while (value < current) {
-    if (target.compare_exchange_weak(current, value)) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 void FifoReader::SetTick(std::function<std::chrono::milliseconds()> tick) {
   {
     absl::MutexLock lock(&mu_);
@@ -212,20 +193,11 @@ void FifoReader::SetDecodeHook(std::function<void(const std::string&)> hook) {
   decode_hook_ = std::move(hook);
 }
 
-void FifoReader::TickWhenJournaled(std::chrono::milliseconds delay) {
-  tick_when_journaled_ms_.store(std::max<int64_t>(0, delay.count()));
-}
+void FifoReader::TickWhenJournaled(std::chrono::milliseconds delay) { timer_.WhenJournaled(delay); }
 
 void FifoReader::TickWithin(std::chrono::milliseconds delay) {
-  if (delay == kNoTick) return;
-  const int64_t max_ns = INT64_MAX / 2;  // far enough, and no overflow below
-  const int64_t delay_ns =
-      delay >= std::chrono::duration_cast<std::chrono::milliseconds>(
-                   std::chrono::nanoseconds(max_ns))
-          ? max_ns
-          : std::chrono::duration_cast<std::chrono::nanoseconds>(delay).count();
   // The loop may be asleep until the tick due before: wake it to look at the new one.
-  if (LowerTo(next_tick_ns_, SteadyNowNs() + std::max<int64_t>(0, delay_ns))) Wake();
+  if (timer_.Within(delay)) Wake();
 }
 
 void FifoReader::Wake() {
@@ -289,11 +261,7 @@ bool FifoReader::Feed(Session& session, Journaled& j) {
         round_bytes_ += r.bytes;
         bytes_read_.Add(r.bytes);
         journaled_bytes_.fetch_add(r.bytes);
-        if (tick_when_journaled_ms_.load() >= 0) {
-          if (const int64_t ms = tick_when_journaled_ms_.exchange(-1); ms >= 0) {
-            TickWithin(std::chrono::milliseconds(ms));
-          }
-        }
+        timer_.Journaled();  // on the loop's thread: the next wait sees it
         if (session.blocked) {
           session.blocked = false;
           Repoll(session.fd.get());
@@ -657,10 +625,7 @@ int FifoReader::NextWaitMs(LoopHooks* hooks) {
     }
   }
   if (hooks->tick) {
-    const int64_t due = next_tick_ns_.load();
-    if (due != INT64_MAX) {
-      const int64_t until_ms = std::max<int64_t>(0, (due - SteadyNowNs() + 999'999) / 1'000'000);
-      const int t = static_cast<int>(std::min<int64_t>(until_ms, INT32_MAX));
+    if (const int t = timer_.MsUntilDue(); t >= 0) {
       timeout_ms = timeout_ms < 0 ? t : std::min(timeout_ms, t);
     }
   }
@@ -777,21 +742,10 @@ void FifoReader::DecodeJournals(const std::vector<Journaled*>& to_decode,
 }
 
 void FifoReader::RunTickIfDue(const std::function<std::chrono::milliseconds()>& tick) {
-  if (!tick || SteadyNowNs() < next_tick_ns_.load()) return;
-  // Taken before the tick runs: a TickWithin() while it runs asks for the next one.
-  next_tick_ns_.store(INT64_MAX);
-  std::chrono::milliseconds again = std::chrono::seconds(1);  // after an error
-  try {
-    again = tick();
-  } catch (const std::exception& e) {
+  timer_.RunIfDue(tick, [this](const std::exception& e) {
     loop_errors_.Add();
     spdlog::error("journal maintenance: {}", e.what());
-  }
-  if (again != kNoTick) {
-    const int64_t max_ms = INT64_MAX / 4 / 1'000'000;
-    LowerTo(next_tick_ns_,
-            SteadyNowNs() + std::clamp<int64_t>(again.count(), 0, max_ms) * 1'000'000);
-  }
+  });
 }
 
 }  // namespace skald

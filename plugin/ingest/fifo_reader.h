@@ -50,6 +50,7 @@
 #include "plugin/ingest/journal_stream_decoder.h"
 #include "plugin/ingest/line_assembler.h"
 #include "plugin/ingest/line_sink.h"
+#include "plugin/ingest/loop_timer.h"
 #include "plugin/journal/journal.h"
 #include "plugin/journal/journal_writer.h"
 #include "plugin/metrics/metrics.h"
@@ -80,7 +81,7 @@ class FifoReader {
 
   // Runs `tick` on the loop thread, once at once and then when it is due: `tick` returns how
   // long until it wants to run again (kNoTick: not until TickWithin() asks).
-  static constexpr std::chrono::milliseconds kNoTick = std::chrono::milliseconds::max();
+  static constexpr std::chrono::milliseconds kNoTick = LoopTimer::kNever;
   void SetTick(std::function<std::chrono::milliseconds()> tick) ABSL_LOCKS_EXCLUDED(mu_);
   // Called on the loop thread with the container id (the journal directory's name) before a
   // journal is decoded, and with "" after (the crash-loop guard's attribution).
@@ -190,9 +191,7 @@ class FifoReader {
   std::unordered_map<uint64_t, std::unique_ptr<Journaled>> journaled_ ABSL_GUARDED_BY(mu_);
   std::function<std::chrono::milliseconds()> tick_ ABSL_GUARDED_BY(mu_);
   std::function<void(const std::string&)> decode_hook_ ABSL_GUARDED_BY(mu_);
-  // When the next tick is due (steady clock, ns); INT64_MAX: none asked for.
-  std::atomic<int64_t> next_tick_ns_{INT64_MAX};
-  std::atomic<int64_t> tick_when_journaled_ms_{-1};  // TickWhenJournaled; -1: not asked
+  LoopTimer timer_;  // when the tick is due
   std::atomic<uint64_t> journaled_bytes_{0};
   std::thread thread_;
 };
