@@ -67,6 +67,32 @@ expect "start failures miss the docker targets" 1 \
 expect "start failures are named" 1 '3 containers failed to start \| MISS' \
   --fleet-docker "$dir/docker_fleet.json"
 
+# Docker, 100 x 10 side by side (issue 24): 2.6x the Go driver's cost per container misses even
+# at 3 ms; 1.5 ms and 6x passes; 2.5 ms misses although 6x.
+fleet_short() {  # SKALD_CPU_S GO_CPU_S
+  cat <<JSON
+{"runs_asked": [[100, 10]], "runs": [
+  {"driver": "skald", "containers": 100, "lines_per_container": 10, "plugin_cpu_s": $1,
+   "cpu_ms_per_container": $(awk "BEGIN{print $1*10}"), "start_failures": 0, "delivered": 1000,
+   "expected": 1000, "streams_ended": true, "all_delivered": true},
+  {"driver": "go", "containers": 100, "lines_per_container": 10, "plugin_cpu_s": $2,
+   "cpu_ms_per_container": $(awk "BEGIN{print $2*10}"), "start_failures": 0, "delivered": 1000,
+   "expected": 1000, "all_delivered": true}],
+ "idle": {"journals": {"skald": $idle_ok}}}
+JSON
+}
+fleet_short 0.30 0.77 >"$dir/fleet_short.json"
+expect "100 x 10 at 2.6x the Go driver misses" 1 \
+  'skald <= 2 ms per container and the Go driver.s plugin CPU >= 5x skald.s \| 3.00 ms, 2.6x .* \| MISS' \
+  --fleet-docker "$dir/fleet_short.json"
+fleet_short 0.15 0.90 >"$dir/fleet_short.json"
+expect "100 x 10 at 1.5 ms and 6x passes" 0 \
+  'skald <= 2 ms per container and the Go driver.s plugin CPU >= 5x skald.s \| 1.50 ms, 6.0x .* \| PASS' \
+  --fleet-docker "$dir/fleet_short.json"
+fleet_short 0.25 1.50 >"$dir/fleet_short.json"
+expect "100 x 10 at 2.5 ms misses although 6x" 1 \
+  'skald <= 2 ms per container.* \| 2.50 ms, 6.0x .* \| MISS' --fleet-docker "$dir/fleet_short.json"
+
 # Part 2 ran, but its K=1 seed run was not ok (no CPU figure).
 cat >"$dir/load.json" <<JSON
 {"runs": [{"pipeline": "seed", "containers": 1, "ok": false, "lines": 1000, "delivered": 1000,
