@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "pipeline_stages/common/config_error.h"
 #include "pipeline_stages/pipeline.h"
+#include "tests/tools/yaml_alias_bomb.h"
 
 namespace skald {
 namespace {
@@ -75,6 +77,26 @@ TEST(StageYamlCache, ATextThatDoesNotParseFailsEachTimeAndIsNotKept) {
     }
   }
   EXPECT_EQ(cache.size(), 0u);
+}
+
+// An alias bomb copied from the kept tree keeps its aliases shared (YAML::Clone follows the
+// anchors), so the stage builder refuses it at once, the first time and from the cache.
+TEST(StageYamlCache, AnAliasBombFromTheCacheIsRefusedAtOnceAsWhenParsed) {
+  StageYamlCache cache;
+  const std::string bomb = testkit::YamlAliasBomb();
+  for (int i = 0; i < 2; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    std::string error;
+    try {
+      stages::Pipeline::FromNode(cache.StagesOf(bomb), {});
+    } catch (const stages::ConfigError& e) {
+      error = e.what();
+    }
+    EXPECT_NE(error.find("the pipeline has more than 1000 stages"), std::string::npos)
+        << "try " << i << ": " << error;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2)) << "try " << i;
+  }
+  EXPECT_EQ(cache.size(), 1u);  // the text parses; the builder refuses it
 }
 
 // Containers start on several threads at once: each gets a whole tree.
