@@ -58,6 +58,29 @@ const json* FleetRun(const json& fleet, const std::string& driver, int container
   return nullptr;
 }
 
+// The skald and Go driver runs of one N x M workload on Docker, and the Go driver's plugin CPU
+// over skald's (0 when either has no CPU figure).
+struct SideBySide {
+  const json* skald = nullptr;
+  const json* go = nullptr;
+  double ratio = 0;
+  bool started_all() const {
+    return skald->value("start_failures", 0) == 0 && go->value("start_failures", 0) == 0;
+  }
+  std::string error() const { return ErrorOf(skald).empty() ? ErrorOf(go) : ErrorOf(skald); }
+};
+SideBySide SideBySideRuns(const std::optional<json>& fleet, bool ran, int containers, int lines) {
+  SideBySide r;
+  if (!ran) return r;
+  r.skald = FleetRun(*fleet, "skald", containers, lines);
+  r.go = FleetRun(*fleet, "go", containers, lines);
+  if (r.skald && r.go && r.skald->value("plugin_cpu_s", 0.0) > 0 &&
+      r.go->value("plugin_cpu_s", 0.0) > 0) {
+    r.ratio = r.go->value("plugin_cpu_s", 0.0) / (*r.skald)["plugin_cpu_s"].get<double>();
+  }
+  return r;
+}
+
 std::string Cpu(const json* r) {
   if (r == nullptr || !r->contains("plugin_cpu_s")) return "-";
   std::string s = Fmt("%.2f s", (*r)["plugin_cpu_s"].get<double>());
@@ -230,19 +253,15 @@ std::vector<FleetTarget> FleetTargets(const std::optional<json>& alone,
         "Docker: 100 containers x 10 lines, skald <= 2 ms per container and the Go "
         "driver's plugin CPU >= 5x skald's",
         "-", "n/a"};
-    const json* sk = docker_ran ? FleetRun(*docker_fleet, "skald", 100, 10) : nullptr;
-    const json* g = docker_ran ? FleetRun(*docker_fleet, "go", 100, 10) : nullptr;
-    if (sk && g && sk->value("plugin_cpu_s", 0.0) > 0 && g->value("plugin_cpu_s", 0.0) > 0 &&
-        sk->contains("cpu_ms_per_container")) {
-      const double ms = (*sk)["cpu_ms_per_container"].get<double>();
-      const double ratio = g->value("plugin_cpu_s", 0.0) / (*sk)["plugin_cpu_s"].get<double>();
-      x.measured = Fmt("%.2f ms", ms) + ", " + Fmt("%.1fx", ratio) + " (Go driver " +
-                   Fmt("%.2f ms", g->value("cpu_ms_per_container", 0.0)) + ")";
-      x.status = Status(ms <= kMaxMsPerShortContainer && ratio >= kMinGoOverSkaldShort &&
-                        sk->value("start_failures", 0) == 0 && g->value("start_failures", 0) == 0);
+    const SideBySide r = SideBySideRuns(docker_fleet, docker_ran, 100, 10);
+    if (r.ratio > 0 && r.skald->contains("cpu_ms_per_container")) {
+      const double ms = (*r.skald)["cpu_ms_per_container"].get<double>();
+      x.measured = Fmt("%.2f ms", ms) + ", " + Fmt("%.1fx", r.ratio) + " (Go driver " +
+                   Fmt("%.2f ms", r.go->value("cpu_ms_per_container", 0.0)) + ")";
+      x.status = Status(ms <= kMaxMsPerShortContainer && r.ratio >= kMinGoOverSkaldShort &&
+                        r.started_all());
     }
-    MissWhenNoFigure(x, docker_ran && FleetRun(*docker_fleet, "skald", 100, 10),
-                     ErrorOf(sk).empty() ? ErrorOf(g) : ErrorOf(sk));
+    MissWhenNoFigure(x, r.skald != nullptr, r.error());
     t.push_back(x);
   }
   {
@@ -268,19 +287,17 @@ std::vector<FleetTarget> FleetTargets(const std::optional<json>& alone,
         "Docker: 100 containers x 2,000 lines at once, Go driver plugin CPU >= 5x skald's, "
         "every line delivered",
         "-", "n/a"};
-    const json* s = docker_ran ? FleetRun(*docker_fleet, "skald", 100, 2000) : nullptr;
-    const json* g = docker_ran ? FleetRun(*docker_fleet, "go", 100, 2000) : nullptr;
-    if (s && g && s->value("plugin_cpu_s", 0.0) > 0 && g->value("plugin_cpu_s", 0.0) > 0) {
-      const double ratio = g->value("plugin_cpu_s", 0.0) / (*s)["plugin_cpu_s"].get<double>();
-      x.measured = Fmt("%.1fx", ratio) + " (" + Fmt("%.2f", g->value("plugin_cpu_s", 0.0)) +
-                   " vs " + Fmt("%.2f", (*s)["plugin_cpu_s"].get<double>()) + " CPU-s; skald " +
-                   std::to_string(s->value("delivered", 0ULL)) + "/" +
-                   std::to_string(s->value("expected", 0ULL)) + " delivered)";
-      x.status = Status(ratio >= kMinGoOverSkald && s->value("all_delivered", false) &&
-                        s->value("start_failures", 0) == 0 && g->value("start_failures", 0) == 0);
+    const SideBySide r = SideBySideRuns(docker_fleet, docker_ran, 100, 2000);
+    if (r.ratio > 0) {
+      const json& sk = *r.skald;
+      x.measured = Fmt("%.1fx", r.ratio) + " (" + Fmt("%.2f", r.go->value("plugin_cpu_s", 0.0)) +
+                   " vs " + Fmt("%.2f", sk["plugin_cpu_s"].get<double>()) + " CPU-s; skald " +
+                   std::to_string(sk.value("delivered", 0ULL)) + "/" +
+                   std::to_string(sk.value("expected", 0ULL)) + " delivered)";
+      x.status =
+          Status(r.ratio >= kMinGoOverSkald && sk.value("all_delivered", false) && r.started_all());
     }
-    MissWhenNoFigure(x, docker_ran && FleetRun(*docker_fleet, "skald", 100, 2000),
-                     ErrorOf(s).empty() ? ErrorOf(g) : ErrorOf(s));
+    MissWhenNoFigure(x, r.skald != nullptr, r.error());
     t.push_back(x);
   }
   auto idle_target = [&](const std::string& name, const json* m, const std::string& extra,
