@@ -478,6 +478,40 @@ bool FifoReader::Decode(Journaled& j) {
   });
 }
 
+bool FifoReader::DecodeRead(Stream& s, std::size_t n, std::size_t& handover_bytes) {
+  // Decode straight from the read buffer; only a frame cut by the read waits in s.buffer.
+  const bool buffered = !s.buffer.empty();
+  if (buffered) s.buffer.append(read_buffer_.get(), n);
+  std::string_view rest =
+      buffered ? std::string_view(s.buffer) : std::string_view(read_buffer_.get(), n);
+  std::string_view body;
+  std::size_t used;
+  for (;;) {
+    FrameStatus st = NextFrame(rest, &body, &used);
+    if (st == FrameStatus::kNeedMore) break;
+    auto entry = st == FrameStatus::kOk ? DecodeLogEntry(body) : std::nullopt;
+    if (!entry) {
+      spdlog::error("{}: {} frame; closing this stream", s.path,
+                    st == FrameStatus::kTooLarge ? "oversized (over 1 MiB)" : "undecodable");
+      return false;
+    }
+    const std::size_t before = s.lines.size();
+    s.assembler.Add(*entry, s.lines);
+    rest.remove_prefix(used);
+    handover_bytes += LineBytesFrom(s.lines, before);
+    if (hand_over::Full(s.lines.size(), handover_bytes)) {
+      HandOver(s);
+      handover_bytes = 0;
+    }
+  }
+  if (buffered) {
+    s.buffer.erase(0, s.buffer.size() - rest.size());
+  } else {
+    s.buffer.assign(rest.data(), rest.size());
+  }
+  return true;
+}
+
 bool FifoReader::Drain(Stream& s) {
   bool eof = false, corrupt = false;
   std::size_t handover_bytes = 0;  // of s.lines
@@ -503,38 +537,9 @@ bool FifoReader::Drain(Stream& s) {
     bytes_read_.Add(static_cast<uint64_t>(n));
     round_bytes_ += static_cast<std::size_t>(n);
     round += static_cast<std::size_t>(n);
-    // Decode straight from the read buffer; only a frame cut by the read waits in s.buffer.
-    const bool buffered = !s.buffer.empty();
-    if (buffered) s.buffer.append(read_buffer_.get(), static_cast<std::size_t>(n));
-    std::string_view rest = buffered
-                                ? std::string_view(s.buffer)
-                                : std::string_view(read_buffer_.get(), static_cast<std::size_t>(n));
-    std::string_view body;
-    std::size_t used;
-    for (;;) {
-      FrameStatus st = NextFrame(rest, &body, &used);
-      if (st == FrameStatus::kNeedMore) break;
-      auto entry = st == FrameStatus::kOk ? DecodeLogEntry(body) : std::nullopt;
-      if (!entry) {
-        spdlog::error("{}: {} frame; closing this stream", s.path,
-                      st == FrameStatus::kTooLarge ? "oversized (over 1 MiB)" : "undecodable");
-        corrupt = true;
-        break;
-      }
-      const std::size_t before = s.lines.size();
-      s.assembler.Add(*entry, s.lines);
-      rest.remove_prefix(used);
-      handover_bytes += LineBytesFrom(s.lines, before);
-      if (hand_over::Full(s.lines.size(), handover_bytes)) {
-        HandOver(s);
-        handover_bytes = 0;
-      }
-    }
-    if (corrupt) break;
-    if (buffered) {
-      s.buffer.erase(0, s.buffer.size() - rest.size());
-    } else {
-      s.buffer.assign(rest.data(), rest.size());
+    if (!DecodeRead(s, static_cast<std::size_t>(n), handover_bytes)) {
+      corrupt = true;
+      break;
     }
     if (static_cast<std::size_t>(n) < kReadBufferBytes) break;  // drained for now
   }

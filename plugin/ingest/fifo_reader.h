@@ -139,6 +139,10 @@ class FifoReader {
   void RunTickIfDue(const std::function<std::chrono::milliseconds()>& tick);
   // Returns false when the memory stream has ended (EOF or corrupt).
   bool Drain(Stream& s);
+  // Decodes the `n` bytes Drain read into read_buffer_ (after what s.buffer holds of a cut
+  // frame), handing lines over as they fill a hand-over. False: a frame was oversized or did
+  // not decode (logged; the stream is corrupt). Keeps the frame the read cut in s.buffer.
+  bool DecodeRead(Stream& s, std::size_t n, std::size_t& handover_bytes);
   // The journal stream `session` feeds (it outlives its sessions).
   Journaled& JournaledOf(const Session& session) ABSL_LOCKS_EXCLUDED(mu_);
   // Drain(), and when the stream ended, closes and forgets it (an exception is logged and

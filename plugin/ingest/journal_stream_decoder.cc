@@ -72,6 +72,18 @@ void JournalStreamDecoder::OnEvict(uint64_t segment) {
   if (lines > 0) sink_.OnEvicted(id_, lines);
 }
 
+std::size_t JournalStreamDecoder::AddFrame(std::string_view body, const JournalPosition& start) {
+  auto entry = DecodeLogEntry(body);
+  if (!entry) {
+    spdlog::error("journal {}: an undecodable frame at segment {} offset {}; skipped",
+                  journal_->dir().string(), start.segment, start.offset);
+    return 0;
+  }
+  const std::size_t before = lines_.size();
+  assembler_.Add(*entry, lines_, FrameSpan{start, reader_->position()});
+  return LineBytesFrom(lines_, before);
+}
+
 bool JournalStreamDecoder::Decode(const std::function<bool()>& may_end) {
   more = false;
   paused = false;
@@ -114,15 +126,7 @@ bool JournalStreamDecoder::Decode(const std::function<bool()>& may_end) {
                     journal_->dir().string());
       continue;
     }
-    auto entry = DecodeLogEntry(body);
-    if (!entry) {
-      spdlog::error("journal {}: an undecodable frame at segment {} offset {}; skipped",
-                    journal_->dir().string(), start.segment, start.offset);
-      continue;
-    }
-    const std::size_t before = lines_.size();
-    assembler_.Add(*entry, lines_, FrameSpan{start, reader_->position()});
-    handover_bytes += LineBytesFrom(lines_, before);
+    handover_bytes += AddFrame(body, start);
   }
   if (end) assembler_.Finish(lines_);
   ReportReaderBytes();

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "plugin/ingest/decode_counters.h"
@@ -57,6 +58,9 @@ class JournalStreamDecoder {
  private:
   // The journal budget evicts `segment` (its evict hook; before the segment is deleted).
   void OnEvict(uint64_t segment);
+  // Adds the frame read at `start` to the lines being assembled; returns the bytes of the lines
+  // it completed (0, logged, for a frame that does not decode: it is skipped).
+  std::size_t AddFrame(std::string_view body, const JournalPosition& start);
   void HandOver();
   // Adds the bytes the frame reader skipped (torn, evicted) or lost since the last report.
   void ReportReaderBytes();
