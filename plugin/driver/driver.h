@@ -212,6 +212,16 @@ class Driver : public LineSink, public DeliveryListener {
   // True when it left the journal replaying from a cursor before its end (the replay marker
   // stays until the cursor moves); false when there was nothing to replay.
   bool RecoverContainer(const std::string& id) ABSL_LOCKS_EXCLUDED(mu_);
+  // A recovered stream whose options cannot be used (`why`): its FIFO `fifo` is drained into
+  // the journal and its lines are held there, never sent.
+  std::shared_ptr<Stream> MakeHeldStream(const ContainerInfo& info, const std::string& fifo,
+                                         const std::string& why);
+  // RecoverContainer's registration of container `id`'s `stream` on `journal`, replayed from
+  // `cursor`, with the FIFOs it resumed.
+  void RegisterRecovered(const std::string& id, const std::shared_ptr<Stream>& stream,
+                         const std::shared_ptr<Journal>& journal, const JournalPosition& cursor,
+                         bool replaying, const std::vector<std::string>& fifos)
+      ABSL_LOCKS_EXCLUDED(mu_);
   void ShipLoop() ABSL_LOCKS_EXCLUDED(mu_);
   // Waits at most `timeout` for a batch in queue_ or for stopping_; false: none came.
   bool WaitForBatchLocked(std::chrono::milliseconds timeout) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -248,6 +258,8 @@ class Driver : public LineSink, public DeliveryListener {
   // Reader thread, when a tick is due: cursors, journal budget, age limit, idle clients.
   // Returns when it wants to run again (FifoReader::kNoTick: not until asked).
   std::chrono::milliseconds Maintain() ABSL_LOCKS_EXCLUDED(mu_);
+  // Removes the journals retention chose, but not one whose container started meanwhile.
+  void RemoveJournals(const std::vector<std::string>& container_ids) ABSL_LOCKS_EXCLUDED(mu_);
   // Frees the clients no stream has used for client_idle_timeout; returns when one of those
   // left will have been unused that long (kNoTick: none).
   std::chrono::milliseconds RetireIdleClients() ABSL_LOCKS_EXCLUDED(mu_);

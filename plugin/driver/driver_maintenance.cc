@@ -175,7 +175,13 @@ std::chrono::milliseconds Driver::Maintain() {
     // Recovery may have asked for an age check at once (time_point::min()) meanwhile.
     if (const auto in = retention_schedule_.AgeCheckIn(now_steady)) sooner(*in);
   }
-  for (const std::string& id : outcome.remove) {
+  RemoveJournals(outcome.remove);
+  journal_bytes_gauge_.Set(static_cast<int64_t>(outcome.total_bytes));
+  return next;
+}
+
+void Driver::RemoveJournals(const std::vector<std::string>& container_ids) {
+  for (const std::string& id : container_ids) {
     // Under the lock: a StartLogging of the container must not open the directory while it is
     // being removed.
     absl::MutexLock lock(&mu_);
@@ -191,8 +197,6 @@ std::chrono::milliseconds Driver::Maintain() {
       spdlog::error("journal {}: cannot remove it: {}", j->dir().string(), e.what());
     }
   }
-  journal_bytes_gauge_.Set(static_cast<int64_t>(outcome.total_bytes));
-  return next;
 }
 
 }  // namespace skald

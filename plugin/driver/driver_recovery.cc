@@ -19,6 +19,30 @@ bool IsFifo(const std::string& path) {
   return std::filesystem::is_fifo(path, ec);
 }
 
+// The sessions a container's journal has left live on disk: resumed where their FIFO still
+// exists (writers and FIFO paths in the same order), sealed where it does not.
+struct ResumedSessions {
+  std::vector<std::unique_ptr<Journal::Writer>> writers;
+  std::vector<std::string> fifos;
+};
+ResumedSessions ResumeLiveSessions(Journal& journal, const std::string& id) {
+  ResumedSessions out;
+  for (const Journal::LiveSession& session : journal.LiveSessions()) {
+    try {
+      if (IsFifo(session.fifo_path)) {
+        out.writers.push_back(journal.ResumeWriter(session));
+        out.fifos.push_back(session.fifo_path);
+      } else {
+        journal.SealSession(session);
+      }
+    } catch (const std::exception& e) {
+      spdlog::error("journal of container {}: the session of segment {}: {}", id.substr(0, 12),
+                    session.segment, e.what());
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 void Driver::RecoverInBackground() {
@@ -95,6 +119,44 @@ void Driver::Recover() {
   reader_->TickWithin(std::chrono::milliseconds(0));
 }
 
+void Driver::RegisterRecovered(const std::string& id, const std::shared_ptr<Stream>& stream,
+                               const std::shared_ptr<Journal>& journal,
+                               const JournalPosition& cursor, bool replaying,
+                               const std::vector<std::string>& fifos) {
+  absl::MutexLock lock(&mu_);
+  journal->SetLimits(
+      {stream->options.max_size, stream->options.max_file, stream->options.block_when_full});
+  stream->journal = journal;
+  stream->ledger.StartAt(cursor);
+  stream->last_resume = cursor;
+  stream->replay_from = cursor;
+  stream->replay_marked = replaying && stream->held_reason.empty();
+  stream->id = next_id_++;
+  streams_[stream->id] = stream;
+  stream_by_container_[id] = stream->id;
+  for (const std::string& f : fifos) stream_by_file_[f] = stream->id;
+  live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+}
+
+std::shared_ptr<Driver::Stream> Driver::MakeHeldStream(const ContainerInfo& info,
+                                                       const std::string& fifo,
+                                                       const std::string& why) {
+  // A FIFO that is not read blocks its container: it is always drained. Its lines stay in
+  // the journal (docker logs) and are counted as held; a start with usable options replays
+  // them from the cursor.
+  spdlog::error(
+      "container {} ({}): its options cannot be used ({}); its FIFO is drained into the "
+      "journal and its lines are held there (not sent) until the plugin starts with usable "
+      "options",
+      info.ID(), info.Name(), why);
+  auto stream = std::make_shared<Stream>();
+  stream->file = fifo;
+  stream->info = info;
+  stream->held_reason = "unusable_options";
+  stream->client_window = std::make_shared<std::atomic<int64_t>>(0);
+  return stream;
+}
+
 bool Driver::RecoverContainer(const std::string& id) {
   std::shared_ptr<Journal> journal;
   {
@@ -105,21 +167,9 @@ bool Driver::RecoverContainer(const std::string& id) {
   retained_secrets_.insert(replay.secret_references.begin(), replay.secret_references.end());
   ContainerInfo& info = replay.info;
   std::string& unusable = replay.unusable;  // empty when the container's options can be used
-  std::vector<std::unique_ptr<Journal::Writer>> writers;
-  std::vector<std::string> fifos;
-  for (const Journal::LiveSession& session : journal->LiveSessions()) {
-    try {
-      if (IsFifo(session.fifo_path)) {
-        writers.push_back(journal->ResumeWriter(session));
-        fifos.push_back(session.fifo_path);
-      } else {
-        journal->SealSession(session);
-      }
-    } catch (const std::exception& e) {
-      spdlog::error("journal of container {}: the session of segment {}: {}", id.substr(0, 12),
-                    session.segment, e.what());
-    }
-  }
+  ResumedSessions resumed = ResumeLiveSessions(*journal, id);
+  std::vector<std::unique_ptr<Journal::Writer>>& writers = resumed.writers;
+  const std::vector<std::string>& fifos = resumed.fifos;
   const JournalPosition cursor = journal->ReadCursor().value_or(journal->Begin());
   const bool replaying = cursor < journal->End();
   if (writers.empty() && !replaying) return false;  // nothing to do
@@ -139,35 +189,9 @@ bool Driver::RecoverContainer(const std::string& id) {
           info.ID(), info.Name(), unusable);
       return false;
     }
-    // A FIFO that is not read blocks its container: it is always drained. Its lines stay in
-    // the journal (docker logs) and are counted as held; a start with usable options replays
-    // them from the cursor.
-    spdlog::error(
-        "container {} ({}): its options cannot be used ({}); its FIFO is drained into the "
-        "journal and its lines are held there (not sent) until the plugin starts with usable "
-        "options",
-        info.ID(), info.Name(), unusable);
-    stream = std::make_shared<Stream>();
-    stream->file = fifos.front();
-    stream->info = info;
-    stream->held_reason = "unusable_options";
-    stream->client_window = std::make_shared<std::atomic<int64_t>>(0);
+    stream = MakeHeldStream(info, fifos.front(), unusable);
   }
-  {
-    absl::MutexLock lock(&mu_);
-    journal->SetLimits(
-        {stream->options.max_size, stream->options.max_file, stream->options.block_when_full});
-    stream->journal = journal;
-    stream->ledger.StartAt(cursor);
-    stream->last_resume = cursor;
-    stream->replay_from = cursor;
-    stream->replay_marked = replaying && stream->held_reason.empty();
-    stream->id = next_id_++;
-    streams_[stream->id] = stream;
-    stream_by_container_[id] = stream->id;
-    for (const std::string& f : fifos) stream_by_file_[f] = stream->id;
-    live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
-  }
+  RegisterRecovered(id, stream, journal, cursor, replaying, fifos);
   journal->SetAcknowledged(cursor);
   reader_->AddJournalStream(stream->id, journal, cursor, stream->options.max_line_size);
   for (std::size_t i = 0; i < writers.size(); ++i) {
