@@ -44,6 +44,31 @@ char32_t DecodeRune(std::string_view s, size_t i, size_t* size);
 // Appends the UTF-8 encoding of `r`.
 void AppendRune(char32_t r, std::string* out);
 
+// strings.Map: `f` applied to each rune of `s` (an invalid UTF-8 byte is passed as U+FFFD, as in
+// Go), the results encoded in UTF-8.
+template <typename F>
+std::string MapRunes(std::string_view s, F f) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      const char32_t mapped = f(c);
+      if (mapped < 0x80) {
+        out.push_back(static_cast<char>(mapped));
+      } else {
+        AppendRune(mapped, &out);
+      }
+      ++i;
+      continue;
+    }
+    size_t n;
+    AppendRune(f(DecodeRune(s, i, &n)), &out);
+    i += n;
+  }
+  return out;
+}
+
 // Appends the finite `v` as Go's strconv.AppendFloat(v, format, -1, 64): the shortest digits
 // that read back as v, in fixed notation (`format` 'f': 1e23 -> 100000000000000000000000) or
 // exponent notation ('e': 1e-07, 1.5e+21).

@@ -21,12 +21,8 @@
 
 namespace skald::stages::go_template_internal {
 
-bool FnToLower(Args a, CallContext& ctx, Value* r) {
-  return SetString(ctx, MapRunes(a[0].s, ToLowerRune), r);
-}
-bool FnToUpper(Args a, CallContext& ctx, Value* r) {
-  return SetString(ctx, MapRunes(a[0].s, ToUpperRune), r);
-}
+bool FnToLower(Args a, CallContext& ctx, Value* r) { return SetString(ctx, GoToLower(a[0].s), r); }
+bool FnToUpper(Args a, CallContext& ctx, Value* r) { return SetString(ctx, GoToUpper(a[0].s), r); }
 bool FnTrimSpace(Args a, CallContext& ctx, Value* r) {
   return SetString(ctx, std::string(TrimSpace(a[0].s)), r);
 }

@@ -35,7 +35,7 @@ bool FnUntitle(Args a, CallContext& ctx, Value* r) {
                               }
                               if (next) {
                                 next = false;
-                                return ToLowerRune(c);
+                                return GoToLowerRune(c);
                               }
                               return c;
                             }),
@@ -49,10 +49,10 @@ bool FnSwapcase(Args a, CallContext& ctx, Value* r) {
                             [&](char32_t c) {
                               if (IsUpperRune(c)) {
                                 whitespace = false;
-                                return ToLowerRune(c);
+                                return GoToLowerRune(c);
                               }
                               if (IsLowerRune(c)) {
-                                const char32_t mapped = ToUpperRune(c);
+                                const char32_t mapped = GoToUpperRune(c);
                                 whitespace = false;
                                 return mapped;
                               }
@@ -517,7 +517,7 @@ void LowerWord(std::string* buf, WordType wt, std::string_view str, char connect
     if (IsConnector(c)) {
       buf->push_back(connector);
     } else if (IsUpperRune(c)) {
-      AppendRune(ToLowerRune(c), buf);
+      AppendRune(GoToLowerRune(c), buf);
     } else {
       AppendRune(c, buf);
     }
@@ -603,7 +603,7 @@ bool FnCamelcase(Args a, CallContext& ctx, Value* r) {
     str.remove_prefix(size);
     if (!IsConnector(r0)) {
       first_upper = IsUpperRune(r0);
-      r0 = ToUpperRune(r0);
+      r0 = GoToUpperRune(r0);
       break;
     }
     AppendRune(r0, &buf);
@@ -622,11 +622,11 @@ bool FnCamelcase(Args a, CallContext& ctx, Value* r) {
     }
     if (IsConnector(r1)) {
       first_upper = IsUpperRune(r0);
-      r0 = ToUpperRune(r0);
+      r0 = GoToUpperRune(r0);
     } else {
       if (first_upper) {
         if (IsUpperRune(r0)) {
-          r0 = ToLowerRune(r0);
+          r0 = GoToLowerRune(r0);
         } else {
           first_upper = false;
         }

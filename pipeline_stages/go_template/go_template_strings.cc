@@ -8,49 +8,6 @@
 
 namespace skald::stages::go_template_internal {
 
-char32_t ToUpperRune(char32_t r) {
-  if (r < 0x80) return (r >= 'a' && r <= 'z') ? r - 32 : r;
-  if (r == 0xB5) return 0x39C;
-  if (r == 0xFF) return 0x178;
-  if (r >= 0xE0 && r <= 0xFE && r != 0xF7) return r - 32;
-  if (r == 0x131) return 'I';
-  if (r == 0x17F) return 'S';
-  if ((r >= 0x100 && r <= 0x137) || (r >= 0x14A && r <= 0x177)) return r & ~1u;
-  if ((r >= 0x139 && r <= 0x148) || (r >= 0x179 && r <= 0x17E)) return (r % 2 == 0) ? r - 1 : r;
-  if (r == 0x3C2) return 0x3A3;
-  if (r >= 0x3B1 && r <= 0x3C9) return r - 32;
-  if (r == 0x3AC) return 0x386;
-  if (r >= 0x3AD && r <= 0x3AF) return r - 37;
-  if (r == 0x3CC) return 0x38C;
-  if (r == 0x3CD || r == 0x3CE) return r - 63;
-  if (r >= 0x430 && r <= 0x44F) return r - 32;
-  if (r >= 0x450 && r <= 0x45F) return r - 80;
-  if ((r >= 0x460 && r <= 0x481) || (r >= 0x48A && r <= 0x4BF)) return r & ~1u;
-  if (r >= 0x561 && r <= 0x586) return r - 48;
-  if (r >= 0xFF41 && r <= 0xFF5A) return r - 32;
-  return r;
-}
-
-char32_t ToLowerRune(char32_t r) {
-  if (r < 0x80) return (r >= 'A' && r <= 'Z') ? r + 32 : r;
-  if (r >= 0xC0 && r <= 0xDE && r != 0xD7) return r + 32;
-  if (r == 0x130) return 'i';
-  if (r == 0x178) return 0xFF;
-  if ((r >= 0x100 && r <= 0x137) || (r >= 0x14A && r <= 0x177)) return r | 1u;
-  if ((r >= 0x139 && r <= 0x148) || (r >= 0x179 && r <= 0x17E)) return (r % 2 == 1) ? r + 1 : r;
-  if (r >= 0x391 && r <= 0x3A9 && r != 0x3A2) return r + 32;
-  if (r == 0x386) return 0x3AC;
-  if (r >= 0x388 && r <= 0x38A) return r + 37;
-  if (r == 0x38C) return 0x3CC;
-  if (r == 0x38E || r == 0x38F) return r + 63;
-  if (r >= 0x410 && r <= 0x42F) return r + 32;
-  if (r >= 0x400 && r <= 0x40F) return r + 80;
-  if ((r >= 0x460 && r <= 0x481) || (r >= 0x48A && r <= 0x4BF)) return r | 1u;
-  if (r >= 0x531 && r <= 0x556) return r + 48;
-  if (r >= 0xFF21 && r <= 0xFF3A) return r + 32;
-  return r;
-}
-
 bool IsSpaceRune(char32_t r) {
   switch (r) {
     case '\t':
@@ -73,8 +30,6 @@ bool IsSpaceRune(char32_t r) {
   }
 }
 
-// Go's strings.Map with a rune mapping (invalid UTF-8 becomes U+FFFD, as in Go).
-
 // Go's strings.Title: upper-cases the first letter of each word.
 std::string Title(std::string_view s) {
   auto is_separator = [](char32_t r) {
@@ -86,7 +41,7 @@ std::string Title(std::string_view s) {
   };
   char32_t prev = ' ';
   return MapRunes(s, [&](char32_t r) {
-    const char32_t mapped = is_separator(prev) ? ToUpperRune(r) : r;
+    const char32_t mapped = is_separator(prev) ? GoToTitleRune(r) : r;
     prev = r;
     return mapped;
   });
@@ -267,10 +222,10 @@ std::string Base64Decode(std::string_view s) {
   return out;
 }
 
-bool IsUpperRune(char32_t r) { return ToLowerRune(r) != r; }
+bool IsUpperRune(char32_t r) { return GoToLowerRune(r) != r; }
 bool IsLowerRune(char32_t r) {
   if (r == 0xDF) return true;  // ß has no simple upper case
-  return ToUpperRune(r) != r;
+  return GoToUpperRune(r) != r;
 }
 bool IsDigitRune(char32_t r) { return (r >= '0' && r <= '9') || (r >= 0xFF10 && r <= 0xFF19); }
 bool IsPunctRune(char32_t r) {

@@ -1,8 +1,9 @@
 // Internal to the Go template engine: the parts of Go's strings, unicode, path and encoding
 // packages that the template functions are made of.
 //
-// Unicode case mapping covers Latin, Greek, Cyrillic, Armenian and fullwidth letters; other
-// letters keep their case (and count as neither upper nor lower case).
+// Case mapping is Go's (pipeline_stages/go/go_unicode_case.h). IsUpperRune and IsLowerRune
+// approximate Go's categories by it: a rune is upper case when it has a lower case mapping, and
+// lower case when it has an upper case one (or is "ß").
 #pragma once
 
 #include <cstdint>
@@ -12,41 +13,17 @@
 #include <vector>
 
 #include "pipeline_stages/go/go_string.h"
+#include "pipeline_stages/go/go_unicode_case.h"
 
 namespace skald::stages::go_template_internal {
 
-char32_t ToUpperRune(char32_t r);
-char32_t ToLowerRune(char32_t r);
 bool IsSpaceRune(char32_t r);   // unicode.IsSpace
-bool IsUpperRune(char32_t r);   // unicode.IsUpper (within the mapped scripts)
-bool IsLowerRune(char32_t r);   // unicode.IsLower (within the mapped scripts)
+bool IsUpperRune(char32_t r);   // unicode.IsUpper (approximately, as above)
+bool IsLowerRune(char32_t r);   // unicode.IsLower (approximately, as above)
 bool IsLetterRune(char32_t r);  // unicode.IsLetter (ASCII exact; others approximate)
 bool IsDigitRune(char32_t r);   // unicode.IsDigit (ASCII and fullwidth digits)
 bool IsPunctRune(char32_t r);   // unicode.IsPunct (ASCII exact; common others)
 
-// strings.Map with a rune mapping (invalid UTF-8 becomes U+FFFD, as in Go).
-template <typename F>
-std::string MapRunes(std::string_view s, F f) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      const char32_t mapped = f(c);
-      if (mapped < 0x80) {
-        out.push_back(static_cast<char>(mapped));
-      } else {
-        AppendRune(mapped, &out);
-      }
-      ++i;
-      continue;
-    }
-    size_t n;
-    AppendRune(f(DecodeRune(s, i, &n)), &out);
-    i += n;
-  }
-  return out;
-}
 std::string Title(std::string_view s);  // strings.Title
 std::string_view TrimLeftFunc(std::string_view s, const std::function<bool(char32_t)>& in_set);
 std::string_view TrimRightFunc(std::string_view s, const std::function<bool(char32_t)>& in_set);

@@ -201,6 +201,9 @@ TEST(GoTemplate, PromtailCaseFunctions) {
   EXPECT_EQ(Render("{{ ToUpper .Value }} {{ ToLower .Value }}", kData), "HELLO WORLD hello world");
   EXPECT_EQ(Render("{{ ToUpper \"straße éà ωσ жё\" }}"), "STRAßE ÉÀ ΩΣ ЖЁ");
   EXPECT_EQ(Render("{{ ToLower \"ÉÀ ΩΣ ЖЁ İ\" }}"), "éà ωσ жё i");
+  // Every script with case, as Go's unicode tables: Vietnamese, Georgian, Latin Extended-A.
+  EXPECT_EQ(Render("{{ ToUpper \"tiếng việt \u10D0\" }}"), "TI\u1EBENG VI\u1EC6T \u1C90");
+  EXPECT_EQ(Render("{{ ToLower \"ĀĂĄ\" }} {{ lower \"ŁŽ\" }} {{ upper \"łž\" }}"), "āăą łž ŁŽ");
 }
 
 TEST(GoTemplate, PromtailReplace) {
@@ -257,6 +260,9 @@ TEST(GoTemplate, SprigCase) {
   EXPECT_EQ(Render("{{ lower \"HeLLo\" }} {{ upper \"HeLLo\" }}"), "hello HELLO");
   EXPECT_EQ(Render("{{ title \"hello wide-world o'neil x_y\" }}"), "Hello Wide-World O'Neil X_y");
   EXPECT_EQ(Render("{{ title \"élan vital\" }}"), "Élan Vital");
+  // strings.Title maps to title case, which is not upper case for "ǆ" (U+01C6: title U+01C5,
+  // upper U+01C4) nor for Georgian (title case is itself).
+  EXPECT_EQ(Render("{{ title \"\u01C6emal \u10D0\" }}"), "\u01C5emal \u10D0");
 }
 
 TEST(GoTemplate, SprigTrim) {
