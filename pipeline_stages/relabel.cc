@@ -3,13 +3,13 @@
 #include <openssl/evp.h>
 #include <yaml-cpp/yaml.h>
 
-#include <algorithm>
 #include <charconv>
 #include <map>
 
 #include "pipeline_stages/common/config_error.h"
 #include "pipeline_stages/common/did_you_mean.h"
 #include "pipeline_stages/go/go_regexp.h"
+#include "pipeline_stages/go/go_unicode_case.h"
 #include "pipeline_stages/stage_config.h"
 
 namespace skald::stages {
@@ -125,8 +125,8 @@ RelabelConfig RelabelConfig::FromNode(const YAML::Node& rules) {
     const std::string action_text = item.IsMap() && item["action"] && item["action"].IsScalar()
                                         ? item["action"].Scalar()
                                         : "replace";
-    std::string action_lower = action_text;
-    std::transform(action_lower.begin(), action_lower.end(), action_lower.begin(), ::tolower);
+    // Prometheus lower-cases the action with strings.ToLower: "\u212Aeep" (a Kelvin sign) is keep.
+    const std::string action_lower = GoToLower(action_text);
     ctx.where = "relabel rule " + std::to_string(position) + " (" + action_lower + ")";
     StageConfig c(item, ctx,
                   {"source_labels", "separator", "regex", "modulus", "target_label", "replacement",
@@ -262,9 +262,7 @@ bool RelabelConfig::Apply(LabelSet& labels) const {
       }
       case Action::kLowercase:
       case Action::kUppercase:
-        std::transform(val.begin(), val.end(), val.begin(),
-                       r.action == Action::kLowercase ? ::tolower : ::toupper);
-        m[r.target_label] = val;
+        m[r.target_label] = r.action == Action::kLowercase ? GoToLower(val) : GoToUpper(val);
         break;
       case Action::kHashMod:
         m[r.target_label] = std::to_string(Md5Tail(val) % r.modulus);

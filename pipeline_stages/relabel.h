@@ -4,7 +4,9 @@
 // Rules are a YAML list of {source_labels, separator (";"), regex ("(.*)", fully anchored),
 // target_label, replacement ("$1"), modulus, action (replace)}; actions replace, keep, drop,
 // keepequal, dropequal, labelmap, labeldrop, labelkeep, hashmod, lowercase, uppercase, with
-// Prometheus semantics (replacement expands $1, ${1}, $name, ${name} like Go's Regexp.Expand).
+// Prometheus semantics (replacement expands $1, ${1}, $name, ${name} like Go's Regexp.Expand;
+// lowercase and uppercase, and the action's own name, map case as Go's strings.ToLower and
+// ToUpper do, all of Unicode).
 // Build errors throw ConfigError naming the rule (1-based), the field and the value.
 #pragma once
 

@@ -118,6 +118,34 @@ TEST(Relabel, LowercaseAndUppercase) {
   EXPECT_EQ(l.Get("upper"), "WEB");
 }
 
+TEST(Relabel, LowercaseAndUppercaseMapUnicodeAsGo) {
+  auto c = RelabelConfig::FromYaml(R"(
+- {action: lowercase, source_labels: [name], target_label: lower}
+- {action: uppercase, source_labels: [name], target_label: upper}
+)");
+  auto apply = [&](std::string_view name) {
+    LabelSet l{{"name", std::string(name)}};
+    EXPECT_TRUE(c.Apply(l));
+    return std::pair{std::string(l.Get("lower").value_or("")),
+                     std::string(l.Get("upper").value_or(""))};
+  };
+  EXPECT_EQ(apply("ÄÖÜ-äöü"), (std::pair<std::string, std::string>{"äöü-äöü", "ÄÖÜ-ÄÖÜ"}));
+  EXPECT_EQ(apply("Ωmega ελληνικά"),
+            (std::pair<std::string, std::string>{"ωmega ελληνικά", "ΩMEGA ΕΛΛΗΝΙΚΆ"}));
+  // Go's strings.ToUpper: no "SS" for "ß"; strings.Map: each invalid byte becomes U+FFFD.
+  EXPECT_EQ(apply("Straße\xff"),
+            (std::pair<std::string, std::string>{"straße\uFFFD", "STRAßE\uFFFD"}));
+}
+
+TEST(Relabel, ActionIsLowerCasedAsGoDoes) {
+  // Prometheus reads the action through strings.ToLower, which maps a KELVIN SIGN to "k".
+  auto c = RelabelConfig::FromYaml("- {action: \"\\u212AEEP\", source_labels: [host], regex: h1}");
+  LabelSet l = Base();
+  EXPECT_TRUE(c.Apply(l));
+  LabelSet other{{"host", "h2"}};
+  EXPECT_FALSE(c.Apply(other));
+}
+
 TEST(Relabel, HashModIsStableAndBelowModulus) {
   auto c = RelabelConfig::FromYaml(
       "- {action: hashmod, source_labels: [container_name], modulus: 8, target_label: shard}");
