@@ -5,8 +5,11 @@
 // lines with the usual pipeline. A text seen before is copied from its parsed tree instead;
 // every caller gets a tree of its own (YAML::Clone), since building a pipeline may add to the
 // tree it reads. Bounded: kMaxEntries texts of at most kMaxTextBytes each (a longer one is
-// parsed each time), the least recently used going first. A text that does not parse is not
-// kept: it fails the same way each time. Thread-safe.
+// parsed each time), the least recently used going first, and what is kept of a text is a copy
+// of its stage list alone (the document around it, which merge keys may have expanded to many
+// nodes, goes), and only when that list walks to at most kMaxKeptNodes nodes, an alias counted
+// at every use (an alias bomb is parsed each time, and refused each time by the builder). A
+// text that does not parse is not kept: it fails the same way each time. Thread-safe.
 #pragma once
 
 #include <absl/base/thread_annotations.h>
@@ -25,6 +28,7 @@ class StageYamlCache {
  public:
   static constexpr std::size_t kMaxEntries = 16;
   static constexpr std::size_t kMaxTextBytes = 64 * 1024;
+  static constexpr std::size_t kMaxKeptNodes = 20'000;
 
   // The stage list `text` holds (stages::Pipeline::StagesFromYaml), as a tree of the caller's
   // own. Throws what StagesFromYaml throws (stages::ConfigError naming the problem).

@@ -1,6 +1,7 @@
 #include "plugin/driver/stage_yaml_cache.h"
 
 #include <gtest/gtest.h>
+#include <malloc.h>
 
 #include <chrono>
 #include <string>
@@ -96,7 +97,35 @@ TEST(StageYamlCache, AnAliasBombFromTheCacheIsRefusedAtOnceAsWhenParsed) {
         << "try " << i << ": " << error;
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2)) << "try " << i;
   }
-  EXPECT_EQ(cache.size(), 1u);  // the text parses; the builder refuses it
+  // The text parses, but its list walks to far more than kMaxKeptNodes: not kept.
+  EXPECT_EQ(cache.size(), 0u);
+}
+
+// Merge keys (a `<<` anywhere, even in a comment) expand the whole document's aliases into real
+// nodes, up to 200,000 of them, here all in a key beside an empty stage list. What is kept is
+// a copy of the stage list alone: the expanded document is freed once the caller drops its tree.
+TEST(StageYamlCache, KeepsTheStageListAloneNotTheDocumentAroundIt) {
+  std::string text = "# <<\npipeline_stages: []\nx0: &x0 [a,a,a,a,a,a,a,a,a,a]\n";
+  for (int level = 1; level <= 3; ++level) {
+    const std::string use = "*x" + std::to_string(level - 1);
+    text += "x" + std::to_string(level) + ": &x" + std::to_string(level) + " [" + use;
+    for (int k = 1; k < 10; ++k) text += "," + use;
+    text += "]\n";
+  }
+  text += "x4: [*x3";
+  for (int k = 1; k < 16; ++k) text += ",*x3";
+  text += "]\n";
+  ASSERT_LT(text.size(), 1024u);
+  StageYamlCache cache;
+  const std::size_t before = mallinfo2().uordblks;
+  {
+    YAML::Node stages = cache.StagesOf(text);
+    EXPECT_TRUE(stages.IsSequence());
+    EXPECT_EQ(stages.size(), 0u);
+  }
+  const std::size_t after = mallinfo2().uordblks;
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_LT(after, before + 1024 * 1024) << "the cache keeps " << (after - before) << " bytes";
 }
 
 // Containers start on several threads at once: each gets a whole tree.
