@@ -20,10 +20,10 @@ JournalStreamDecoder::JournalStreamDecoder(uint64_t id, std::shared_ptr<Journal>
       counters_(counters),
       reader_(std::make_unique<JournalFrameReader>(journal_, from)),
       assembler_(max_line_bytes) {
-  journal_->SetEvictHook([this](uint64_t segment) { OnEvict(segment); });
+  evict_hook_ = journal_->SetEvictHook([this](uint64_t segment) { OnEvict(segment); });
 }
 
-JournalStreamDecoder::~JournalStreamDecoder() { journal_->SetEvictHook(nullptr); }
+JournalStreamDecoder::~JournalStreamDecoder() { journal_->ClearEvictHook(evict_hook_); }
 
 JournalPosition JournalStreamDecoder::Resume() const {
   return assembler_.HasPending() ? assembler_.PendingSince() : reader_->position();
@@ -133,7 +133,7 @@ bool JournalStreamDecoder::Decode(const std::function<bool()>& may_end) {
   counters_.ReportAssembler(assembler_, reported_);
   HandOver();
   if (end) {
-    journal_->SetEvictHook(nullptr);
+    journal_->ClearEvictHook(evict_hook_);
     sink_.OnEnd(id_, false);
     return false;
   }

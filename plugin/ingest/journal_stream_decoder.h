@@ -30,7 +30,8 @@ class JournalStreamDecoder {
   static constexpr std::size_t kRoundFrames = 8192;
 
   // Reads `journal` from `from` on for stream `id`; installs the journal's evict hook (removed
-  // by the destructor and at the end of the stream).
+  // by the destructor and at the end of the stream, unless a later decoder of the journal,
+  // the container's next stream, has installed its own since).
   JournalStreamDecoder(uint64_t id, std::shared_ptr<Journal> journal, JournalPosition from,
                        std::size_t max_line_bytes, LineSink& sink, DecodeCounters& counters);
   ~JournalStreamDecoder();
@@ -76,6 +77,7 @@ class JournalStreamDecoder {
   AssemblerCounts reported_;
   uint64_t skipped_reported_ = 0;
   uint64_t lost_reported_ = 0;
+  uint64_t evict_hook_ = 0;  // the journal's owner number of this decoder's hook
 };
 
 }  // namespace skald

@@ -246,9 +246,15 @@ void Journal::SealSession(const LiveSession& session) {
   segments_->Seal(session.segment, readable);
 }
 
-void Journal::SetEvictHook(std::function<void(uint64_t)> hook) {
+uint64_t Journal::SetEvictHook(std::function<void(uint64_t)> hook) {
   absl::MutexLock lock(&segments_->mu);
   segments_->evict_hook = std::move(hook);
+  return ++segments_->evict_hook_owner;
+}
+
+void Journal::ClearEvictHook(uint64_t owner) {
+  absl::MutexLock lock(&segments_->mu);
+  if (segments_->evict_hook_owner == owner) segments_->evict_hook = nullptr;
 }
 
 void Journal::SetAcknowledged(JournalPosition position) {

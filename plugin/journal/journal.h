@@ -98,8 +98,12 @@ class Journal {
 
   // --- Eviction and acknowledgement.
   // Called (on the evicting thread, without the journal's mutex held) just before `segment`
-  // is deleted; the file can still be read then.
-  void SetEvictHook(std::function<void(uint64_t segment)> hook);
+  // is deleted; the file can still be read then. One hook at a time: setting one replaces the
+  // one before. Returns its owner number, for ClearEvictHook.
+  uint64_t SetEvictHook(std::function<void(uint64_t segment)> hook);
+  // Removes the hook SetEvictHook returned `owner` for, unless another has replaced it since (a
+  // stream of the same container that took the journal over).
+  void ClearEvictHook(uint64_t owner);
   // The oldest position not yet acknowledged (block_when_full keeps segments from it on).
   void SetAcknowledged(JournalPosition position);
   // Deletes the oldest segment unless it is live (or, with block_when_full or

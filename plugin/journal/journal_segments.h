@@ -48,6 +48,7 @@ struct JournalSegments {
   uint64_t version ABSL_GUARDED_BY(mu) = 0;
   JournalPosition acknowledged ABSL_GUARDED_BY(mu);
   std::function<void(uint64_t)> evict_hook ABSL_GUARDED_BY(mu);
+  uint64_t evict_hook_owner ABSL_GUARDED_BY(mu) = 0;  // of the hook set last
   // The plugin-wide budget (plugin/journal/journal_retention.h): the live segment is to be sealed
   // at the writer's next write so that it can be evicted; with block_when_full, the journal may not
   // grow until the budget has room again.

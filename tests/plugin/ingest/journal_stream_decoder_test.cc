@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -164,6 +165,26 @@ TEST_F(JournalStreamDecoderTest, TheEvictHookGoesWithTheDecoder) {
   { JournalStreamDecoder decoder(7, journal_, {}, 1 << 20, sink_, counters_); }
   ASSERT_GT(journal_->EvictOldest(), 0u);
   EXPECT_EQ(sink_.evicted, 0u);
+}
+
+// A container restarted as its stream ends: the ended decoder goes after the next stream's
+// decoder took the journal over. Its going must leave the new decoder's hook in place, or
+// segments the budget evicts before the new stream read them go uncounted (journal_full).
+TEST_F(JournalStreamDecoderTest, AnEndedDecoderLeavesItsSuccessorsEvictHook) {
+  WriteSession("a", 3);
+  auto ended = std::make_unique<JournalStreamDecoder>(7, journal_, JournalPosition{}, 1 << 20,
+                                                      sink_, counters_);
+  EXPECT_FALSE(ended->Decode(kEnds));
+  RecordingSink next_sink;
+  JournalStreamDecoder next(8, journal_, ended->Resume(), 1 << 20, next_sink, counters_);
+  ended.reset();
+  WriteSession("b", 5);
+  WriteSession("c", 1);
+  ASSERT_GT(journal_->EvictOldest(), 0u);  // "a", read by the ended stream
+  ASSERT_GT(journal_->EvictOldest(), 0u);  // "b", not read by the next one
+  EXPECT_EQ(next_sink.evicted, 5u);
+  EXPECT_FALSE(next.Decode(kEnds));
+  EXPECT_EQ(next_sink.lines, (std::vector<std::string>{"c 0"}));
 }
 
 // A segment removed by hand while its journal is replayed: the replay goes on with the next
