@@ -30,10 +30,4 @@ void DecodeCounters::ReportAssembler(const LineAssembler& assembler, AssemblerCo
   reported = c;
 }
 
-std::size_t LineBytesFrom(const std::vector<LogLine>& lines, std::size_t from) {
-  std::size_t bytes = 0;
-  for (std::size_t i = from; i < lines.size(); ++i) bytes += lines[i].line.size();
-  return bytes;
-}
-
 }  // namespace skald

@@ -2,9 +2,7 @@
 // reader's memory streams and its journal streams (JournalStreamDecoder).
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "plugin/ingest/line_assembler.h"
 #include "plugin/metrics/metrics.h"
@@ -25,8 +23,5 @@ struct DecodeCounters {
   Counter& torn_bytes;
   Counter& lost_bytes;
 };
-
-// Bytes of the lines of `lines` from index `from` on.
-std::size_t LineBytesFrom(const std::vector<LogLine>& lines, std::size_t from);
 
 }  // namespace skald

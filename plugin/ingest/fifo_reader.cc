@@ -498,7 +498,7 @@ bool FifoReader::DecodeRead(Stream& s, std::size_t n, std::size_t& handover_byte
     const std::size_t before = s.lines.size();
     s.assembler.Add(*entry, s.lines);
     rest.remove_prefix(used);
-    handover_bytes += LineBytesFrom(s.lines, before);
+    handover_bytes += hand_over::LineBytesFrom(s.lines, before);
     if (hand_over::Full(s.lines.size(), handover_bytes)) {
       HandOver(s);
       handover_bytes = 0;

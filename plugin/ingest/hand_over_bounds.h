@@ -10,6 +10,9 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
+
+#include "plugin/ingest/line_assembler.h"
 
 namespace skald::hand_over {
 
@@ -23,6 +26,13 @@ inline constexpr std::size_t kRoundBytes = 1024 * 1024;
 // Whether a hand-over of `lines` lines holding `bytes` bytes is full.
 constexpr bool Full(std::size_t lines, std::size_t bytes) {
   return lines >= kMaxLines || bytes >= kMaxBytes;
+}
+
+// Bytes of the lines of `lines` from index `from` on (what a hand-over's byte bound counts).
+inline std::size_t LineBytesFrom(const std::vector<LogLine>& lines, std::size_t from) {
+  std::size_t bytes = 0;
+  for (std::size_t i = from; i < lines.size(); ++i) bytes += lines[i].line.size();
+  return bytes;
 }
 
 }  // namespace skald::hand_over

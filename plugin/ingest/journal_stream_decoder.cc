@@ -81,7 +81,7 @@ std::size_t JournalStreamDecoder::AddFrame(std::string_view body, const JournalP
   }
   const std::size_t before = lines_.size();
   assembler_.Add(*entry, lines_, FrameSpan{start, reader_->position()});
-  return LineBytesFrom(lines_, before);
+  return hand_over::LineBytesFrom(lines_, before);
 }
 
 bool JournalStreamDecoder::Decode(const std::function<bool()>& may_end) {
