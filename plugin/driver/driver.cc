@@ -6,7 +6,6 @@
 
 #include "plugin/common/container_id.h"
 #include "plugin/common/fault_injection.h"
-#include "plugin/common/thread_name.h"
 #include "plugin/config/container_labels.h"
 #include "plugin/config/replay_info.h"
 #include "plugin/driver/container_pipeline.h"
@@ -65,11 +64,11 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
                                           : MakeShippingClient(client_config, metrics_);
           },
           config_.client_idle_timeout),
-      queue_(config_.max_queued_bytes),
-      quiet_sends_(metrics.GetCounter(
-          "skald_quiet_sends_total",
-          "Times the input went quiet and the Loki clients were asked to send what they "
-          "buffered without waiting for loki-batch-wait.")) {
+      shipper_(config_.max_queued_bytes,
+               metrics.GetCounter(
+                   "skald_quiet_sends_total",
+                   "Times the input went quiet and the Loki clients were asked to send what "
+                   "they buffered without waiting for loki-batch-wait.")) {
   // Series that Loki clients fill in: present (at 0) before the first container, so that a
   // scrape always shows read, sent, dropped and pending together.
   metrics.GetCounter("skald_entries_sent_total", "Entries delivered to Loki.");
@@ -94,10 +93,7 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
       }
     });
   }
-  shipper_ = std::thread([this] {
-    SetThreadName("skald-ship");
-    ShipLoop();
-  });
+  shipper_.Start(*this);
 }
 
 Driver::~Driver() { Shutdown(std::chrono::milliseconds(0)); }
@@ -352,20 +348,15 @@ void Driver::OnLines(uint64_t stream_id, std::vector<LogLine>& lines,
       it->second->window_bytes += static_cast<int64_t>(batch.bytes);
       *it->second->client_window += static_cast<int64_t>(batch.bytes);
     }
-    // Over its bound the queue drops memory-only lines of the stream that holds the most.
-    if (const uint64_t dropped = queue_.Push(std::move(batch)); dropped > 0) {
-      dropped_queue_full_.Add(dropped);
-    }
   }
-  queue_cv_.Signal();
+  // Over its bound the queue drops memory-only lines of the stream that holds the most.
+  if (const uint64_t dropped = shipper_.Queue(std::move(batch)); dropped > 0) {
+    dropped_queue_full_.Add(dropped);
+  }
 }
 
 void Driver::OnEnd(uint64_t stream_id, bool /*corrupt*/) {
-  {
-    absl::MutexLock lock(&mu_);
-    queue_.Push(ShippingBatch{stream_id, {}, 0, true, false, {}});
-  }
-  queue_cv_.Signal();
+  shipper_.Queue(ShippingBatch{stream_id, {}, 0, true, false, {}});
 }
 
 bool Driver::WantsLines(uint64_t stream_id) {
@@ -402,8 +393,8 @@ bool Driver::HoldsMemoryStream(uint64_t stream_id) {
     auto it = streams_.find(stream_id);
     if (it == streams_.end() || !it->second->paced) return false;
     client = it->second->client;
-    queued = queue_.MemoryBytes(stream_id);
   }
+  queued = shipper_.MemoryBytes(stream_id);
   // Loki away: read on, the bounds drop and count (as no-file does). Loki taking lines: wait
   // while what waits on its way to Loki (in the shipping queue and in the client's buffer,
   // which the shipping thread fills from the queue at its own pace) reaches a quarter of the
@@ -437,11 +428,9 @@ void Driver::Shutdown(std::chrono::milliseconds deadline) {
   if (reader_) reader_->Stop();
   {
     absl::MutexLock lock(&mu_);
-    if (stopping_ && !shipper_.joinable()) return;
     stopping_ = true;
   }
-  queue_cv_.SignalAll();
-  if (shipper_.joinable()) shipper_.join();  // hands every queued line to its client
+  if (!shipper_.Stop()) return;  // stopped already; Stop hands every queued line to its client
   // What is acknowledged so far is persisted before the clients stop: a client stuck in a
   // connection (a TLS handshake nobody answers) must not cost the cursors when the process
   // exits at its deadline.

@@ -17,8 +17,8 @@
 // container and a plugin-wide budget; what a budget evicts unread is counted as dropped
 // (`journal_full`). At start, Recover() re-opens the FIFOs of streams that were live when the
 // plugin died and replays every journal from its cursor.
-// Decoded lines wait for the shipping thread in a ShippingQueue, which serves the streams in
-// turn (a flooding container does not hold up its neighbours' lines). Without a journal
+// Decoded lines wait for the shipping thread (Shipper) in a ShippingQueue, which serves the
+// streams in turn (a flooding container does not hold up its neighbours' lines). Without a journal
 // (no-file=true) lines are bounded there; when it is full the oldest lines of the stream that
 // holds the most are dropped and counted (`queue_full`).
 #pragma once
@@ -47,9 +47,8 @@
 #include "plugin/config/secret_store.h"
 #include "plugin/config/stream_labels.h"
 #include "plugin/driver/client_pool.h"
-#include "plugin/driver/quiet_gap.h"
+#include "plugin/driver/shipper.h"
 #include "plugin/driver/shipping_client.h"
-#include "plugin/driver/shipping_queue.h"
 #include "plugin/ingest/fifo_reader.h"
 #include "plugin/journal/journal.h"
 #include "plugin/journal/journal_retention.h"
@@ -111,7 +110,7 @@ class NoJournal : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-class Driver : public LineSink, public DeliveryListener {
+class Driver : public LineSink, public DeliveryListener, private ShipperWork {
  public:
   Driver(DriverConfig config, MetricsRegistry& metrics);
   ~Driver() override;  // Shutdown(0)
@@ -222,19 +221,18 @@ class Driver : public LineSink, public DeliveryListener {
                          const std::shared_ptr<Journal>& journal, const JournalPosition& cursor,
                          bool replaying, const std::vector<std::string>& fifos)
       ABSL_LOCKS_EXCLUDED(mu_);
-  void ShipLoop() ABSL_LOCKS_EXCLUDED(mu_);
-  // Waits at most `timeout` for a batch in queue_ or for stopping_; false: none came.
-  bool WaitForBatchLocked(std::chrono::milliseconds timeout) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The queue is empty and clients hold entries given since the input last went quiet: waits
-  // for a batch until QuietGap says the input is quiet, then returns those clients (and
-  // forgets them). Empty: nothing to send, a batch came, or stopping.
-  std::vector<std::shared_ptr<ShippingClient>> TakeUnsentWhenQuietLocked()
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Asks `clients` to send what they buffer: the input went quiet (shipping thread, no lock).
-  void SendQuiet(const std::vector<std::shared_ptr<ShippingClient>>& clients);
+  // ShipperWork (shipping thread): a batch goes to its stream (Ship) or ends it
+  // (FinishStream); returns whether some stage holds entries.
+  bool ShipBatch(ShippingBatch& batch) override ABSL_LOCKS_EXCLUDED(mu_);
+  // Releases entries held by pipelines (multiline, limit) whose time has come (all of them
+  // when `final`); returns whether some pipeline still holds entries.
+  bool FlushHeld(bool final) override ABSL_LOCKS_EXCLUDED(mu_);
+  void BatchDone() override ABSL_LOCKS_EXCLUDED(mu_);
   // No stream is live, nothing is queued or being shipped.
   bool IdleLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Ship(Stream& stream, ShippingBatch& batch);
+  // Runs the stream's stages on `batch` and hands the entries to its client; returns whether
+  // the stages hold entries.
+  bool Ship(Stream& stream, ShippingBatch& batch);
   // Counts what the stream's pipeline holds in its window (shipping thread).
   void AccountHeld(Stream& stream);
   // Hands `entries` to the stream's client as one shipment (resume: where a restart would read
@@ -244,14 +242,10 @@ class Driver : public LineSink, public DeliveryListener {
   // entries a stage held).
   void PushShipment(Stream& stream, std::vector<LokiEntry>& entries, const JournalPosition& resume,
                     std::size_t bytes, const JournalPosition& cursor, int64_t first_line_ns = 0);
-  // `client` was given entries: it is asked to send them once the input goes quiet.
-  void NoteUnsent(const std::shared_ptr<ShippingClient>& client);
   // Gives `bytes` of settled shipments back to the stream's and its client's windows.
   void FreeWindow(Stream& stream, std::size_t bytes);
   // How far the cursor may go after a shipment ending at `resume` (shipping thread).
   JournalPosition CursorLimit(Stream& stream, const JournalPosition& resume);
-  // Releases entries held by pipelines (multiline, limit) whose time has come.
-  void FlushPipelines(bool final_for_all) ABSL_LOCKS_EXCLUDED(mu_);
   void FinishStream(uint64_t stream_id) ABSL_LOCKS_EXCLUDED(mu_);
   // Forgets a finished stream once nothing of it is unacknowledged (persists its cursor).
   void MaybeRetire(const std::shared_ptr<Stream>& stream) ABSL_LOCKS_EXCLUDED(mu_);
@@ -311,11 +305,11 @@ class Driver : public LineSink, public DeliveryListener {
   bool recovering_ ABSL_GUARDED_BY(recovery_mu_) = false;
   std::thread recovery_;
 
-  // The registry and the queue. Streams' own fields say which of them mu_ guards; a stream's
-  // acknowledgements have their own lock (ShipmentLedger), taken after mu_ when both are held.
+  // The registry. Streams' own fields say which of them mu_ guards; a stream's
+  // acknowledgements have their own lock (ShipmentLedger), taken after mu_ when both are held,
+  // as is the Shipper's.
   mutable absl::Mutex mu_;
-  absl::CondVar queue_cv_;  // a batch was queued, or stopping_ set
-  absl::CondVar idle_cv_;   // a stream ended or retired, or a batch was shipped
+  absl::CondVar idle_cv_;  // a stream ended or retired, or a batch was shipped
   std::map<uint64_t, std::shared_ptr<Stream>> streams_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, uint64_t> stream_by_file_ ABSL_GUARDED_BY(mu_);
   // Journaled, not finished.
@@ -325,8 +319,6 @@ class Driver : public LineSink, public DeliveryListener {
   std::map<std::string, std::shared_ptr<Journal>> journals_ ABSL_GUARDED_BY(mu_);  // by id
   // When the journal budget and the age limit are due (Maintain).
   RetentionSchedule retention_schedule_ ABSL_GUARDED_BY(mu_);
-  ShippingQueue queue_ ABSL_GUARDED_BY(mu_);           // reader -> shipping thread
-  uint64_t in_flight_lines_ ABSL_GUARDED_BY(mu_) = 0;  // taken from the queue, not yet pushed
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool trim_due_ ABSL_GUARDED_BY(mu_) = false;  // GiveMemoryBackIfIdle has something to do
@@ -336,16 +328,10 @@ class Driver : public LineSink, public DeliveryListener {
   // Shipping thread's scratch, shared by every stream (a vector per stream would keep the
   // capacity of its largest batch for the stream's life).
   std::vector<LokiEntry> converted_;
-  // (Shipping thread) Some stream's stages hold entries: FlushPipelines runs on a timer.
-  bool pipelines_hold_ = false;
-  // (Shipping thread) The clients given entries since the input last went quiet, and when it
-  // is quiet enough for them to send those without waiting for loki-batch-wait.
-  std::vector<std::shared_ptr<ShippingClient>> unsent_clients_;
-  QuietGap quiet_gap_;
-  Counter& quiet_sends_;
 
   std::unique_ptr<FifoReader> reader_;
-  std::thread shipper_;
+  // The reader -> shipping thread queue and the thread (a lock of its own, taken after mu_).
+  Shipper shipper_;
 };
 
 }  // namespace skald

@@ -18,11 +18,7 @@ std::size_t Driver::LiveStreams() const {
 
 std::size_t Driver::LiveClients() const { return clients_.size(); }
 
-uint64_t Driver::PendingEntries() const {
-  uint64_t pending = clients_.Pending();
-  absl::MutexLock lock(&mu_);
-  return pending + queue_.lines() + in_flight_lines_;
-}
+uint64_t Driver::PendingEntries() const { return clients_.Pending() + shipper_.PendingLines(); }
 
 void Driver::UpdateGauges() {
   pending_gauge_.Set(static_cast<double>(PendingEntries()));

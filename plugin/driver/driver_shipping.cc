@@ -1,27 +1,17 @@
-// The Driver's shipping side: the ship loop takes batches the reader decoded, runs each
-// stream's stages and hands the entries to its client within the stream's and the client's
-// windows; settled shipments free the windows and move the acknowledged cursor; a finished
-// stream retires once nothing of it is unacknowledged (plugin/driver/driver.h). When the input
-// goes quiet, the clients given entries since are asked to send them (QuietGap).
+// The Driver's shipping side: for each batch the Shipper's thread takes, the stream's stages
+// run and the entries go to its client within the stream's and the client's windows; settled
+// shipments free the windows and move the acknowledged cursor; a finished stream retires once
+// nothing of it is unacknowledged (plugin/driver/driver.h).
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
 #include <optional>
 
-#include "plugin/common/thread_name.h"
 #include "plugin/driver/container_pipeline.h"
 #include "plugin/driver/driver.h"
 #include "plugin/driver/driver_stream.h"
 #include "plugin/driver/shipment_ledger.h"
 
 namespace skald {
-
-namespace {
-
-// How often held entries (multiline, limit stages) are looked at while no batch comes.
-constexpr std::chrono::milliseconds kPipelineFlushInterval{200};
-
-}  // namespace
 
 bool Driver::WindowFull(const Stream& stream) const {
   return stream.window_bytes.load() >= static_cast<int64_t>(config_.stream_window_bytes) &&
@@ -31,7 +21,7 @@ bool Driver::WindowFull(const Stream& stream) const {
 void Driver::PushShipment(Stream& stream, std::vector<LokiEntry>& entries,
                           const JournalPosition& resume, std::size_t bytes,
                           const JournalPosition& cursor, int64_t first_line_ns) {
-  if (!entries.empty()) NoteUnsent(stream.client);
+  if (!entries.empty()) shipper_.NoteUnsent(stream.client);
   if (!stream.journal) {
     stream.client->PushAll(entries);
     return;
@@ -111,7 +101,7 @@ void Driver::MaybeRetire(const std::shared_ptr<Stream>& stream) {
   idle_cv_.SignalAll();
 }
 
-void Driver::Ship(Stream& stream, ShippingBatch& batch) {
+bool Driver::Ship(Stream& stream, ShippingBatch& batch) {
   std::vector<LogLine>& lines = batch.lines;
   std::vector<LokiEntry>& entries = converted_;
   entries.clear();
@@ -128,7 +118,7 @@ void Driver::Ship(Stream& stream, ShippingBatch& batch) {
       *stream.client_window -= static_cast<int64_t>(batch.bytes);
       reader_->Wake();
     }
-    return;
+    return false;
   }
   ContainerPipeline& pipeline = *stream.pipeline;
   if (pipeline.dropped_by_relabel()) dropped_relabel_.Add(lines.size());
@@ -138,10 +128,10 @@ void Driver::Ship(Stream& stream, ShippingBatch& batch) {
   if (stream.journal && pipeline.has_stages()) stream.ledger.NoteStart(origin, stream.last_resume);
   const int64_t first_line_ns = lines.empty() ? 0 : lines.front().time_nano;
   pipeline.Process(lines, origin, entries);
-  if (pipeline.has_stages() && pipeline.OldestHeldOrigin()) pipelines_hold_ = true;
   PushShipment(stream, entries, batch.resume, batch.journaled ? batch.bytes : 0,
                CursorLimit(stream, batch.resume), first_line_ns);
   AccountHeld(stream);
+  return pipeline.has_stages() && pipeline.OldestHeldOrigin();
 }
 
 JournalPosition Driver::CursorLimit(Stream& stream, const JournalPosition& resume) {
@@ -166,7 +156,7 @@ void Driver::AccountHeld(Stream& stream) {
   if (delta < 0) reader_->Wake();
 }
 
-void Driver::FlushPipelines(bool final_for_all) {
+bool Driver::FlushHeld(bool final_for_all) {
   std::vector<std::shared_ptr<Stream>> with_pipeline;
   {
     absl::MutexLock lock(&mu_);
@@ -175,7 +165,7 @@ void Driver::FlushPipelines(bool final_for_all) {
     }
   }
   int64_t now = stages::Clock::System().NowNs();
-  pipelines_hold_ = false;
+  bool hold = false;
   for (const auto& s : with_pipeline) {
     converted_.clear();
     s->pipeline->Flush(now, final_for_all, converted_);
@@ -183,8 +173,9 @@ void Driver::FlushPipelines(bool final_for_all) {
       PushShipment(*s, converted_, s->last_resume, 0, CursorLimit(*s, s->last_resume));
       AccountHeld(*s);
     }
-    if (s->pipeline->OldestHeldOrigin()) pipelines_hold_ = true;
+    if (s->pipeline->OldestHeldOrigin()) hold = true;
   }
+  return hold;
 }
 
 void Driver::FinishStream(uint64_t stream_id) {
@@ -230,110 +221,44 @@ void Driver::FinishStream(uint64_t stream_id) {
   idle_cv_.SignalAll();
 }
 
-void Driver::ShipLoop() {
-  auto last_flush = std::chrono::steady_clock::now();
-  for (;;) {
-    ShippingBatch batch;
+bool Driver::ShipBatch(ShippingBatch& batch) {
+  bool hold = false;
+  try {
+    if (batch.end) {
+      FinishStream(batch.stream_id);
+      return false;
+    }
     std::shared_ptr<Stream> stream;
     {
-      absl::ReleasableMutexLock lock(&mu_);
-      // Only stages that hold entries (a multiline block, lines a limit delays) need a timer.
-      if (auto quiet = TakeUnsentWhenQuietLocked(); !quiet.empty()) {
-        lock.Release();
-        SendQuiet(quiet);
-        continue;
-      }
-      bool ready = true;
-      if (pipelines_hold_) {
-        ready = WaitForBatchLocked(kPipelineFlushInterval);
-      } else {
-        while (queue_.empty() && !stopping_) queue_cv_.Wait(&mu_);
-      }
-      if (pipelines_hold_ &&
-          (!ready || std::chrono::steady_clock::now() - last_flush >= kPipelineFlushInterval)) {
-        // Release what stages hold past their wait (multiline max_wait_time, limit).
-        lock.Release();
-        FlushPipelines(false);
-        last_flush = std::chrono::steady_clock::now();
-        continue;
-      }
-      if (queue_.empty()) {  // stopping and drained
-        lock.Release();
-        FlushPipelines(true);
-        return;
-      }
-      queue_.Pop(&batch);
-      quiet_gap_.Arrived(std::chrono::steady_clock::now());
-      in_flight_lines_ += batch.lines.size();
-      auto it = streams_.find(batch.stream_id);
-      if (it != streams_.end()) stream = it->second;
-    }
-    const std::size_t count = batch.lines.size();
-    try {
-      if (batch.end) {
-        FinishStream(batch.stream_id);
-      } else if (stream) {
-        // Which container's lines this thread works on, should the process die now.
-        if (replay_guard_)
-          replay_guard_->Enter(ReplayGuard::kShipperSlot, stream->info.container_id);
-        Ship(*stream, batch);
-        if (replay_guard_) replay_guard_->Leave(ReplayGuard::kShipperSlot);
-      }
-    } catch (const std::exception& e) {
-      // A bug, not an input: the thread that ships every container's lines must go on.
-      metrics_
-          .GetCounter("skald_entries_dropped_total", "Entries not delivered, by reason.",
-                      {{"reason", "internal_error"}})
-          .Add(count);
-      spdlog::critical("stream {}: {}; {} lines dropped (internal_error)", batch.stream_id,
-                       e.what(), count);
-    }
-    {
       absl::MutexLock lock(&mu_);
-      in_flight_lines_ -= count;
+      auto it = streams_.find(batch.stream_id);
+      if (it == streams_.end()) return false;
+      stream = it->second;
     }
-    idle_cv_.SignalAll();
+    // Which container's lines this thread works on, should the process die now.
+    if (replay_guard_) replay_guard_->Enter(ReplayGuard::kShipperSlot, stream->info.container_id);
+    hold = Ship(*stream, batch);
+    if (replay_guard_) replay_guard_->Leave(ReplayGuard::kShipperSlot);
+  } catch (const std::exception& e) {
+    // A bug, not an input: the thread that ships every container's lines must go on.
+    const std::size_t count = batch.lines.size();
+    metrics_
+        .GetCounter("skald_entries_dropped_total", "Entries not delivered, by reason.",
+                    {{"reason", "internal_error"}})
+        .Add(count);
+    spdlog::critical("stream {}: {}; {} lines dropped (internal_error)", batch.stream_id, e.what(),
+                     count);
   }
+  return hold;
 }
 
-void Driver::NoteUnsent(const std::shared_ptr<ShippingClient>& client) {
-  // A handful of clients at most between two quiet moments, mostly the same one again.
-  if (std::find(unsent_clients_.begin(), unsent_clients_.end(), client) == unsent_clients_.end())
-    unsent_clients_.push_back(client);
+void Driver::BatchDone() {
+  // Under the lock, so that a WaitIdle between its check and its wait cannot miss the signal.
+  { absl::MutexLock lock(&mu_); }
+  idle_cv_.SignalAll();
 }
 
-std::vector<std::shared_ptr<ShippingClient>> Driver::TakeUnsentWhenQuietLocked() {
-  std::vector<std::shared_ptr<ShippingClient>> clients;
-  if (unsent_clients_.empty() || !queue_.empty() || stopping_) return clients;
-  const auto send_at = quiet_gap_.SendAt(std::chrono::steady_clock::now());
-  while (queue_.empty() && !stopping_) {
-    const auto left = send_at - std::chrono::steady_clock::now();
-    if (left <= std::chrono::steady_clock::duration::zero()) break;
-    queue_cv_.WaitWithTimeout(&mu_, absl::FromChrono(left));
-  }
-  if (queue_.empty() && !stopping_) clients.swap(unsent_clients_);
-  return clients;
-}
-
-void Driver::SendQuiet(const std::vector<std::shared_ptr<ShippingClient>>& clients) {
-  for (const auto& client : clients) client->SendBuffered();
-  quiet_gap_.Sent(std::chrono::steady_clock::now());
-  quiet_sends_.Add(1);
-}
-
-bool Driver::WaitForBatchLocked(std::chrono::milliseconds timeout) {
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  while (queue_.empty() && !stopping_) {
-    const auto left = until - std::chrono::steady_clock::now();
-    if (left <= std::chrono::steady_clock::duration::zero()) return false;
-    queue_cv_.WaitWithTimeout(&mu_, absl::FromChrono(left));
-  }
-  return true;
-}
-
-bool Driver::IdleLocked() const {
-  return streams_.empty() && queue_.empty() && in_flight_lines_ == 0;
-}
+bool Driver::IdleLocked() const { return streams_.empty() && shipper_.Idle(); }
 
 bool Driver::WaitIdle(std::chrono::milliseconds deadline) {
   const auto until = std::chrono::steady_clock::now() + deadline;
