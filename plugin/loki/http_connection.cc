@@ -398,41 +398,8 @@ bool HttpConnection::Open(Io& io, Answer* answer) {
     // Each address gets its share of the time left: one that does not answer (an IPv6 route
     // that drops everything) leaves time for the next.
     io.deadline = Clock::now() + (deadline - Clock::now()) / std::max(addresses, 1);
-    const int fd =
-        ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) {
-      error = std::strerror(errno);
-      continue;
-    }
-    {
-      absl::MutexLock lock(&fd_mu_);
-      fd_ = fd;
-    }
-    io.fd = fd;
-    int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
-    if (rc != 0 && errno == EINPROGRESS) {
-      failure = io.Wait(POLLOUT);
-      if (failure == Failure::kNone) {
-        int so_error = 0;
-        socklen_t len = sizeof(so_error);
-        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len);
-        rc = so_error == 0 ? 0 : -1;
-        errno = so_error;
-      } else {
-        rc = -1;
-      }
-    }
-    if (rc == 0) {
-      failure = Failure::kNone;
-      break;
-    }
-    const int connect_errno = errno;
-    const bool share_over = failure == Failure::kTimeout && addresses > 1;
-    if (failure == Failure::kNone || share_over) failure = Failure::kConnect;
-    error = share_over ? "no answer in time" : std::strerror(connect_errno);
-    Close();
-    io.fd = -1;
-    if (failure != Failure::kConnect) break;  // the deadline or a cut: no other address
+    failure = ConnectOne(io, *a, addresses > 1, error);
+    if (failure != Failure::kConnect) break;  // connected, or the deadline or a cut
   }
   io.deadline = deadline;
   if (failure != Failure::kNone) {
@@ -449,6 +416,42 @@ bool HttpConnection::Open(Io& io, Answer* answer) {
   if (endpoint_.scheme != "https") return true;
   if (via_proxy && !Tunnel(io, answer)) return false;
   return StartTls(io, answer);
+}
+
+HttpConnection::Failure HttpConnection::ConnectOne(Io& io, const addrinfo& a, bool more,
+                                                   std::string& error) {
+  const int fd = ::socket(a.ai_family, a.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a.ai_protocol);
+  if (fd < 0) {
+    error = std::strerror(errno);
+    return Failure::kConnect;
+  }
+  {
+    absl::MutexLock lock(&fd_mu_);
+    fd_ = fd;
+  }
+  io.fd = fd;
+  Failure failure = Failure::kNone;
+  int rc = ::connect(fd, a.ai_addr, a.ai_addrlen);
+  if (rc != 0 && errno == EINPROGRESS) {
+    failure = io.Wait(POLLOUT);
+    if (failure == Failure::kNone) {
+      int so_error = 0;
+      socklen_t len = sizeof(so_error);
+      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len);
+      rc = so_error == 0 ? 0 : -1;
+      errno = so_error;
+    } else {
+      rc = -1;
+    }
+  }
+  if (rc == 0) return Failure::kNone;
+  const int connect_errno = errno;
+  const bool share_over = failure == Failure::kTimeout && more;
+  if (failure == Failure::kNone || share_over) failure = Failure::kConnect;
+  error = share_over ? "no answer in time" : std::strerror(connect_errno);
+  Close();
+  io.fd = -1;
+  return failure;
 }
 
 bool HttpConnection::Tunnel(Io& io, Answer* answer) {

@@ -13,6 +13,7 @@
 
 #include <absl/base/thread_annotations.h>
 #include <absl/synchronization/mutex.h>
+#include <netdb.h>
 
 #include <atomic>
 #include <chrono>
@@ -100,6 +101,11 @@ class HttpConnection {
   // Opens the TCP connection (to the proxy, or the endpoint), then the CONNECT tunnel and TLS
   // when asked. On failure returns the answer to give (failure set, or a proxy's refusal).
   bool Open(Io& io, Answer* answer) ABSL_LOCKS_EXCLUDED(fd_mu_);
+  // Open's attempt at one address `a`: a socket connected within io.deadline (io.fd, kept for
+  // Cut()) and kNone, or the socket closed and why: kConnect with `error` (`more`: other
+  // addresses wait, so a timeout is this address's, kConnect too), kTimeout or kCut.
+  Failure ConnectOne(Io& io, const addrinfo& a, bool more, std::string& error)
+      ABSL_LOCKS_EXCLUDED(fd_mu_);
   bool Tunnel(Io& io, Answer* answer);
   bool StartTls(Io& io, Answer* answer);
   // Makes tls_ctx_ from the endpoint's PEM texts; returns why it cannot ("" when it did).

@@ -101,6 +101,23 @@ struct LokiClient::Impl {
   ~Impl();
 
   void PushAll(std::vector<LokiEntry>& entries) ABSL_LOCKS_EXCLUDED(mu_);
+  // What PushAll did not queue: entries that could never fit, entries whose tenant Loki would
+  // refuse (settled once the lock is released), and how many queued entries made room.
+  struct Refused {
+    std::vector<LokiEntry> too_big;
+    std::vector<LokiEntry> invalid_tenant;
+    std::string invalid_tenant_why;  // of one of them
+    uint64_t dropped_for_room = 0;
+  };
+  // PushAll after Stop: a durable client's entries stay unacknowledged (replayed), the others
+  // are dropped (`shutdown`).
+  void SettleAfterStop(std::vector<LokiEntry>& entries);
+  // Queues each entry on its stream's lane and tenant, making room by dropping the oldest
+  // (non-durable); what cannot be queued goes to `refused`.
+  void QueueLocked(std::vector<LokiEntry>& entries, Refused& refused)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts, settles and logs (rate-limited) what QueueLocked refused.
+  void SettleRefused(Refused& refused);
   bool Flush(std::chrono::milliseconds deadline) ABSL_LOCKS_EXCLUDED(mu_);
   void SendBuffered() ABSL_LOCKS_EXCLUDED(mu_);
   void Stop(std::chrono::milliseconds deadline) ABSL_LOCKS_EXCLUDED(mu_);
@@ -109,6 +126,12 @@ struct LokiClient::Impl {
   void LaneLoop(Lane& lane) ABSL_LOCKS_EXCLUDED(mu_);
   // Delivers `batch` (one tenant), splitting on 413; accounts for every entry.
   void Deliver(Lane& lane, std::span<Queued> batch) ABSL_LOCKS_EXCLUDED(mu_);
+  // The push body of `batch`: its entries grouped by stream, each stream's in order, encoded
+  // by the lane's encoder (the view lives until the lane's next Encode).
+  std::string_view EncodeByStream(Lane& lane, std::span<const Queued> batch);
+  // Deliver's end of a batch Loki refused for good: counts the refused entries as dropped with
+  // Loki's reason; of a 400, the entries Loki kept count as delivered.
+  void SettleRefusedBatch(const LaneSender::Result& result, std::span<Queued> batch);
   // Logs (rate-limited) why `batch` is dropped.
   void LogDrop(const std::string& reason, const LaneSender::Result& result,
                std::span<const Queued> batch);
@@ -279,28 +302,34 @@ void LokiClient::Impl::PushAll(std::vector<LokiEntry>& entries) {
   pending_.fetch_add(entries.size(), std::memory_order_relaxed);
   pending_gauge.Add(static_cast<int64_t>(entries.size()));
 
+  Refused refused;
   mu_.Lock();
   if (closed_) {
     mu_.Unlock();
-    for (LokiEntry& entry : entries) {
-      if (config.durable) {
-        Settle(1);
-        Notify(entry, false);
-      } else {
-        CountDropped("shutdown", 1, EntryBytes(entry));
-        Notify(entry, true);
-      }
-    }
-    entries.clear();
+    SettleAfterStop(entries);
     return;
   }
+  QueueLocked(entries, refused);
+  mu_.Unlock();
+  entries.clear();
+  SettleRefused(refused);
+}
+
+void LokiClient::Impl::SettleAfterStop(std::vector<LokiEntry>& entries) {
+  for (LokiEntry& entry : entries) {
+    if (config.durable) {
+      Settle(1);
+      Notify(entry, false);
+    } else {
+      CountDropped("shutdown", 1, EntryBytes(entry));
+      Notify(entry, true);
+    }
+  }
+  entries.clear();
+}
+
+void LokiClient::Impl::QueueLocked(std::vector<LokiEntry>& entries, Refused& refused) {
   const auto now = Clock::now();
-  uint64_t dropped = 0;
-  // Entries that could never fit, or whose tenant Loki would refuse, are settled after the lock
-  // is released.
-  std::vector<LokiEntry> too_big;
-  std::vector<LokiEntry> invalid_tenant;
-  std::string invalid_tenant_why;
   // Consecutive entries mostly share their stream and tenant: the lane and queue are looked
   // up again only when they change.
   const StreamSelector* last_labels = nullptr;
@@ -314,20 +343,20 @@ void LokiClient::Impl::PushAll(std::vector<LokiEntry>& entries) {
       // The tenant goes into a header unchanged: one Loki would refuse, or one holding a line
       // break that would add a header of its own, drops this entry alone.
       if (std::string why = stages::TenantIdError(entry.tenant); !why.empty()) {
-        invalid_tenant_why = std::move(why);
-        invalid_tenant.push_back(std::move(entry));
+        refused.invalid_tenant_why = std::move(why);
+        refused.invalid_tenant.push_back(std::move(entry));
         continue;
       }
     }
     const std::size_t bytes = EntryBytes(entry);
     const std::size_t memory = EntryMemory(entry);
     if (!config.durable && memory > config.max_buffered_bytes) {
-      too_big.push_back(std::move(entry));
+      refused.too_big.push_back(std::move(entry));
       continue;
     }
     while (!config.durable && queued_memory_ + memory > config.max_buffered_bytes &&
            DropOldestLocked()) {
-      ++dropped;
+      ++refused.dropped_for_room;
       tq = nullptr;  // DropOldestLocked may have erased it, or popped the entry last points to
       last_labels = nullptr;
     }
@@ -348,25 +377,28 @@ void LokiClient::Impl::PushAll(std::vector<LokiEntry>& entries) {
     last_labels = &tq->entries.back().entry.labels;
     if (was_empty || tq->bytes >= config.batch_size_bytes) lane->cv.Signal();
   }
-  mu_.Unlock();
-  entries.clear();
-  for (LokiEntry& entry : too_big) {
+}
+
+void LokiClient::Impl::SettleRefused(Refused& refused) {
+  uint64_t dropped = refused.dropped_for_room;
+  for (LokiEntry& entry : refused.too_big) {
     CountDropped("buffer_full", 1, EntryBytes(entry));
     Notify(entry, true);
     ++dropped;
   }
-  for (LokiEntry& entry : invalid_tenant) {
+  for (LokiEntry& entry : refused.invalid_tenant) {
     CountDropped("invalid_tenant", 1, EntryBytes(entry));
     Notify(entry, true);
   }
-  if (!invalid_tenant.empty()) {
+  if (!refused.invalid_tenant.empty()) {
     done_cv_.SignalAll();
     uint64_t suppressed = 0;
     if (log_limiter.Allow("invalid_tenant", suppressed)) {
       spdlog::error(
           "loki client {}: dropped {} entries whose tenant (tenant stage) is not a valid Loki "
           "tenant ID, e.g. {}{}",
-          redacted_url, invalid_tenant.size(), invalid_tenant_why, Suppressed(suppressed));
+          redacted_url, refused.invalid_tenant.size(), refused.invalid_tenant_why,
+          Suppressed(suppressed));
     }
   }
   if (dropped > 0) {
@@ -563,9 +595,37 @@ void LokiClient::Impl::LaneLoop(Lane& lane) {
 
 void LokiClient::Impl::Deliver(Lane& lane, std::span<Queued> batch) {
   if (batch.empty()) return;
-  const std::string& tenant = batch.front().entry.tenant;
+  const std::string_view body = EncodeByStream(lane, batch);
+  encoded_bytes.Add(body.size());
+  const LaneSender::Result result =
+      lane.sender->Send(body, batch.front().entry.tenant, batch.size());
+  switch (FateOf(result.outcome, batch.size(), config.durable)) {
+    case BatchFate::kSent: {
+      uint64_t bytes = 0;
+      for (const Queued& q : batch) bytes += q.bytes;
+      entries_sent.Add(batch.size());
+      sent_bytes.Add(bytes);
+      Settle(batch.size());
+      Notify(batch, true);
+      return;
+    }
+    case BatchFate::kSplit: {
+      const std::size_t half = batch.size() / 2;
+      Deliver(lane, batch.first(half));
+      Deliver(lane, batch.subspan(half));
+      return;
+    }
+    case BatchFate::kKept:
+      Settle(batch.size());
+      Notify(batch, false);
+      return;
+    case BatchFate::kDropped:
+      SettleRefusedBatch(result, batch);
+      return;
+  }
+}
 
-  // Group by stream, keeping each stream's entries in order.
+std::string_view LokiClient::Impl::EncodeByStream(Lane& lane, std::span<const Queued> batch) {
   lane.stream_index.clear();
   lane.stream_labels.clear();
   for (auto& v : lane.stream_entries) v.clear();
@@ -589,53 +649,30 @@ void LokiClient::Impl::Deliver(Lane& lane, std::span<Queued> batch) {
   for (std::size_t i = 0; i < lane.stream_labels.size(); ++i) {
     lane.streams.push_back(PushStream{lane.stream_labels[i], lane.stream_entries[i]});
   }
-  const std::string_view body = lane.encoder.Encode(lane.streams);
-  encoded_bytes.Add(body.size());
+  return lane.encoder.Encode(lane.streams);
+}
 
-  const LaneSender::Result result = lane.sender->Send(body, tenant, batch.size());
-  switch (FateOf(result.outcome, batch.size(), config.durable)) {
-    case BatchFate::kSent: {
-      uint64_t bytes = 0;
-      for (const Queued& q : batch) bytes += q.bytes;
-      entries_sent.Add(batch.size());
-      sent_bytes.Add(bytes);
-      Settle(batch.size());
-      Notify(batch, true);
-      return;
-    }
-    case BatchFate::kSplit: {
-      const std::size_t half = batch.size() / 2;
-      Deliver(lane, batch.first(half));
-      Deliver(lane, batch.subspan(half));
-      return;
-    }
-    case BatchFate::kKept:
-      Settle(batch.size());
-      Notify(batch, false);
-      return;
-    case BatchFate::kDropped: {
-      const std::string reason = DropReason(result.outcome, result.status, result.response);
-      LogDrop(reason, result, batch);
-      // Loki stores the valid entries of a request it answers 400: only the refused count as
-      // dropped (their bytes as the batch's average), the rest as delivered.
-      const std::size_t refused = result.outcome == PushOutcome::kRejected && result.status == 400
-                                      ? RefusedEntries(result.response, batch.size())
-                                      : batch.size();
-      if (refused == batch.size()) {
-        CountDropped(reason, batch);
-      } else {
-        uint64_t bytes = 0;
-        for (const Queued& q : batch) bytes += q.bytes;
-        const uint64_t refused_bytes = bytes * refused / batch.size();
-        entries_sent.Add(batch.size() - refused);
-        sent_bytes.Add(bytes - refused_bytes);
-        Settle(batch.size() - refused);
-        CountDropped(reason, refused, refused_bytes);
-      }
-      Notify(batch, true);
-      return;
-    }
+void LokiClient::Impl::SettleRefusedBatch(const LaneSender::Result& result,
+                                          std::span<Queued> batch) {
+  const std::string reason = DropReason(result.outcome, result.status, result.response);
+  LogDrop(reason, result, batch);
+  // Loki stores the valid entries of a request it answers 400: only the refused count as
+  // dropped (their bytes as the batch's average), the rest as delivered.
+  const std::size_t refused = result.outcome == PushOutcome::kRejected && result.status == 400
+                                  ? RefusedEntries(result.response, batch.size())
+                                  : batch.size();
+  if (refused == batch.size()) {
+    CountDropped(reason, batch);
+  } else {
+    uint64_t bytes = 0;
+    for (const Queued& q : batch) bytes += q.bytes;
+    const uint64_t refused_bytes = bytes * refused / batch.size();
+    entries_sent.Add(batch.size() - refused);
+    sent_bytes.Add(bytes - refused_bytes);
+    Settle(batch.size() - refused);
+    CountDropped(reason, refused, refused_bytes);
   }
+  Notify(batch, true);
 }
 
 void LokiClient::Impl::LogDrop(const std::string& reason, const LaneSender::Result& result,

@@ -57,6 +57,47 @@ ParsedUrl ParseCheckedUrl(std::string_view url) {
   return parsed;
 }
 
+namespace {
+
+// The host and port of `authority` (after the user info) into `out`; the port defaults to the
+// scheme's. Returns why they are not valid ("" when they are).
+std::string ParseHostPort(std::string_view authority, ParsedUrl& out) {
+  std::string_view port;
+  if (!authority.empty() && authority.front() == '[') {
+    const std::size_t close = authority.find(']');
+    if (close == std::string_view::npos) return "unterminated IPv6 address";
+    const std::string_view literal = authority.substr(1, close - 1);
+    if (!IsIpLiteral(literal)) return "invalid IPv6 address '" + std::string(literal) + "'";
+    out.host = std::string(literal);
+    const std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return "unexpected text after the IPv6 address";
+      port = after.substr(1);
+    }
+  } else {
+    const std::size_t colon = authority.rfind(':');
+    const std::string_view host = authority.substr(0, colon);
+    if (!IsRegName(host)) return "invalid host '" + std::string(host) + "'";
+    out.host = std::string(host);
+    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
+  }
+  if (out.host.empty()) return out.has_userinfo ? "no host after the user info" : "no host";
+  if (port.empty()) {
+    out.port = out.scheme == "https" ? 443 : 80;
+  } else {
+    int p = 0;
+    for (char c : port) {
+      if (c < '0' || c > '9' || p > 65535) return "invalid port '" + std::string(port) + "'";
+      p = p * 10 + (c - '0');
+    }
+    if (p < 1 || p > 65535) return "port " + std::string(port) + " outside 1-65535";
+    out.port = p;
+  }
+  return "";
+}
+
+}  // namespace
+
 std::string ParseUrl(std::string_view url, ParsedUrl& out) {
   out = ParsedUrl{};
   if (std::any_of(url.begin(), url.end(), IsControl)) return "contains a control character";
@@ -96,38 +137,7 @@ std::string ParseUrl(std::string_view url, ParsedUrl& out) {
   out.path =
       path.empty() ? "/" : (path.front() == '?' ? "/" + std::string(path) : std::string(path));
 
-  std::string_view port;
-  if (!authority.empty() && authority.front() == '[') {
-    const std::size_t close = authority.find(']');
-    if (close == std::string_view::npos) return "unterminated IPv6 address";
-    const std::string_view literal = authority.substr(1, close - 1);
-    if (!IsIpLiteral(literal)) return "invalid IPv6 address '" + std::string(literal) + "'";
-    out.host = std::string(literal);
-    const std::string_view after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':') return "unexpected text after the IPv6 address";
-      port = after.substr(1);
-    }
-  } else {
-    const std::size_t colon = authority.rfind(':');
-    const std::string_view host = authority.substr(0, colon);
-    if (!IsRegName(host)) return "invalid host '" + std::string(host) + "'";
-    out.host = std::string(host);
-    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
-  }
-  if (out.host.empty()) return out.has_userinfo ? "no host after the user info" : "no host";
-  if (port.empty()) {
-    out.port = out.scheme == "https" ? 443 : 80;
-  } else {
-    int p = 0;
-    for (char c : port) {
-      if (c < '0' || c > '9' || p > 65535) return "invalid port '" + std::string(port) + "'";
-      p = p * 10 + (c - '0');
-    }
-    if (p < 1 || p > 65535) return "port " + std::string(port) + " outside 1-65535";
-    out.port = p;
-  }
-  return "";
+  return ParseHostPort(authority, out);
 }
 
 std::string RedactUrl(std::string_view url) {
