@@ -92,13 +92,18 @@ MetricsHttpServer::MetricsHttpServer(MetricsRegistry& registry, std::function<vo
 
 MetricsHttpServer::~MetricsHttpServer() { Stop(); }
 
-bool MetricsHttpServer::Start(const std::string& address) {
+namespace {
+
+// A listening socket (non-blocking) on METRICS_ADDR `address` (HOST:PORT, [IPv6]:PORT, :PORT
+// for every address); `host` is set to its host part. -1 when it cannot be had (logged: the
+// metrics are off then).
+int ListenOn(const std::string& address, std::string& host) {
   const auto colon = address.rfind(':');
   if (colon == std::string::npos) {
     spdlog::error("METRICS_ADDR '{}' is not HOST:PORT; metrics are off", address);
-    return false;
+    return -1;
   }
-  std::string host = address.substr(0, colon);
+  host = address.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
   }
@@ -107,7 +112,7 @@ bool MetricsHttpServer::Start(const std::string& address) {
       !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
       std::stoi(port) > 65535) {
     spdlog::error("METRICS_ADDR '{}' has no valid port; metrics are off", address);
-    return false;
+    return -1;
   }
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -117,7 +122,7 @@ bool MetricsHttpServer::Start(const std::string& address) {
   if (::getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &found) != 0 ||
       found == nullptr) {
     spdlog::error("METRICS_ADDR '{}': cannot resolve '{}'; metrics are off", address, host);
-    return false;
+    return -1;
   }
   int fd = -1;
   for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
@@ -136,8 +141,17 @@ bool MetricsHttpServer::Start(const std::string& address) {
         "cannot listen for metrics on {} (METRICS_ADDR): the port is taken, perhaps by another "
         "copy of the plugin (give each copy its own METRICS_ADDR); metrics are off",
         address);
-    return false;
+    return -1;
   }
+  return fd;
+}
+
+}  // namespace
+
+bool MetricsHttpServer::Start(const std::string& address) {
+  std::string host;
+  const int fd = ListenOn(address, host);
+  if (fd < 0) return false;
   sockaddr_storage bound{};
   socklen_t len = sizeof(bound);
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
@@ -242,79 +256,79 @@ void MetricsHttpServer::Serve() {
     }
     if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) break;
     if (fds[0].revents != 0) break;  // Stop()
-
     for (std::size_t i = 0; i < polled.size(); ++i) {
-      Connection& c = *polled[i];
-      const short ev = fds[i + 2].revents;
-      if (ev == 0) continue;
-      if (c.draining) {
-        char buf[16384];
-        const ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-          c.deadline = Clock::time_point::min();
-        }
-        continue;
-      }
-      if (!c.answering) {
-        char buf[4096];
-        const ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-          c.deadline = Clock::time_point::min();  // closed at the next round
-          continue;
-        }
-        if (n < 0) continue;
-        c.in.append(buf, static_cast<std::size_t>(n));
-        const std::size_t end = HeadEnd(c.in);
-        if (end == std::string::npos && c.in.size() < kMaxRequestBytes) continue;
-        c.out = end == std::string::npos || end > kMaxRequestBytes
-                    ? Plain(431, "a request head holds at most " +
-                                     std::to_string(kMaxRequestBytes) + " bytes")
-                    : Answer(c.in.substr(0, end));
-        c.in.clear();
-        c.in.shrink_to_fit();
-        c.answering = true;
-        c.deadline = Clock::now() + kRequestTimeout;
-      }
-      // Answer as far as the socket takes it; the rest when it is writable again.
-      while (c.sent < c.out.size()) {
-        const ssize_t w = ::send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-          if (errno != EAGAIN) c.deadline = Clock::time_point::min();
-          break;
-        }
-        c.sent += static_cast<std::size_t>(w);
-      }
-      if (c.sent == c.out.size()) {
-        ::shutdown(c.fd, SHUT_WR);
-        c.out.clear();
-        c.out.shrink_to_fit();
-        c.draining = true;
-        c.deadline = std::min(c.deadline, Clock::now() + kDrainTime);
-      }
+      if (fds[i + 2].revents != 0) Step(*polled[i]);
     }
-
-    if (fds[1].revents != 0) {
-      for (;;) {
-        const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) break;
-        if (connections.size() >= kMaxConnections) {
-          // The oldest connection still sending its request makes room, else the oldest of
-          // all: the newest request is always heard.
-          auto oldest = std::find_if(connections.begin(), connections.end(),
-                                     [](const Connection& c) { return !c.answering; });
-          if (oldest == connections.end()) oldest = connections.begin();
-          ::close(oldest->fd);
-          connections.erase(oldest);
-        }
-        Connection c;
-        c.fd = fd;
-        c.deadline = Clock::now() + kRequestTimeout;
-        connections.push_back(std::move(c));
-      }
-    }
+    if (fds[1].revents != 0) AcceptWaiting(connections);
   }
   for (Connection& c : connections) ::close(c.fd);
+}
+
+void MetricsHttpServer::Step(Connection& c) {
+  if (c.draining) {
+    char buf[16384];
+    const ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+      c.deadline = Clock::time_point::min();
+    }
+    return;
+  }
+  if (!c.answering) {
+    char buf[4096];
+    const ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+      c.deadline = Clock::time_point::min();  // closed at the next round
+      return;
+    }
+    if (n < 0) return;
+    c.in.append(buf, static_cast<std::size_t>(n));
+    const std::size_t end = HeadEnd(c.in);
+    if (end == std::string::npos && c.in.size() < kMaxRequestBytes) return;
+    c.out = end == std::string::npos || end > kMaxRequestBytes
+                ? Plain(431, "a request head holds at most " + std::to_string(kMaxRequestBytes) +
+                                 " bytes")
+                : Answer(c.in.substr(0, end));
+    c.in.clear();
+    c.in.shrink_to_fit();
+    c.answering = true;
+    c.deadline = Clock::now() + kRequestTimeout;
+  }
+  // Answer as far as the socket takes it; the rest when it is writable again.
+  while (c.sent < c.out.size()) {
+    const ssize_t w = ::send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      if (errno != EAGAIN) c.deadline = Clock::time_point::min();
+      break;
+    }
+    c.sent += static_cast<std::size_t>(w);
+  }
+  if (c.sent == c.out.size()) {
+    ::shutdown(c.fd, SHUT_WR);
+    c.out.clear();
+    c.out.shrink_to_fit();
+    c.draining = true;
+    c.deadline = std::min(c.deadline, Clock::now() + kDrainTime);
+  }
+}
+
+void MetricsHttpServer::AcceptWaiting(std::list<Connection>& connections) {
+  for (;;) {
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    if (connections.size() >= kMaxConnections) {
+      // The newest request is always heard.
+      auto oldest = std::find_if(connections.begin(), connections.end(),
+                                 [](const Connection& c) { return !c.answering; });
+      if (oldest == connections.end()) oldest = connections.begin();
+      ::close(oldest->fd);
+      connections.erase(oldest);
+    }
+    Connection c;
+    c.fd = fd;
+    c.deadline = Clock::now() + kRequestTimeout;
+    connections.push_back(std::move(c));
+  }
 }
 
 }  // namespace skald

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <list>
 #include <string>
 #include <thread>
 
@@ -45,6 +46,12 @@ class MetricsHttpServer {
  private:
   struct Connection;
   void Serve();
+  // One poll event of connection `c`: reads its request (or what it sends after the answer),
+  // answers it as far as the socket takes, and sets its deadline to now when it is done for.
+  void Step(Connection& c);
+  // Accepts the connections waiting; past kMaxConnections the oldest still sending its request
+  // (else the oldest of all) is closed to make room.
+  void AcceptWaiting(std::list<Connection>& connections);
   // The whole answer (head and body) to a complete request head.
   std::string Answer(const std::string& head);
 
