@@ -85,134 +85,166 @@ uint64_t JournalFrameReader::skipped_bytes() const { return state_->skipped; }
 
 uint64_t JournalFrameReader::lost_bytes() const { return state_->lost; }
 
+// Next's steps. Each returns what Next returns, or nullopt (or false) when Next goes on.
+
+std::optional<JournalFrameReader::Status> JournalFrameReader::OpenNextSegment() {
+  State& s = *state_;
+  JournalSegments& segs = *s.journal->segments_;
+  // Find the segment to read: the first one >= want (evicted ones in between are counted
+  // as skipped; sequence numbers never used are not).
+  uint64_t found;
+  bool has_file;
+  {
+    absl::MutexLock lock(&segs.mu);
+    auto it = segs.segments.lower_bound(s.want);
+    if (it == segs.segments.end()) {
+      bool any_live = std::any_of(segs.segments.begin(), segs.segments.end(),
+                                  [](auto& e) { return e.second.live; });
+      return any_live ? Status::kWait : Status::kEnd;
+    }
+    found = it->first;
+    has_file = it->second.has_file;
+    if (s.want > 0) {
+      for (auto e = segs.evicted.lower_bound(s.want); e != segs.evicted.end() && e->first < found;
+           ++e) {
+        uint64_t from = e->first == s.want ? s.want_offset : 0;
+        s.skipped += e->second > from ? e->second - from : 0;
+      }
+    }
+  }
+  if (found != s.want) {
+    s.want = found;
+    s.want_offset = 0;
+  }
+  if (!has_file) return Status::kWait;  // a live session without a byte yet
+  fs::path path = segs.SegmentPath(found);
+  s.fd.reset(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!s.fd) {
+    const int err = errno;
+    if (err == ENOENT) {
+      absl::MutexLock lock(&segs.mu);
+      if (!segs.segments.count(found)) return std::nullopt;  // evicted meanwhile: counted next look
+    }
+    if (err == EMFILE || err == ENFILE || err == ENOMEM || err == EINTR || err == EAGAIN) {
+      return Status::kRetry;  // out of descriptors or memory for a moment
+    }
+    s.GiveUp(segs, found, s.want_offset, "open", err);  // removed by hand, unreadable
+    return std::nullopt;
+  }
+  s.seq = found;
+  s.pos = s.want_offset;
+  s.limit = 0;
+  s.sealed = false;
+  s.buf_len = 0;
+  return std::nullopt;
+}
+
+std::optional<JournalFrameReader::Status> JournalFrameReader::TakeFrame(std::string_view* body,
+                                                                        JournalPosition* start,
+                                                                        uint64_t& avail,
+                                                                        uint64_t& needed) {
+  State& s = *state_;
+  JournalSegments& segs = *s.journal->segments_;
+  // A complete frame in the buffer, within what is readable?
+  uint64_t avail_end = std::min(s.buf_off + s.buf_len, s.limit);
+  avail = s.pos >= s.buf_off && avail_end > s.pos ? avail_end - s.pos : 0;
+  needed = kFrameLengthBytes;
+  if (avail >= kFrameLengthBytes) {
+    uint32_t len = ReadFrameLength(s.buf.get() + (s.pos - s.buf_off));
+    if (len > kMaxFrameBytes) {
+      uint64_t end = s.sealed ? s.file_size : s.limit;
+      spdlog::warn("journal: {}: length prefix {} at offset {}; skipping to the next segment",
+                   segs.SegmentPath(s.seq).string(), len, s.pos);
+      s.skipped += end > s.pos ? end - s.pos : 0;
+      s.CloseSegment();
+      return Status::kCorrupt;
+    }
+    needed = kFrameLengthBytes + uint64_t{len};
+    if (avail >= needed) {
+      const char* p = s.buf.get() + (s.pos - s.buf_off);
+      *body = std::string_view(p + kFrameLengthBytes, len);
+      *start = {s.seq, s.pos};
+      s.pos += needed;
+      return Status::kFrame;
+    }
+  }
+  return std::nullopt;
+}
+
+bool JournalFrameReader::ReadMore(uint64_t avail, uint64_t needed) {
+  State& s = *state_;
+  JournalSegments& segs = *s.journal->segments_;
+  // Read more of the file, if the readable part holds more than the buffer.
+  if (s.limit <= s.pos + avail) return false;
+  std::size_t want = static_cast<std::size_t>(
+      std::min<uint64_t>(s.limit - s.pos, std::max<uint64_t>(kReadBlock, needed)));
+  if (want > s.cap) {
+    s.cap = std::max(want, kReadBlock);
+    s.buf.reset(new char[s.cap]);
+  }
+  s.buf_off = s.pos;
+  try {
+    s.buf_len = PreadOrThrow(s.fd.get(), s.buf.get(), want, s.pos, segs.SegmentPath(s.seq));
+  } catch (const std::system_error& e) {
+    s.GiveUp(segs, s.seq, s.pos, "read", e.code().value());
+    return true;
+  }
+  // Not more than before: the file is shorter than the journal said (truncated by a rotation),
+  // and the journal is asked again.
+  return s.buf_len > avail;
+}
+
+std::optional<JournalFrameReader::Status> JournalFrameReader::LookUpLimit() {
+  State& s = *state_;
+  JournalSegments& segs = *s.journal->segments_;
+  // The segment is not sealed (as last looked up): how far it is readable now.
+  const uint64_t old_limit = s.limit;
+  bool exists, live;
+  uint64_t size;
+  {
+    absl::MutexLock lock(&segs.mu);
+    auto it = segs.segments.find(s.seq);
+    exists = it != segs.segments.end();
+    live = exists && it->second.live;
+    size = exists ? it->second.size : 0;
+  }
+  if (!exists) {
+    // Evicted while open: read what the file holds.
+    struct stat st {};
+    if (fstat(s.fd.get(), &st) != 0) {
+      s.GiveUp(segs, s.seq, s.pos, "stat", errno);
+      return std::nullopt;
+    }
+    s.sealed = true;
+    s.file_size = s.limit = static_cast<uint64_t>(st.st_size);
+  } else if (live) {
+    s.limit = size;
+  } else {
+    s.sealed = true;
+    s.file_size = size;
+    s.limit = segs.SealedReadable(s.seq);
+  }
+  if (s.sealed || s.limit != old_limit) return std::nullopt;
+  return Status::kWait;
+}
+
 JournalFrameReader::Status JournalFrameReader::Next(std::string_view* body,
                                                     JournalPosition* start) {
   State& s = *state_;
   JournalSegments& segs = *s.journal->segments_;
   for (;;) {
     if (!s.fd) {
-      // Find the segment to read: the first one >= want (evicted ones in between are counted
-      // as skipped; sequence numbers never used are not).
-      uint64_t found;
-      bool has_file;
-      {
-        absl::MutexLock lock(&segs.mu);
-        auto it = segs.segments.lower_bound(s.want);
-        if (it == segs.segments.end()) {
-          bool any_live = std::any_of(segs.segments.begin(), segs.segments.end(),
-                                      [](auto& e) { return e.second.live; });
-          return any_live ? Status::kWait : Status::kEnd;
-        }
-        found = it->first;
-        has_file = it->second.has_file;
-        if (s.want > 0) {
-          for (auto e = segs.evicted.lower_bound(s.want);
-               e != segs.evicted.end() && e->first < found; ++e) {
-            uint64_t from = e->first == s.want ? s.want_offset : 0;
-            s.skipped += e->second > from ? e->second - from : 0;
-          }
-        }
-      }
-      if (found != s.want) {
-        s.want = found;
-        s.want_offset = 0;
-      }
-      if (!has_file) return Status::kWait;  // a live session without a byte yet
-      fs::path path = segs.SegmentPath(found);
-      s.fd.reset(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-      if (!s.fd) {
-        const int err = errno;
-        if (err == ENOENT) {
-          absl::MutexLock lock(&segs.mu);
-          if (!segs.segments.count(found)) continue;  // evicted meanwhile: counted next look
-        }
-        if (err == EMFILE || err == ENFILE || err == ENOMEM || err == EINTR || err == EAGAIN) {
-          return Status::kRetry;  // out of descriptors or memory for a moment
-        }
-        s.GiveUp(segs, found, s.want_offset, "open", err);  // removed by hand, unreadable
-        continue;
-      }
-      s.seq = found;
-      s.pos = s.want_offset;
-      s.limit = 0;
-      s.sealed = false;
-      s.buf_len = 0;
+      if (std::optional<Status> status = OpenNextSegment()) return *status;
+      if (!s.fd) continue;
     }
-
-    // A complete frame in the buffer, within what is readable?
-    uint64_t avail_end = std::min(s.buf_off + s.buf_len, s.limit);
-    uint64_t avail = s.pos >= s.buf_off && avail_end > s.pos ? avail_end - s.pos : 0;
-    uint64_t needed = kFrameLengthBytes;
-    if (avail >= kFrameLengthBytes) {
-      uint32_t len = ReadFrameLength(s.buf.get() + (s.pos - s.buf_off));
-      if (len > kMaxFrameBytes) {
-        uint64_t end = s.sealed ? s.file_size : s.limit;
-        spdlog::warn("journal: {}: length prefix {} at offset {}; skipping to the next segment",
-                     segs.SegmentPath(s.seq).string(), len, s.pos);
-        s.skipped += end > s.pos ? end - s.pos : 0;
-        s.CloseSegment();
-        return Status::kCorrupt;
-      }
-      needed = kFrameLengthBytes + uint64_t{len};
-      if (avail >= needed) {
-        const char* p = s.buf.get() + (s.pos - s.buf_off);
-        *body = std::string_view(p + kFrameLengthBytes, len);
-        *start = {s.seq, s.pos};
-        s.pos += needed;
-        return Status::kFrame;
-      }
-    }
-
-    // Read more of the file, if the readable part holds more than the buffer.
-    if (s.limit > s.pos + avail) {
-      std::size_t want = static_cast<std::size_t>(
-          std::min<uint64_t>(s.limit - s.pos, std::max<uint64_t>(kReadBlock, needed)));
-      if (want > s.cap) {
-        s.cap = std::max(want, kReadBlock);
-        s.buf.reset(new char[s.cap]);
-      }
-      s.buf_off = s.pos;
-      try {
-        s.buf_len = PreadOrThrow(s.fd.get(), s.buf.get(), want, s.pos, segs.SegmentPath(s.seq));
-      } catch (const std::system_error& e) {
-        s.GiveUp(segs, s.seq, s.pos, "read", e.code().value());
-        continue;
-      }
-      if (s.buf_len > avail) continue;
-      // The file is shorter than the journal said (truncated by a rotation): look again.
-    }
-
+    uint64_t avail = 0;
+    uint64_t needed = 0;
+    if (std::optional<Status> status = TakeFrame(body, start, avail, needed)) return *status;
+    if (ReadMore(avail, needed)) continue;
     if (!s.sealed) {
-      uint64_t old_limit = s.limit;
-      bool exists, live;
-      uint64_t size;
-      {
-        absl::MutexLock lock(&segs.mu);
-        auto it = segs.segments.find(s.seq);
-        exists = it != segs.segments.end();
-        live = exists && it->second.live;
-        size = exists ? it->second.size : 0;
-      }
-      if (!exists) {
-        // Evicted while open: read what the file holds.
-        struct stat st {};
-        if (fstat(s.fd.get(), &st) != 0) {
-          s.GiveUp(segs, s.seq, s.pos, "stat", errno);
-          continue;
-        }
-        s.sealed = true;
-        s.file_size = s.limit = static_cast<uint64_t>(st.st_size);
-      } else if (live) {
-        s.limit = size;
-      } else {
-        s.sealed = true;
-        s.file_size = size;
-        s.limit = segs.SealedReadable(s.seq);
-      }
-      if (s.sealed || s.limit != old_limit) continue;
-      return Status::kWait;
+      if (std::optional<Status> status = LookUpLimit()) return *status;
+      continue;
     }
-
     // Sealed, and what is left is not a complete frame: a torn tail.
     if (s.file_size > s.pos) {
       spdlog::warn("journal: {}: skipping a torn frame of {} bytes at offset {}",

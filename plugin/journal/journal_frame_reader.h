@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "plugin/journal/journal.h"
@@ -41,6 +42,20 @@ class JournalFrameReader {
 
  private:
   struct State;
+  // Next's steps; each returns what Next returns, or nullopt (false) when Next goes on.
+  // No segment is open: opens the first one from the position on (counting evicted ones
+  // jumped over as skipped).
+  std::optional<Status> OpenNextSegment();
+  // A complete frame in the buffer, within what is readable, or the segment's corruption;
+  // sets `avail` (bytes buffered from the position) and `needed` (for the next frame).
+  std::optional<Status> TakeFrame(std::string_view* body, JournalPosition* start, uint64_t& avail,
+                                  uint64_t& needed);
+  // Reads more of the segment when its readable part holds more than the buffer; true when
+  // Next goes on (more came, or the segment was given up).
+  bool ReadMore(uint64_t avail, uint64_t needed);
+  // The segment was not sealed: how far it is readable now (kWait: no further).
+  std::optional<Status> LookUpLimit();
+
   std::unique_ptr<State> state_;
 };
 

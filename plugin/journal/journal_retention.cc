@@ -10,13 +10,20 @@ JournalRetention::Outcome JournalRetention::Apply(std::vector<Entry> stopped,
                                                   std::vector<Entry> live, bool check_age,
                                                   std::filesystem::file_time_type now) const {
   Outcome out;
-  uint64_t& total = out.total_bytes;
-  for (const auto& [id, j] : stopped) total += j->TotalBytes();
-  for (const auto& [id, j] : live) total += j->TotalBytes();
+  for (const auto& [id, j] : stopped) out.total_bytes += j->TotalBytes();
+  for (const auto& [id, j] : live) out.total_bytes += j->TotalBytes();
+  if (check_age) RemoveExpired(stopped, now, out);
+  RemoveStoppedOverBudget(stopped, out);
+  EvictLiveOverBudget(live, out);
+  return out;
+}
 
+void JournalRetention::RemoveExpired(std::vector<Entry>& stopped,
+                                     std::filesystem::file_time_type now, Outcome& out) const {
+  uint64_t& total = out.total_bytes;
   // Age limit: stopped containers' journals not written for max_age_, unless keep-file.
   std::optional<std::filesystem::file_time_type> next_expiry;  // of those kept
-  for (auto it = stopped.begin(); check_age && it != stopped.end();) {
+  for (auto it = stopped.begin(); it != stopped.end();) {
     auto& [id, j] = *it;
     const auto last_write = j->LastWrite();
     bool expired = now - last_write > max_age_;
@@ -43,6 +50,10 @@ JournalRetention::Outcome JournalRetention::Apply(std::vector<Entry> stopped,
         std::chrono::steady_clock::duration::zero(),
         std::chrono::duration_cast<std::chrono::steady_clock::duration>(*next_expiry - now));
   }
+}
+
+void JournalRetention::RemoveStoppedOverBudget(std::vector<Entry>& stopped, Outcome& out) const {
+  uint64_t& total = out.total_bytes;
   // Plugin-wide budget: stopped containers' journals go first (least recently written first),
   // then the oldest segments of the largest live journals.
   if (total > max_total_bytes_) {
@@ -62,6 +73,10 @@ JournalRetention::Outcome JournalRetention::Apply(std::vector<Entry> stopped,
         it->first.substr(0, 12), max_total_bytes_);
     out.remove.push_back(it->first);
   }
+}
+
+void JournalRetention::EvictLiveOverBudget(const std::vector<Entry>& live, Outcome& out) const {
+  uint64_t& total = out.total_bytes;
   // Live journals: what Loki has acknowledged goes first, then (loki-on-full=drop) the oldest
   // undelivered, counted by the readers' evict hooks; the largest journal's oldest segment each
   // time.
@@ -91,7 +106,6 @@ JournalRetention::Outcome JournalRetention::Apply(std::vector<Entry> stopped,
     e.second->SetOverBudget(out.over_budget && e.second->limits().block_when_full);
   }
   if (rotate) rotate->second->RequestRotation();
-  return out;
 }
 
 std::chrono::steady_clock::duration JournalRetention::UntilExpiry(

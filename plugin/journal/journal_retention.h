@@ -69,6 +69,17 @@ class JournalRetention {
   std::chrono::seconds max_age() const { return max_age_; }
 
  private:
+  // Apply's steps, each taking from out.total_bytes what it frees.
+  // The age limit: removes from `stopped` (into out.remove) the journals not written for
+  // max_age_, unless keep-file; sets out.next_expiry_in.
+  void RemoveExpired(std::vector<Entry>& stopped, std::filesystem::file_time_type now,
+                     Outcome& out) const;
+  // The budget's first resort: stopped containers' journals, least recently written first.
+  void RemoveStoppedOverBudget(std::vector<Entry>& stopped, Outcome& out) const;
+  // Then live journals: acknowledged segments, then (loki-on-full=drop) undelivered ones; sets
+  // out.over_budget and asks for the rotation the next round needs.
+  void EvictLiveOverBudget(const std::vector<Entry>& live, Outcome& out) const;
+
   uint64_t max_total_bytes_;
   std::chrono::seconds max_age_;
   KeepFile keep_file_;

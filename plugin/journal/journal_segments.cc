@@ -23,7 +23,7 @@ constexpr std::size_t kEvictedRemembered = 1024;
 
 }  // namespace
 
-void JournalSegments::ScanLocked() {
+std::map<uint64_t, std::string> JournalSegments::ListFilesLocked() {
   std::error_code ec;
   std::map<uint64_t, std::string> markers;
   uint64_t max_seen = 0;  // also of files skipped: a new segment never takes a used name
@@ -64,9 +64,13 @@ void JournalSegments::ScanLocked() {
     }
   }
   next_seq = max_seen + 1;
+  return markers;
+}
 
+void JournalSegments::ScanLocked() {
+  const std::map<uint64_t, std::string> markers = ListFilesLocked();
   std::map<std::string, std::vector<uint64_t>> by_fifo;  // ascending seqs per FIFO
-  for (auto& [seq, fifo] : markers) {
+  for (const auto& [seq, fifo] : markers) {
     Segment& s = segments[seq];
     s.live = true;
     s.fifo_path = fifo;

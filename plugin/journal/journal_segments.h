@@ -68,6 +68,9 @@ struct JournalSegments {
   // removes leftovers of interrupted atomic replaces and empty sealed segments, and repairs
   // rotations a crash interrupted. Throws std::system_error when the directory cannot be read.
   void ScanLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // ScanLocked's walk of the directory: records the segment files and next_seq, removes
+  // unfinished temporary files, and returns the session markers (FIFO path by segment).
+  std::map<uint64_t, std::string> ListFilesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   void RepairInterruptedRotationLocked(uint64_t older, uint64_t newer)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 

@@ -62,6 +62,15 @@ struct Journal::Writer::State {
   // segment, as if it had not been tried.
   bool MaybeRotate(JournalSegments& segs, const JournalLimits& limits, bool may_refuse);
 
+  // Moves at most `want` bytes from `in` to the segment at offset `off`: one splice, or a read
+  // and a write where splice is refused. As read(2): the bytes moved, 0 at end of input, -1
+  // with errno (EINVAL from splice is taken care of: it moves nothing, so returns -1 with
+  // EINTR, to be tried again). Throws when the write fails after a read (those bytes are lost).
+  ssize_t MoveChunk(int in, std::size_t want, uint64_t off);
+  // MoveChunk until `n` bytes moved after `size` (not yet counted in it), the input ends
+  // (`eof`) or would block, or an error (`err`, else 0). Returns the bytes moved.
+  std::size_t MoveUpTo(int in, std::size_t n, JournalSegments& segs, bool& eof, int& err);
+
   // The segment becomes `seq`, empty (its file is created by the first byte).
   void Switch(uint64_t new_seq, const fs::path& new_path) {
     seq = new_seq;
@@ -89,6 +98,56 @@ Journal::Writer::~Writer() {
 
 uint64_t Journal::Writer::segment() const { return state_->seq; }
 
+ssize_t Journal::Writer::State::MoveChunk(int in, std::size_t want, uint64_t off) {
+  if (splice_works) {
+    loff_t out_off = static_cast<loff_t>(off);
+    const ssize_t r =
+        splice(in, nullptr, fd.get(), &out_off, want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+    if (r >= 0 || errno != EINVAL) return r;
+    spdlog::debug("journal: splice refused into {}; reading and writing instead", path.string());
+    splice_works = false;
+    errno = EINTR;
+    return -1;
+  }
+  if (!copy_buffer) copy_buffer.reset(new char[kCopyBlock]);
+  const ssize_t r = read(in, copy_buffer.get(), std::min(kCopyBlock, want));
+  if (r <= 0) return r;
+  try {
+    PwriteOrThrow(fd.get(), copy_buffer.get(), static_cast<std::size_t>(r), off, path);
+  } catch (const std::system_error& e) {
+    spdlog::error("{}: {} bytes read from the FIFO are lost", e.what(), r);
+    throw;
+  }
+  return r;
+}
+
+std::size_t Journal::Writer::State::MoveUpTo(int in, std::size_t n, JournalSegments& segs,
+                                             bool& eof, int& err) {
+  std::size_t moved = 0;
+  while (moved < n) {
+    ssize_t r;
+    try {
+      r = MoveChunk(in, n - moved, size + moved);
+    } catch (const std::system_error&) {
+      if (moved > 0) {  // what came before the lost bytes is kept
+        size += moved;
+        segs.Publish(seq, size);
+      }
+      throw;
+    }
+    if (r > 0) {
+      moved += static_cast<std::size_t>(r);
+    } else if (r == 0) {
+      eof = true;
+      break;
+    } else if (errno != EINTR) {
+      if (errno != EAGAIN) err = errno;
+      break;
+    }
+  }
+  return moved;
+}
+
 Journal::Writer::Result Journal::Writer::SpliceFrom(int fd, std::size_t max_bytes) {
   State& s = *state_;
   JournalSegments& segs = *journal_->segments_;
@@ -109,48 +168,9 @@ Journal::Writer::Result Journal::Writer::SpliceFrom(int fd, std::size_t max_byte
   bool created = !s.fd;
   if (created) s.fd = CreateSegmentFile(s.path);
 
-  std::size_t moved = 0;
   int err = 0;
   bool eof = false;
-  while (moved < n) {
-    ssize_t r;
-    uint64_t off = s.size + moved;
-    if (s.splice_works) {
-      loff_t out_off = static_cast<loff_t>(off);
-      r = splice(fd, nullptr, s.fd.get(), &out_off, n - moved, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-      if (r < 0 && errno == EINVAL) {
-        spdlog::debug("journal: splice refused into {}; reading and writing instead",
-                      s.path.string());
-        s.splice_works = false;
-        continue;
-      }
-    } else {
-      if (!s.copy_buffer) s.copy_buffer.reset(new char[kCopyBlock]);
-      r = read(fd, s.copy_buffer.get(), std::min(kCopyBlock, n - moved));
-      if (r > 0) {
-        try {
-          PwriteOrThrow(s.fd.get(), s.copy_buffer.get(), static_cast<std::size_t>(r), off, s.path);
-        } catch (const std::system_error& e) {
-          spdlog::error("{}: {} bytes read from the FIFO are lost", e.what(), r);
-          if (moved > 0) {
-            s.size += moved;
-            segs.Publish(s.seq, s.size);
-          }
-          throw;
-        }
-      }
-    }
-    if (r > 0) {
-      moved += static_cast<std::size_t>(r);
-    } else if (r == 0) {
-      eof = true;
-      break;
-    } else if (errno != EINTR) {
-      if (errno != EAGAIN) err = errno;
-      break;
-    }
-  }
-
+  const std::size_t moved = s.MoveUpTo(fd, n, segs, eof, err);
   if (moved == 0) {
     if (created) {
       s.fd.reset();
