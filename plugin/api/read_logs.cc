@@ -378,102 +378,142 @@ ReadLogsConfig ParseReadLogsConfig(const nlohmann::json& config) {
   return out;
 }
 
+namespace {
+
+// One ReadLogs answer, from its start position to its end: frames are decoded, joined and
+// sent; at the end of what is written, a follower flushes, beats and waits for more.
+class ReadLogsRun {
+ public:
+  using End = ReadLogsResult::End;
+
+  ReadLogsRun(const std::shared_ptr<Journal>& journal, const ReadLogsConfig& config,
+              const ReadLogsSink& sink, const ReadLogsOptions& options, JournalPosition from,
+              uint64_t skip, std::optional<JournalPosition> limit)
+      : journal_(journal),
+        config_(config),
+        sink_(sink),
+        options_(options),
+        limit_(limit),
+        seen_(journal->Version()),
+        out_(sink, options.batch_bytes, result_),
+        joiner_(config, skip, &out_, std::max<std::size_t>(options.max_frame_line_bytes, 1)),
+        reader_(journal, from) {}
+
+  ReadLogsResult Run() {
+    using Status = JournalFrameReader::Status;
+    for (;;) {
+      std::string_view body;
+      JournalPosition start;
+      const Status status = reader_.Next(&body, &start);
+      if (status == Status::kFrame) {
+        if (limit_ && start >= *limit_) return Finish(End::kDone, false);
+        if (std::optional<End> end = Take(body)) return Finish(*end, false);
+        continue;
+      }
+      if (status == Status::kCorrupt) {
+        ++result_.bad_frames;
+        continue;
+      }
+      if (status == Status::kEnd) return Finish(End::kDone, true);
+      // kWait (at the end of the live segment) and kRetry (a segment could not be opened for
+      // a moment) alike: without Follow the answer ends here, with it the reader looks again.
+      if (!config_.follow) return Finish(End::kDone, false);
+      if (std::optional<End> end = AwaitMore()) return Finish(*end, false);
+    }
+  }
+
+ private:
+  bool Stopping() const { return options_.stopping && options_.stopping(); }
+
+  // A frame read: decoded and fed to the joiner. An end when the answer is complete.
+  std::optional<End> Take(std::string_view body) {
+    auto entry = DecodeLogEntry(body);
+    if (!entry) {
+      ++result_.bad_frames;
+      return std::nullopt;
+    }
+    if (!joiner_.Feed(*entry)) return End::kClientGone;
+    if (auto late = joiner_.past_until()) {
+      // json-file stops following at the first line after Until.
+      if (config_.follow || *late > *config_.until_nano + kUntilSlackNano) return End::kDone;
+    }
+    if (++frames_since_check_ == 4096) {
+      frames_since_check_ = 0;
+      if (Stopping()) return End::kStopped;
+    }
+    return std::nullopt;
+  }
+
+  // Following, at the end of what is written: sends what is buffered, a heartbeat when the
+  // client heard nothing for options.heartbeat, and waits for the journal to change. An end
+  // when the answer is complete.
+  std::optional<End> AwaitMore() {
+    if (result_.bytes != sent_before_wait_) last_sent_ = std::chrono::steady_clock::now();
+    if (!out_.Flush()) return End::kClientGone;
+    if (Stopping()) return End::kStopped;
+    if (sink_.alive && !sink_.alive()) return End::kClientGone;
+    if (config_.until_nano && WallClockNano() > *config_.until_nano + kUntilSlackNano) {
+      return End::kDone;  // every line still to come is later than Until
+    }
+    const uint64_t now = journal_->Version();
+    if (now != seen_) {
+      seen_ = now;  // something changed since the last look: read again before waiting
+      return std::nullopt;
+    }
+    const auto idle = std::chrono::steady_clock::now() - last_sent_;
+    if (idle >= options_.heartbeat) {
+      if (!out_.Heartbeat()) return End::kClientGone;
+      last_sent_ = std::chrono::steady_clock::now();
+    }
+    sent_before_wait_ = result_.bytes;
+    const auto until_beat = std::chrono::duration_cast<std::chrono::milliseconds>(
+        options_.heartbeat - (std::chrono::steady_clock::now() - last_sent_));
+    seen_ = journal_->WaitForChange(
+        seen_, std::max(std::chrono::milliseconds(1), std::min(options_.poll, until_beat)));
+    return std::nullopt;
+  }
+
+  // `complete`: the journal was read to its end (a line still open there is whole).
+  ReadLogsResult Finish(End end, bool complete) {
+    if (end != End::kClientGone && !(joiner_.FinishOpen(complete) && out_.Flush())) {
+      end = End::kClientGone;
+    }
+    result_.end = end;
+    result_.skipped_bytes = reader_.skipped_bytes();
+    return result_;
+  }
+
+  const std::shared_ptr<Journal>& journal_;
+  const ReadLogsConfig& config_;
+  const ReadLogsSink& sink_;
+  const ReadLogsOptions& options_;
+  const std::optional<JournalPosition> limit_;  // without Follow: the journal's end at the start
+  uint64_t seen_;                               // the journal's version last looked at
+  ReadLogsResult result_;
+  FrameOut out_;
+  LineJoiner joiner_;
+  JournalFrameReader reader_;
+  uint32_t frames_since_check_ = 0;
+  uint64_t sent_before_wait_ = 0;
+  std::chrono::steady_clock::time_point last_sent_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
 ReadLogsResult ServeReadLogs(const std::shared_ptr<Journal>& journal, const ReadLogsConfig& config,
                              const ReadLogsSink& sink, const ReadLogsOptions& options) {
-  using Status = JournalFrameReader::Status;
-  using End = ReadLogsResult::End;
-  ReadLogsResult result;
-  if (config.tail == 0 && !config.follow) return result;
-  auto stopping = [&] { return options.stopping && options.stopping(); };
-
+  if (config.tail == 0 && !config.follow) return ReadLogsResult{};
   // Without Follow the answer is what the journal holds now; a container still writing does
   // not keep it going (and Tail counts the same lines that are sent).
   std::optional<JournalPosition> limit;
   if (!config.follow) limit = journal->End();
-  uint64_t seen = journal->Version();
-
   // Tail 0 with Follow skips every line there is; it cannot start at End(), which may be
   // inside a frame that is still arriving.
-  JournalPosition from = journal->Begin();
-  uint64_t skip = 0;
+  TailStart start{journal->Begin(), 0};
   if (config.tail >= 0) {
-    TailStart start = FindTailStart(journal, config, static_cast<uint64_t>(config.tail), limit);
-    from = start.from;
-    skip = start.skip;
+    start = FindTailStart(journal, config, static_cast<uint64_t>(config.tail), limit);
   }
-
-  FrameOut out(sink, options.batch_bytes, result);
-  LineJoiner joiner(config, skip, &out, std::max<std::size_t>(options.max_frame_line_bytes, 1));
-  JournalFrameReader reader(journal, from);
-  auto finish = [&](End end, bool complete) {
-    if (end != End::kClientGone && !(joiner.FinishOpen(complete) && out.Flush())) {
-      end = End::kClientGone;
-    }
-    result.end = end;
-    result.skipped_bytes = reader.skipped_bytes();
-    return result;
-  };
-
-  uint32_t frames_since_check = 0;
-  uint64_t sent_before_wait = 0;
-  auto last_sent = std::chrono::steady_clock::now();
-  for (;;) {
-    std::string_view body;
-    JournalPosition start;
-    const Status status = reader.Next(&body, &start);
-    if (status == Status::kFrame) {
-      if (limit && start >= *limit) return finish(End::kDone, false);
-      auto entry = DecodeLogEntry(body);
-      if (!entry) {
-        ++result.bad_frames;
-        continue;
-      }
-      if (!joiner.Feed(*entry)) return finish(End::kClientGone, false);
-      if (auto late = joiner.past_until()) {
-        // json-file stops following at the first line after Until.
-        if (config.follow || *late > *config.until_nano + kUntilSlackNano) {
-          return finish(End::kDone, false);
-        }
-      }
-      if (++frames_since_check == 4096) {
-        frames_since_check = 0;
-        if (stopping()) return finish(End::kStopped, false);
-      }
-      continue;
-    }
-    if (status == Status::kCorrupt) {
-      ++result.bad_frames;
-      continue;
-    }
-    if (status == Status::kEnd) return finish(End::kDone, true);
-    // kWait (at the end of the live segment) and kRetry (a segment could not be opened for a
-    // moment) alike: without Follow the answer ends here, with it the reader looks again.
-
-    // kWait: at the end of the live segment.
-    if (!config.follow) return finish(End::kDone, false);
-    if (result.bytes != sent_before_wait) last_sent = std::chrono::steady_clock::now();
-    if (!out.Flush()) return finish(End::kClientGone, false);
-    if (stopping()) return finish(End::kStopped, false);
-    if (sink.alive && !sink.alive()) return finish(End::kClientGone, false);
-    if (config.until_nano && WallClockNano() > *config.until_nano + kUntilSlackNano) {
-      return finish(End::kDone, false);  // every line still to come is later than Until
-    }
-    const uint64_t now = journal->Version();
-    if (now != seen) {
-      seen = now;  // something changed since the last look: read again before waiting
-      continue;
-    }
-    const auto idle = std::chrono::steady_clock::now() - last_sent;
-    if (idle >= options.heartbeat) {
-      if (!out.Heartbeat()) return finish(End::kClientGone, false);
-      last_sent = std::chrono::steady_clock::now();
-    }
-    sent_before_wait = result.bytes;
-    const auto until_beat = std::chrono::duration_cast<std::chrono::milliseconds>(
-        options.heartbeat - (std::chrono::steady_clock::now() - last_sent));
-    seen = journal->WaitForChange(
-        seen, std::max(std::chrono::milliseconds(1), std::min(options.poll, until_beat)));
-  }
+  return ReadLogsRun(journal, config, sink, options, start.from, start.skip, limit).Run();
 }
 
 }  // namespace skald

@@ -247,26 +247,15 @@ std::vector<std::pair<std::string, std::string>> ParseHeaderList(const OptionSpe
   return pairs;
 }
 
-// Reads `v` as the option's kind, within its range. Throws OptionError.
-OptionValue ReadValue(const OptionSpec& spec, const std::string& v) {
-  OptionValue out;
-  out.text = v;
-  bool ranged = false;
+// The number `v` gives for an option of a numeric kind (a duration in nanoseconds, a whole
+// number, a size in bytes), before its range is checked; nullopt for the other kinds. Throws
+// OptionError when `v` is not such a number.
+std::optional<int64_t> ReadNumber(const OptionSpec& spec, const std::string& v) {
   switch (spec.kind) {
-    case Kind::kUrl: {
-      // The Loki client's own parser, so that the option check and the client agree.
-      ParsedUrl parsed;
-      if (std::string why = ParseUrl(v, parsed); !why.empty()) {
-        Bad(spec, v, "an http:// or https:// URL with a host (" + why + ")");
-      }
-      break;
-    }
     case Kind::kDuration: {
       const auto d = stages::ParseGoDuration(v);
       if (!d || *d < 0) Bad(spec, v, kDurationHint);
-      out.number = *d;
-      ranged = true;
-      break;
+      return *d;
     }
     case Kind::kInt: {
       char* end = nullptr;
@@ -275,26 +264,29 @@ OptionValue ReadValue(const OptionSpec& spec, const std::string& v) {
       if (v.empty() || *end != '\0' || errno != 0 || n < INT32_MIN || n > INT32_MAX) {
         Bad(spec, v, "a whole number");
       }
-      out.number = n;
-      ranged = true;
-      break;
-    }
-    case Kind::kBool: {
-      const auto b = ParseGoBool(v);
-      if (!b) Bad(spec, v, kBoolHint);
-      out.flag = *b;
-      break;
+      return n;
     }
     case Kind::kSize:
     case Kind::kSizeOrMinusOne: {
-      if (spec.kind == Kind::kSizeOrMinusOne && v == "-1") {
-        out.number = -1;
-        break;
-      }
       const auto n = ParseDockerSize(v);
       if (!n) Bad(spec, v, kSizeHint);
-      out.number = *n;
-      ranged = true;
+      return *n;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+// Checks `v` for an option whose value stays text (a URL, a choice, a regular expression, a
+// Docker template, a label list). Throws OptionError.
+void CheckText(const OptionSpec& spec, const std::string& v) {
+  switch (spec.kind) {
+    case Kind::kUrl: {
+      // The Loki client's own parser, so that the option check and the client agree.
+      ParsedUrl parsed;
+      if (std::string why = ParseUrl(v, parsed); !why.empty()) {
+        Bad(spec, v, "an http:// or https:// URL with a host (" + why + ")");
+      }
       break;
     }
     case Kind::kChoice: {
@@ -319,16 +311,38 @@ OptionValue ReadValue(const OptionSpec& spec, const std::string& v) {
     case Kind::kLabelList:
       CheckLabelList(spec, v);
       break;
-    case Kind::kHeaderList:
-      out.pairs = ParseHeaderList(spec, v);
-      break;
-    case Kind::kString:
+    case Kind::kString:  // any text will do (YAML and paths are read where they are used)
     case Kind::kYaml:
     case Kind::kPath:
     case Kind::kTolerated:
+    case Kind::kDuration:  // ReadValue reads these before it comes here
+    case Kind::kInt:
+    case Kind::kBool:
+    case Kind::kSize:
+    case Kind::kSizeOrMinusOne:
+    case Kind::kHeaderList:
       break;
   }
-  if (ranged && (out.number < spec.min || out.number > spec.max)) Bad(spec, v, spec.range_hint);
+}
+
+// Reads `v` as the option's kind, within its range. Throws OptionError.
+OptionValue ReadValue(const OptionSpec& spec, const std::string& v) {
+  OptionValue out;
+  out.text = v;
+  if (spec.kind == Kind::kBool) {
+    const auto b = ParseGoBool(v);
+    if (!b) Bad(spec, v, kBoolHint);
+    out.flag = *b;
+  } else if (spec.kind == Kind::kHeaderList) {
+    out.pairs = ParseHeaderList(spec, v);
+  } else if (spec.kind == Kind::kSizeOrMinusOne && v == "-1") {
+    out.number = -1;  // unbounded
+  } else if (const std::optional<int64_t> n = ReadNumber(spec, v)) {
+    if (*n < spec.min || *n > spec.max) Bad(spec, v, spec.range_hint);
+    out.number = *n;
+  } else {
+    CheckText(spec, v);
+  }
   return out;
 }
 
