@@ -28,50 +28,14 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
     : config_(std::move(config)),
       metrics_(metrics),
       observer_(metrics),
-      dropped_queue_full_(metrics.GetCounter("skald_entries_dropped_total",
-                                             "Entries not delivered, by reason.",
-                                             {{"reason", "queue_full"}})),
-      dropped_relabel_(metrics.GetCounter("skald_entries_dropped_total",
-                                          "Entries not delivered, by reason.",
-                                          {{"reason", "relabel_drop"}})),
-      dropped_journal_full_(metrics.GetCounter("skald_entries_dropped_total",
-                                               "Entries not delivered, by reason.",
-                                               {{"reason", "journal_full"}})),
-      journals_removed_(metrics.GetCounter(
-          "skald_journals_removed_total",
-          "Journals of stopped containers removed (plugin-wide budget or age limit).")),
-      journal_bytes_gauge_(
-          metrics.GetGauge("skald_journal_bytes", "Bytes in all container journals.")),
-      streams_started_(
-          metrics.GetCounter("skald_streams_started_total", "StartLogging calls accepted.")),
-      pending_gauge_(metrics.GetGauge("skald_entries_pending",
-                                      "Lines read and neither delivered nor dropped yet.")),
-      live_streams_gauge_(metrics.GetGauge("skald_streams_live", "Containers being logged.")),
-      oldest_undelivered_gauge_(metrics.GetGauge(
-          "skald_oldest_undelivered_seconds",
-          "Age of the oldest line read and neither delivered nor dropped yet (0: none).")),
-      journal_undelivered_gauge_(
-          metrics.GetGauge("skald_journal_undelivered_bytes",
-                           "Bytes of the journals not yet acknowledged by Loki (from the "
-                           "cursors on: what a restart would send again).")),
-      journals_quarantined_gauge_(metrics.GetGauge(
-          "skald_journals_quarantined",
-          "Journals set aside because the plugin died twice in a row replaying them (skald "
-          "quarantine list).")),
+      series_(metrics),
       clients_(
           [this](const LokiClientConfig& client_config) {
             return config_.client_factory ? config_.client_factory(client_config)
                                           : MakeShippingClient(client_config, metrics_);
           },
           config_.client_idle_timeout),
-      shipper_(config_.max_queued_bytes,
-               metrics.GetCounter(
-                   "skald_quiet_sends_total",
-                   "Times the input went quiet and the Loki clients were asked to send what "
-                   "they buffered without waiting for loki-batch-wait.")) {
-  // Series that Loki clients fill in: present (at 0) before the first container, so that a
-  // scrape always shows read, sent, dropped and pending together.
-  metrics.GetCounter("skald_entries_sent_total", "Entries delivered to Loki.");
+      shipper_(config_.max_queued_bytes, series_.quiet_sends) {
   if (!config_.state_dir.empty()) {
     store_ = std::make_unique<JournalStore>(config_.state_dir);
     retention_ = std::make_unique<JournalRetention>(
@@ -79,7 +43,7 @@ Driver::Driver(DriverConfig config, MetricsRegistry& metrics)
         [this](const JournalRetention::Entry& e) { return KeepsJournal(e.first, *e.second); });
     secrets_ = std::make_unique<SecretStore>(config_.state_dir / "secrets");
     replay_guard_ = std::make_unique<ReplayGuard>(config_.state_dir);
-    journals_quarantined_gauge_.Set(
+    series_.journals_quarantined.Set(
         static_cast<int64_t>(ReplayGuard::List(config_.state_dir).size()));
   }
   reader_ = std::make_unique<FifoReader>(*this, metrics);
@@ -142,7 +106,7 @@ void Driver::StartInMemory(const std::string& file, std::shared_ptr<Stream> stre
     stream->id = next_id_++;
     streams_[stream->id] = stream;
     stream_by_file_[file] = stream->id;
-    live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+    series_.live_streams.Set(static_cast<int64_t>(streams_.size()));
   }
   try {
     reader_->Add(stream->id, file, stream->options.max_line_size);
@@ -198,7 +162,7 @@ void Driver::StartLogging(const std::string& file, const ContainerInfo& info) {
     StartInMemory(file, in_memory);
     journaled = false;
   }
-  streams_started_.Add();
+  series_.streams_started.Add();
   spdlog::info("logging container {} ({}) to {}{}", info.ID(), info.Name(),
                RedactUrl(stream->options.client.url), journaled ? "" : " (no-file: memory only)");
 }
@@ -289,7 +253,7 @@ std::string Driver::RegisterJournaled(const std::string& file, const ContainerIn
     stream->id = next_id_++;
     streams_[stream->id] = stream;
     stream_by_container_[info.container_id] = stream->id;
-    live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+    series_.live_streams.Set(static_cast<int64_t>(streams_.size()));
   }
   stream_by_file_[file] = *joined ? (*joined)->id : stream->id;
   return "";
@@ -351,7 +315,7 @@ void Driver::OnLines(uint64_t stream_id, std::vector<LogLine>& lines,
   }
   // Over its bound the queue drops memory-only lines of the stream that holds the most.
   if (const uint64_t dropped = shipper_.Queue(std::move(batch)); dropped > 0) {
-    dropped_queue_full_.Add(dropped);
+    series_.dropped_queue_full.Add(dropped);
   }
 }
 
@@ -408,7 +372,7 @@ bool Driver::HoldsMemoryStream(uint64_t stream_id) {
 }
 
 void Driver::OnEvicted(uint64_t stream_id, uint64_t lines) {
-  dropped_journal_full_.Add(lines);
+  series_.dropped_journal_full.Add(lines);
   std::string name;
   {
     absl::MutexLock lock(&mu_);

@@ -47,6 +47,7 @@
 #include "plugin/config/secret_store.h"
 #include "plugin/config/stream_labels.h"
 #include "plugin/driver/client_pool.h"
+#include "plugin/driver/driver_metrics.h"
 #include "plugin/driver/shipper.h"
 #include "plugin/driver/shipping_client.h"
 #include "plugin/ingest/fifo_reader.h"
@@ -280,23 +281,13 @@ class Driver : public LineSink, public DeliveryListener, private ShipperWork {
   DriverConfig config_;
   MetricsRegistry& metrics_;
   PipelineMetricsObserver observer_;
-  Counter& dropped_queue_full_;
-  Counter& dropped_relabel_;
-  Counter& dropped_journal_full_;
-  Counter& journals_removed_;
-  Gauge& journal_bytes_gauge_;
-  Counter& streams_started_;
-  Gauge& pending_gauge_;
-  Gauge& live_streams_gauge_;
-  Gauge& oldest_undelivered_gauge_;
-  Gauge& journal_undelivered_gauge_;
+  DriverMetrics series_;  // the Driver's own metrics
 
   // Set in the constructor, then only read.
   std::unique_ptr<JournalStore> store_;
   std::unique_ptr<SecretStore> secrets_;         // with store_
   std::unique_ptr<JournalRetention> retention_;  // with store_
   std::unique_ptr<ReplayGuard> replay_guard_;    // with store_
-  Gauge& journals_quarantined_gauge_;
   // The Loki clients and their windows (a lock of its own, never taken while mu_ is held).
   ClientPool clients_;
 

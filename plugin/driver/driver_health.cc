@@ -21,12 +21,12 @@ std::size_t Driver::LiveClients() const { return clients_.size(); }
 uint64_t Driver::PendingEntries() const { return clients_.Pending() + shipper_.PendingLines(); }
 
 void Driver::UpdateGauges() {
-  pending_gauge_.Set(static_cast<double>(PendingEntries()));
+  series_.pending.Set(static_cast<double>(PendingEntries()));
   double oldest = 0;
   for (const LokiClientHealth& c : ClientsHealth()) {
     oldest = std::max(oldest, c.oldest_undelivered_seconds);
   }
-  oldest_undelivered_gauge_.Set(oldest);
+  series_.oldest_undelivered_seconds.Set(oldest);
   // From the oldest cursor of each journal (a container's next stream starts after the one
   // still retiring) to its end.
   std::map<Journal*, std::pair<std::shared_ptr<Journal>, JournalPosition>> from;
@@ -48,7 +48,7 @@ void Driver::UpdateGauges() {
       undelivered += segment == cursor.segment ? bytes - std::min(bytes, cursor.offset) : bytes;
     }
   }
-  journal_undelivered_gauge_.Set(static_cast<double>(undelivered));
+  series_.journal_undelivered_bytes.Set(static_cast<double>(undelivered));
 }
 
 std::vector<LokiClientHealth> Driver::ClientsHealth() const {

@@ -77,7 +77,7 @@ void Driver::GiveMemoryBackIfIdle() {
 
 void Driver::StreamLeftLocked() {
   if (streams_.empty()) trim_due_ = true;
-  live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+  series_.live_streams.Set(static_cast<int64_t>(streams_.size()));
   // Its client may be unused now, and the journals' total is looked at once more.
   retention_schedule_.BudgetDue();
   reader_->TickWithin(
@@ -176,7 +176,7 @@ std::chrono::milliseconds Driver::Maintain() {
     if (const auto in = retention_schedule_.AgeCheckIn(now_steady)) sooner(*in);
   }
   RemoveJournals(outcome.remove);
-  journal_bytes_gauge_.Set(static_cast<int64_t>(outcome.total_bytes));
+  series_.journal_bytes.Set(static_cast<int64_t>(outcome.total_bytes));
   return next;
 }
 
@@ -192,7 +192,7 @@ void Driver::RemoveJournals(const std::vector<std::string>& container_ids) {
     journals_.erase(it);
     try {
       j->Remove();
-      journals_removed_.Add();
+      series_.journals_removed.Add();
     } catch (const std::exception& e) {
       spdlog::error("journal {}: cannot remove it: {}", j->dir().string(), e.what());
     }

@@ -106,7 +106,7 @@ void Driver::Recover() {
     }
     if (!replaying) replay_guard_->Clear(dir);
   }
-  journals_quarantined_gauge_.Set(static_cast<int64_t>(QuarantinedJournals().size()));
+  series_.journals_quarantined.Set(static_cast<int64_t>(QuarantinedJournals().size()));
   // Secrets no journal refers to any more (their containers' journals are gone) go.
   secrets_->Retain(retained_secrets_);
   retained_secrets_.clear();
@@ -135,7 +135,7 @@ void Driver::RegisterRecovered(const std::string& id, const std::shared_ptr<Stre
   streams_[stream->id] = stream;
   stream_by_container_[id] = stream->id;
   for (const std::string& f : fifos) stream_by_file_[f] = stream->id;
-  live_streams_gauge_.Set(static_cast<int64_t>(streams_.size()));
+  series_.live_streams.Set(static_cast<int64_t>(streams_.size()));
 }
 
 std::shared_ptr<Driver::Stream> Driver::MakeHeldStream(const ContainerInfo& info,

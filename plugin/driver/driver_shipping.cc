@@ -121,7 +121,7 @@ bool Driver::Ship(Stream& stream, ShippingBatch& batch) {
     return false;
   }
   ContainerPipeline& pipeline = *stream.pipeline;
-  if (pipeline.dropped_by_relabel()) dropped_relabel_.Add(lines.size());
+  if (pipeline.dropped_by_relabel()) series_.dropped_relabel.Add(lines.size());
   // The lines of this batch go in the shipment PushShipment opens next; it begins where the
   // previous one ended.
   const uint64_t origin = stream.ledger.NextShipment();
