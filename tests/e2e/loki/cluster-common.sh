@@ -216,7 +216,11 @@ start_node() {
             return 1
         fi
     done
-    bin="$("$cluster_here/build-loki.sh" | tail -n 1)"
+    # Build (or find) the binary once per script run.
+    if [[ -z "${loki_bin:-}" ]]; then
+        loki_bin="$("$cluster_here/build-loki.sh" | tail -n 1)"
+    fi
+    bin="$loki_bin"
     write_node_config "$n"
     log "starting node $n: $(node_url "$n") grpc 127.0.0.1:$(node_grpc_port "$n") memberlist 127.0.0.1:$(node_memberlist_port "$n")"
     printf '\n=== %s start node %s: %s -target=all -config.file=%s\n' \

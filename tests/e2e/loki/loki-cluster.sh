@@ -16,7 +16,9 @@
 #   kill-gateway     SIGKILL nginx (and its worker)
 #   start-gateway    start nginx and wait until it answers
 #   restart-gateway  SIGQUIT nginx (finishes requests in flight), wait until it is gone,
-#                    start it again
+#                    start it again (connections are refused meanwhile)
+#   reload-gateway   rewrite nginx.conf and SIGHUP nginx: a new worker takes over, the
+#                    listening socket stays open (no connection is refused)
 # Waits are bounded by $LOKI_CLUSTER_START_TIMEOUT (120 s) and $LOKI_STOP_TIMEOUT
 # (20 s, then SIGKILL). Logs go to stderr.
 set -euo pipefail
@@ -26,7 +28,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/cluster-common.sh"
 
 usage() {
-    echo "usage: $0 DATA_DIR status|urls|ring [N]|kill-node N|stop-node N|start-node N|restart-node N|kill-gateway|start-gateway|restart-gateway" >&2
+    echo "usage: $0 DATA_DIR status|urls|ring [N]|kill-node N|stop-node N|start-node N|restart-node N|kill-gateway|start-gateway|restart-gateway|reload-gateway" >&2
     exit 2
 }
 [[ $# -ge 2 && $# -le 3 ]] || usage
@@ -105,6 +107,17 @@ case "$cmd" in
         stop_gateway QUIT
         start_gateway
         log "gateway restarted in $(( ($(date +%s%N) - t) / 1000000 )) ms"
+        ;;
+    reload-gateway)
+        [[ -z "$arg" ]] || usage
+        if ! pid="$(gateway_pid)"; then
+            log "gateway is not running"
+            exit 1
+        fi
+        write_gateway_config
+        "$NGINX_BIN" -t -q -p "$nginx_dir" -c "$nginx_dir/nginx.conf" -e "$nginx_dir/error.log"
+        log "gateway (pid $pid): SIGHUP"
+        kill -HUP "$pid"
         ;;
     *)
         usage

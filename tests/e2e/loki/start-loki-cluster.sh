@@ -67,8 +67,8 @@ else
 fi
 write_cluster_env
 
-# Build first (it can take long); the nodes' starts then only reuse the binary.
-"$here/build-loki.sh" > /dev/null
+# Build first (it can take long); the nodes' starts then reuse the binary.
+loki_bin="$("$here/build-loki.sh" | tail -n 1)"
 t_started=$(date +%s%N)
 
 log "cluster of $data_dir: gateway $gateway_url; object store $store_dir"
