@@ -73,7 +73,11 @@ t_started=$(date +%s%N)
 
 log "cluster of $data_dir: gateway $gateway_url; object store $store_dir"
 for n in "${CLUSTER_NODES[@]}"; do
-    start_node "$n"
+    if ! start_node "$n"; then
+        log "node $n did not start; stopping the cluster"
+        "$here/stop-loki-cluster.sh" "$data_dir" || true
+        exit 1
+    fi
 done
 if ! wait_settled "start"; then
     log "cluster did not start; stopping it"
