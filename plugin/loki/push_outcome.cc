@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
+#include <string>
 
 #include "pipeline_stages/go/go_string.h"
 
@@ -94,31 +96,81 @@ const std::vector<std::string_view>& AllDropReasons() {
   return kReasons;
 }
 
+namespace {
+
+// The decimal number that ends just before text[end] (at most 9 digits, none: nullopt).
+std::optional<std::size_t> NumberBefore(const std::string& text, std::size_t end) {
+  std::size_t start = end;
+  while (start > 0 && end - start < 9 && text[start - 1] >= '0' && text[start - 1] <= '9') {
+    --start;
+  }
+  if (start == end) return std::nullopt;
+  return static_cast<std::size_t>(std::stoul(text.substr(start, end - start)));
+}
+
+// The sum of the numbers written just before each `marker` in `text` (a marker with no number
+// before it: nullopt); 0 when `marker` does not occur.
+std::optional<std::size_t> SumBefore(const std::string& text, std::string_view marker) {
+  std::size_t sum = 0;
+  for (std::size_t at = text.find(marker); at != std::string::npos;
+       at = text.find(marker, at + marker.size())) {
+    const std::optional<std::size_t> n = NumberBefore(text, at);
+    if (!n) return std::nullopt;
+    sum += *n;
+  }
+  return sum;
+}
+
+// The sum of the numbers written just after each `marker` in `text` (as SumBefore).
+std::optional<std::size_t> SumAfter(const std::string& text, std::string_view marker) {
+  std::size_t sum = 0;
+  for (std::size_t at = text.find(marker); at != std::string::npos;
+       at = text.find(marker, at + marker.size())) {
+    std::size_t end = at + marker.size();
+    while (end < text.size() && end - at - marker.size() < 9 && text[end] >= '0' &&
+           text[end] <= '9') {
+      ++end;
+    }
+    const std::optional<std::size_t> n = NumberBefore(text, end);
+    if (!n || end == at + marker.size()) return std::nullopt;
+    sum += *n;
+  }
+  return sum;
+}
+
+}  // namespace
+
 std::size_t RefusedEntries(std::string_view body, std::size_t batch_entries) {
   const std::string text = Lower(body.substr(0, 64 * 1024));
-  std::size_t errors = 1;
-  if (const std::size_t at = text.find(" errors: "); at != std::string::npos && at <= 20) {
-    errors = 0;
-    for (std::size_t i = 0; i < at; ++i) {
-      if (text[i] < '0' || text[i] > '9') return batch_entries;
-      errors = std::min<std::size_t>(errors * 10 + static_cast<std::size_t>(text[i] - '0'),
-                                     batch_entries);
-    }
-  }
-  // Loki's refusals of one entry each (its validator's per-entry checks).
+  // Loki's refusals of one entry each (its validator's per-entry checks, the ingester's order
+  // check); a refusal of a stream's labels refuses all its entries, which the text does not
+  // count.
   const bool per_entry_only = [&] {
     for (std::string_view per_stream : {"label", "enforced", "ingestion blocked", "stream limit",
                                         "streams limit", "couldn't parse", "snappy", "proto"}) {
       if (text.find(per_stream) != std::string::npos) return false;
     }
-    for (std::string_view per_entry :
-         {"too old", "too new", "max entry size", "structured metadata"}) {
+    for (std::string_view per_entry : {"too old", "too new", "max entry size",
+                                       "structured metadata", "too far behind", "out of order"}) {
       if (text.find(per_entry) != std::string::npos) return true;
     }
     return false;
   }();
-  if (!per_entry_only || errors == 0) return batch_entries;
-  return std::min(errors, batch_entries);
+  if (!per_entry_only) return batch_entries;
+  std::optional<std::size_t> errors = 1;  // one error, written alone
+  if (text.find("total ignored: ") != std::string::npos) {
+    // An ingester's refusal: "... total ignored: N out of M for stream: ..." per stream.
+    errors = SumAfter(text, "total ignored: ");
+  } else if (text.find(" errors like: ") != std::string::npos) {
+    // The distributor groups equal errors: "N errors like: a; M errors like: b".
+    errors = SumBefore(text, " errors like: ");
+  } else if (const std::size_t at = text.find(" errors: "); at != std::string::npos) {
+    // Errors listed one by one: "N errors: a; b; c".
+    errors = at <= 9 ? NumberBefore(text, at) : std::nullopt;
+    if (errors && text.find_first_not_of("0123456789") != at) errors = std::nullopt;
+  }
+  if (!errors || *errors == 0) return batch_entries;
+  return std::min(*errors, batch_entries);
 }
 
 std::string ClassifyBadRequest(std::string_view body) {

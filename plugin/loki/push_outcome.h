@@ -53,10 +53,12 @@ std::string DropReason(PushOutcome outcome, int status, std::string_view body);
 const std::vector<std::string_view>& AllDropReasons();
 
 // How many entries of a batch of `batch_entries` Loki's 400 `body` refuses. Loki stores the
-// valid entries of a request and names each refusal ("N errors: a; b", one error per entry, or
-// per stream for a stream's labels); when every error is about one entry, that many were
-// refused and the rest were stored. Otherwise (a refusal of a stream's labels, a text that is
-// not Loki's) the whole batch counts as refused.
+// valid entries of a request and names the refusals: its distributor groups equal errors
+// ("N errors like: a; M errors like: b", or one error alone; older Lokis list them, "N errors:
+// a; b"), an ingester counts per stream ("... total ignored: N out of M for stream: ..."). When
+// every error is about one entry, that many were refused and the rest were stored. Otherwise
+// (a refusal of a stream's labels, a text that is not Loki's) the whole batch counts as
+// refused.
 std::size_t RefusedEntries(std::string_view body, std::size_t batch_entries);
 
 // Loki's 400 text mapped to a drop reason: structured_metadata_not_allowed, line_too_long,

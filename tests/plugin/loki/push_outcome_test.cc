@@ -133,6 +133,44 @@ TEST(PushOutcome, RefusedEntriesAreCountedFromLokisErrors) {
   EXPECT_EQ(RefusedEntries("x errors: " + too_old, 10), 10u);
 }
 
+// Loki 3's distributor groups equal errors (its GroupedErrors): entries refused with the same
+// message are counted before it, and a text with one error of each kind lists each as "1
+// errors like". A 40-day-old line written 10 times in one second is one message, 10 times.
+TEST(PushOutcome, RefusedEntriesAreCountedFromLokisGroupedErrors) {
+  const std::string too_old =
+      "entry for stream '{job=\"a\"}' has timestamp too old: 2026-10-26T07:32:32Z, oldest "
+      "acceptable timestamp is: 2026-11-05T07:32:32Z";
+  const std::string too_long =
+      "max entry size '100' bytes exceeded for stream '{job=\"a\"}' while adding an entry "
+      "with length '300' bytes";
+  EXPECT_EQ(RefusedEntries("10 errors like: " + too_old, 30), 10u);
+  EXPECT_EQ(RefusedEntries("2 errors like: " + too_old + "; 1 errors like: " + too_long, 30), 3u);
+  EXPECT_EQ(RefusedEntries("1 errors like: " + too_old + "; 1 errors like: " + too_old, 30), 2u);
+  EXPECT_EQ(RefusedEntries("40 errors like: " + too_old, 30), 30u);  // never more than sent
+  // A stream's labels among them: the whole batch.
+  EXPECT_EQ(RefusedEntries("2 errors like: stream '{a=\"b\"}' has label value too long: 'x'; "
+                           "1 errors like: " +
+                               too_old,
+                           30),
+            30u);
+  EXPECT_EQ(RefusedEntries("x errors like: " + too_old, 30), 30u);  // not Loki's text
+}
+
+// An ingester refuses entries of a stream behind its others (entry too far behind) and counts
+// them per stream; the rest of the stream is stored.
+TEST(PushOutcome, RefusedEntriesAreCountedFromAnIngestersTotal) {
+  const std::string one =
+      "entry with timestamp 2026-12-05 05:32:32 +0000 UTC ignored, reason: 'entry too far "
+      "behind, entry timestamp is: 2026-12-05T05:32:32Z, oldest acceptable timestamp is: "
+      "2026-12-05T06:32:32Z',\nuser 'fake', total ignored: 1 out of 2 for stream: {job=\"a\"}";
+  EXPECT_EQ(RefusedEntries(one, 2), 1u);
+  EXPECT_EQ(RefusedEntries("user 'fake', total ignored: 7 out of 9 for stream: {job=\"a\"} "
+                           "(entry too far behind)",
+                           20),
+            7u);
+  EXPECT_EQ(RefusedEntries("entry too far behind; total ignored: many", 20), 20u);
+}
+
 TEST(PushOutcome, AnswersAreLoggedShortAndWithoutControlBytes) {
   EXPECT_EQ(AnswerForLog("bad\r\nX-Forged: 1\n"), "bad\\x0d\\x0aX-Forged: 1");
   const std::string long_answer(5000, 'a');
