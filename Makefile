@@ -52,7 +52,7 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config clang-format \
 # ccache (.ci/run keeps its cache with the Loki build's).
 DEB_PACKAGES += clang libclang-rt-14-dev llvm ccache
 
-.PHONY: all deps build test unit integration e2e e2e-of-build unit-arm64 e2e-arm64 plugin bundle \
+.PHONY: all deps build test unit integration e2e e2e-of-build e2e-cluster unit-arm64 e2e-arm64 plugin bundle \
   install uninstall \
   push bench format check-format check-layers clean thread-safety asan tsan fuzz
 
@@ -156,6 +156,13 @@ e2e: plugin build
 e2e-of-build: build
 	@$(MAKE) --no-print-directory bundle BUNDLE_BUILD=$(BUILD)
 	tests/e2e/run-e2e.sh $(BUILD)/plugin-bundle $(BUILD) $(E2E_ARGS)
+
+# A replicated Loki cluster (three nodes, replication factor 3, an nginx gateway) with write
+# nodes killed and rolled and the gateway restarted under load (tests/e2e/cluster_test.cc), on
+# the same copy of the plugin as e2e-of-build. Not part of `make test`; .ci/run calls it.
+e2e-cluster: build
+	@$(MAKE) --no-print-directory bundle BUNDLE_BUILD=$(BUILD)
+	SKALD_E2E_LABELS='^e2e-cluster$$' tests/e2e/run-e2e.sh $(BUILD)/plugin-bundle $(BUILD) $(E2E_ARGS)
 
 # arm64 under emulation. unit-arm64: the unit tests cross-built (Release, like the bundle, in the
 # same build directory: the libraries are compiled once for both) and run by ctest under
