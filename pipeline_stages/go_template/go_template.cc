@@ -95,6 +95,33 @@ const TimeMethod* FindTimeMethod(std::string_view name) {
   return nullptr;
 }
 
+// Methods of *semver.Version a template may call (on what `semver` returns), and whether they
+// take a version.
+struct VersionMethod {
+  std::string_view name;
+  bool takes_version;
+};
+constexpr VersionMethod kVersionMethods[] = {
+    {"Major", false},           {"Minor", false},        {"Patch", false},
+    {"Prerelease", false},      {"Metadata", false},     {"Original", false},
+    {"String", false},          {"Compare", true},       {"Equal", true},
+    {"LessThan", true},         {"LessThanEqual", true}, {"GreaterThan", true},
+    {"GreaterThanEqual", true},
+};
+// Go's other methods of *semver.Version: they return a semver.Version (a type of its own), bytes,
+// or change the version.
+constexpr std::string_view kVersionMethodsNotOffered[] = {
+    "IncMajor",    "IncMinor",      "IncPatch",      "SetPrerelease", "SetMetadata", "MarshalJSON",
+    "MarshalText", "UnmarshalJSON", "UnmarshalText", "Scan",          "Value"};
+const VersionMethod* FindVersionMethod(std::string_view name) {
+  for (const VersionMethod& m : kVersionMethods) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+constexpr std::string_view kVersionFields[] = {"major", "minor",    "patch",
+                                               "pre",   "metadata", "original"};
+
 // Functions that change a map given to them: with one of them, the data is copied into a map
 // first, so that `set . "k" "v"` changes what `.k` reads as in Go.
 bool MutatesMaps(std::string_view name) {
@@ -757,7 +784,9 @@ class TemplateParser {
     }
     if (fields == nullptr || fields->empty()) return false;
     const TimeMethod* m = FindTimeMethod(fields->back());
-    return m != nullptr && m->param != 0;
+    if (m != nullptr && m->param != 0) return true;
+    const VersionMethod* v = FindVersionMethod(fields->back());
+    return v != nullptr && v->takes_version;
   }
 
   // Checks a command once parsed: non-functions take no arguments; later pipeline stages are
@@ -1167,6 +1196,9 @@ class Executor {
     if (receiver.type == GoType::kTime) {
       return CallTimeMethod(args, dot, receiver, name, final, result);
     }
+    if (receiver.type == GoType::kVersion) {
+      return CallVersionMethod(args, dot, receiver, name, final, result);
+    }
     if (receiver.is_map()) {
       if (has_args) return Fail(name + " is not a method but has arguments");
       *result = go_template_internal::MapLookup(receiver, name);
@@ -1249,6 +1281,86 @@ class Executor {
       *result = Value::Bool(t.time > args[0].time);
     } else {
       *result = Value::Bool(t.time == args[0].time);
+    }
+    return true;
+  }
+
+  bool CallVersionMethod(Operands arg_ops, const Value& dot, const Value& receiver,
+                         const std::string& name, Value* final, Value* result) {
+    const VersionMethod* m = FindVersionMethod(name);
+    if (m == nullptr) {
+      for (std::string_view field : kVersionFields) {
+        if (field == name) {
+          return Fail(name + " is an unexported field of struct type *semver.Version");
+        }
+      }
+      std::string why = "can't evaluate field " + name + " in type *semver.Version";
+      for (std::string_view other : kVersionMethodsNotOffered) {
+        if (other == name) {
+          why +=
+              " (the methods skald offers: Major, Minor, Patch, Prerelease, Metadata, "
+              "Original, String, Compare, Equal, LessThan, LessThanEqual, GreaterThan, "
+              "GreaterThanEqual)";
+        }
+      }
+      return Fail(why);
+    }
+    const size_t want = m->takes_version ? 1 : 0;
+    const size_t got = arg_ops.size() + (final != nullptr ? 1 : 0);
+    if (got != want) {
+      return Fail("wrong number of args for " + name + ": want " + std::to_string(want) + " got " +
+                  std::to_string(got));
+    }
+    const SemanticVersion v = go_template_internal::VersionOf(receiver);
+    if (!m->takes_version) {
+      if (name == "Major") {
+        *result = Value::Uint64(v.major);
+      } else if (name == "Minor") {
+        *result = Value::Uint64(v.minor);
+      } else if (name == "Patch") {
+        *result = Value::Uint64(v.patch);
+      } else if (name == "Prerelease") {
+        *result = Value::Own(v.prerelease);
+      } else if (name == "Metadata") {
+        *result = Value::Own(v.metadata);
+      } else if (name == "Original") {
+        *result = Value::Own(v.original);
+      } else {
+        *result = Value::Own(v.String());
+      }
+      return true;
+    }
+    Value other;
+    if (!arg_ops.empty()) {
+      if (!EvalOperand(arg_ops[0], dot, &other)) return false;
+    } else {
+      other = *final;
+    }
+    if (other.is_nil()) {  // a nil *semver.Version: Equal says false, the others dereference it
+      if (name == "Equal") {
+        *result = Value::Bool(false);
+        return true;
+      }
+      return Fail("error calling " + name +
+                  ": runtime error: invalid memory address or nil pointer dereference");
+    }
+    if (other.type != GoType::kVersion) {
+      return Fail("wrong type for value; expected *semver.Version; got " +
+                  std::string(go_template_internal::TypeName(other)));
+    }
+    const int d = CompareVersions(v, go_template_internal::VersionOf(other));
+    if (name == "Compare") {
+      *result = Value::Int(d);
+    } else if (name == "Equal") {
+      *result = Value::Bool(d == 0);
+    } else if (name == "LessThan") {
+      *result = Value::Bool(d < 0);
+    } else if (name == "LessThanEqual") {
+      *result = Value::Bool(d <= 0);
+    } else if (name == "GreaterThan") {
+      *result = Value::Bool(d > 0);
+    } else {
+      *result = Value::Bool(d >= 0);
     }
     return true;
   }

@@ -10,8 +10,10 @@
 // `break`, `continue`), `define`, `template`, `block`.
 // Functions: every function of Promtail's map except the few refused when parsed, each with the
 // reason in the error (env and expandenv read the environment, where secrets live; certificate
-// and key generation, bcrypt, AES; getHostByName; semver, urlParse and urlJoin are not
-// implemented). `keys` and `values` list in key order (Go's order is random).
+// and key generation, bcrypt, AES; getHostByName; urlParse and urlJoin are not implemented).
+// `keys` and `values` list in key order (Go's order is random). `semver` returns a version whose
+// methods Major, Minor, Patch, Prerelease, Metadata, Original, String, Compare, Equal, LessThan,
+// LessThanEqual, GreaterThan and GreaterThanEqual a template may call.
 // Mistakes Go only reports at run time are ConfigErrors here when they are visible in the text:
 // an unknown or refused function, wrong argument counts, a literal of the wrong type, a bad
 // literal regex, an undefined variable or template.

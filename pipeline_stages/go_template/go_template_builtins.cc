@@ -126,7 +126,7 @@ bool FnIndex(Args a, CallContext& ctx, Value* r) {
     } else if (item.is_nil()) {
       return ctx.Fail("index of nil pointer");
     } else {
-      return ctx.Fail("can't index item of type " + std::string(TypeName(item)));
+      return ctx.Fail("can't index item of type " + std::string(IndirectTypeName(item)));
     }
   }
   *r = item;
@@ -137,7 +137,7 @@ bool FnLen(Args a, CallContext& ctx, Value* r) {
   const Value& v = a[0];
   if (v.is_nil()) return ctx.Fail("reflect: call of reflect.Value.Type on zero Value");
   if (!v.is_string() && !v.is_list() && !v.is_map()) {
-    return ctx.Fail("len of type " + std::string(TypeName(v)));
+    return ctx.Fail("len of type " + std::string(IndirectTypeName(v)));
   }
   *r = Value::Int(static_cast<int64_t>(Length(v)));
   return true;

@@ -1,5 +1,7 @@
 #include "pipeline_stages/go_template/go_template_fmt.h"
 
+#include <iterator>
+
 #include "pipeline_stages/go/go_string.h"
 
 // A port of the parts of Go's fmt (print.go, format.go) that template values reach.
@@ -80,7 +82,11 @@ class Printer {
       case GoType::kInt:
       case GoType::kInt64:
       case GoType::kUint8:
-        FmtIntegerVerb(static_cast<uint64_t>(v.i), v.type != GoType::kUint8, verb, v);
+      case GoType::kUint64:
+        FmtIntegerVerb(static_cast<uint64_t>(v.i), !v.is_unsigned(), verb, v);
+        return;
+      case GoType::kVersion:
+        PrintVersion(v, verb, depth);
         return;
       case GoType::kFloat64:
         FmtFloatVerb(v.d, verb, v);
@@ -141,6 +147,31 @@ class Printer {
         return;
       }
     }
+  }
+
+  // A *semver.Version: its String method for the verbs fmt gives a Stringer (%v %+v %s %q %x
+  // %X), else the struct it points to as fmt prints a pointer to a struct ("&{1 2 3 ...}",
+  // %#v "&semver.Version{major:0x1, ...}"). Inside a slice or map Go would print the pointer's
+  // address for those verbs instead: an address no two runs share, so the struct stands in.
+  void PrintVersion(const Value& v, char32_t verb, int depth) {
+    const SemanticVersion version = VersionOf(v);
+    if (!sharp_v_ && (verb == 'v' || verb == 's' || verb == 'x' || verb == 'X' || verb == 'q')) {
+      FmtStringVerb(version.String(), verb, v);
+      return;
+    }
+    static constexpr std::string_view kFields[] = {"major", "minor",    "patch",
+                                                   "pre",   "metadata", "original"};
+    const Value values[] = {Value::Uint64(version.major),    Value::Uint64(version.minor),
+                            Value::Uint64(version.patch),    Value::Borrow(version.prerelease),
+                            Value::Borrow(version.metadata), Value::Borrow(version.original)};
+    out_->append(sharp_v_ ? "&semver.Version{" : "&{");
+    for (size_t k = 0; k < std::size(values); ++k) {
+      if (k > 0) out_->append(sharp_v_ ? ", " : " ");
+      if (sharp_v_) out_->append(kFields[k]).push_back(':');
+      PrintValue(values[k], verb, depth + 1);
+      if (!ok()) return;
+    }
+    out_->push_back('}');
   }
 
   // State of the current verb, set by the Sprintf loop.

@@ -275,8 +275,8 @@ constexpr Function kFunctions[] = {
      "a key written into a pipeline config is no secret; encrypt in transit (TLS) instead"},
     {"randBytes", FnRandBytes, "i", {}},
     {"uuidv4", FnUuidv4, "", {}},
-    {"semver", nullptr, "s", "semantic version parsing is not implemented in skald"},
-    {"semverCompare", nullptr, "ss", "semantic version parsing is not implemented in skald"},
+    {"semver", FnSemver, "s", {}},
+    {"semverCompare", FnSemverCompare, "ss", {}},
     {"fail", FnFail, "s", {}},
     // sprig: regular expressions.
     {"regexMatch", FnRegexMatchPlain, "ss", {}, 0},

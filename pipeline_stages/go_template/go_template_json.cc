@@ -38,6 +38,12 @@ class Encoder {
       case GoType::kUint8:
         out_->append(std::to_string(v.i));
         return true;
+      case GoType::kUint64:
+        out_->append(std::to_string(static_cast<uint64_t>(v.i)));
+        return true;
+      case GoType::kVersion:  // its MarshalJSON: the String() text, quoted
+        AppendGoJsonString(VersionOf(v).String(), style_.escape_html, true, out_);
+        return true;
       case GoType::kFloat64: {
         if (std::isnan(v.d) || std::isinf(v.d)) {
           std::string text;

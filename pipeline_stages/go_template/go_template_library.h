@@ -257,4 +257,8 @@ bool FnAgo(Args a, CallContext& ctx, Value* r);
 bool FnDuration(Args a, CallContext& ctx, Value* r);
 bool FnDurationRound(Args a, CallContext& ctx, Value* r);
 
+// --- Sprig's semantic versions (go_template_sprig_semver.cc).
+bool FnSemver(Args a, CallContext& ctx, Value* r);
+bool FnSemverCompare(Args a, CallContext& ctx, Value* r);
+
 }  // namespace skald::stages::go_template_internal

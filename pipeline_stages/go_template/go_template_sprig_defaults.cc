@@ -162,6 +162,11 @@ bool DeepCopy(CallContext& ctx, const Value& v, Value* out, int depth) {
     *out = Value::MakeMap(v.type == GoType::kData ? GoType::kMapAny : v.type, std::move(m));
     return true;
   }
+  if (v.type == GoType::kVersion) {
+    // copystructure copies a struct's exported fields only, and a Version has none: 0.0.0.
+    *out = Value::Version("");
+    return true;
+  }
   *out = v;
   return true;
 }

@@ -45,8 +45,14 @@ bool AppendValueAt(const Value& v, std::string* out, size_t limit, int depth) {
     case GoType::kUint8:
       out->append(std::to_string(v.i));
       break;
+    case GoType::kUint64:
+      out->append(std::to_string(static_cast<uint64_t>(v.i)));
+      break;
     case GoType::kFloat64:
       AppendGoFloat(v.d, 'g', -1, out);
+      break;
+    case GoType::kVersion:  // fmt calls its String method
+      out->append(VersionOf(v).String());
       break;
     case GoType::kString:
       out->append(v.s);
@@ -165,6 +171,7 @@ BasicKind BasicKindOf(const Value& v) {
     case GoType::kInt64:
       return kIntKind;
     case GoType::kUint8:
+    case GoType::kUint64:
       return kUintKind;
     case GoType::kFloat64:
       return kFloatKind;
@@ -361,6 +368,10 @@ std::string_view TypeName(const Value& v) {
       return "map[string]string";
     case GoType::kTime:
       return "time.Time";
+    case GoType::kUint64:
+      return "uint64";
+    case GoType::kVersion:
+      return "*semver.Version";
   }
   return "?";
 }
@@ -373,9 +384,15 @@ std::string_view KindName(const Value& v) {
       return "invalid";
     case GoType::kTime:
       return "struct";
+    case GoType::kVersion:
+      return "ptr";
     default:
       return TypeName(v);
   }
+}
+
+std::string_view IndirectTypeName(const Value& v) {
+  return v.type == GoType::kVersion ? "semver.Version" : TypeName(v);
 }
 
 Map MapEntries(const Value& v) {
@@ -430,10 +447,12 @@ bool IsTrue(const Value& v) {
     case GoType::kInt:
     case GoType::kInt64:
     case GoType::kUint8:
+    case GoType::kUint64:
       return v.i != 0;
     case GoType::kFloat64:
       return v.d != 0;
     case GoType::kTime:
+    case GoType::kVersion:  // a pointer that is not nil
       return true;
     default:
       return Length(v) > 0;
@@ -450,6 +469,7 @@ int64_t CastToInt64(const Value& v) {
     case GoType::kInt:
     case GoType::kInt64:
     case GoType::kUint8:
+    case GoType::kUint64:  // Go's int64(u) wraps
       return v.i;
     case GoType::kFloat64:
       return FloatToInt64(v.d);
@@ -471,6 +491,8 @@ double CastToFloat64(const Value& v) {
     case GoType::kInt64:
     case GoType::kUint8:
       return static_cast<double>(v.i);
+    case GoType::kUint64:
+      return static_cast<double>(static_cast<uint64_t>(v.i));
     case GoType::kFloat64:
       return v.d;
     case GoType::kBool:
@@ -593,6 +615,10 @@ bool TemplateEq(const Value& a, const Value& b, bool* equal, std::string* error)
     *equal = IsNilLike(a) == IsNilLike(b);
     return true;
   }
+  if (a.type == GoType::kVersion) {  // pointers: the same version, not an equal one
+    *equal = b.type == GoType::kVersion && a.owned == b.owned;
+    return true;
+  }
   if (a.type != GoType::kTime) {
     *error = "non-comparable type " + with_s(b) + ": " + std::string(TypeName(b));
     return false;
@@ -610,9 +636,9 @@ bool TemplateLess(const Value& a, const Value& b, bool* less, std::string* error
   }
   if (k1 != k2) {
     if (k1 == kIntKind && k2 == kUintKind) {
-      *less = a.i < b.i;
+      *less = a.i < 0 || static_cast<uint64_t>(a.i) < static_cast<uint64_t>(b.i);
     } else if (k1 == kUintKind && k2 == kIntKind) {
-      *less = b.i >= 0 && a.i < b.i;
+      *less = b.i >= 0 && static_cast<uint64_t>(a.i) < static_cast<uint64_t>(b.i);
     } else {
       *error = "incompatible types for comparison: " + std::string(TypeName(a)) + " and " +
                std::string(TypeName(b));
@@ -629,6 +655,9 @@ bool TemplateLess(const Value& a, const Value& b, bool* less, std::string* error
       return true;
     case kStringKind:
       *less = a.s < b.s;
+      return true;
+    case kUintKind:
+      *less = static_cast<uint64_t>(a.i) < static_cast<uint64_t>(b.i);
       return true;
     default:
       *less = a.i < b.i;
@@ -656,10 +685,13 @@ bool DeepEqual(const Value& a, const Value& b, int64_t* budget) {
     case GoType::kInt:
     case GoType::kInt64:
     case GoType::kUint8:
+    case GoType::kUint64:
       return a.i == b.i;
     case GoType::kFloat64:
       return a.d == b.d;
     case GoType::kString:
+      return a.s == b.s;
+    case GoType::kVersion:  // the versions pointed to, field by field (the original decides)
       return a.s == b.s;
     case GoType::kTime:
       return a.time == b.time && a.zone == b.zone && a.monotonic == b.monotonic;
@@ -697,6 +729,12 @@ std::string FormatTimeString(const Value& t) {
     out.append(9 - frac.size(), '0').append(frac);
   }
   return out;
+}
+
+SemanticVersion VersionOf(const Value& v) {
+  std::string ignored;
+  std::optional<SemanticVersion> parsed = SemanticVersion::Parse(v.s, &ignored);
+  return parsed ? std::move(*parsed) : SemanticVersion();
 }
 
 }  // namespace skald::stages::go_template_internal

@@ -2,7 +2,8 @@
 // tests and converts them.
 //
 // A Value carries the Go dynamic type a template could observe (printing, typed parameters,
-// typeOf, comparisons): nil, bool, int, int64, uint8, float64, string, time.Time, the slices
+// typeOf, comparisons): nil, bool, int, int64, uint8, uint64, float64, string, time.Time,
+// *semver.Version (sprig's `semver`), the slices
 // []interface{} []string []int [][]interface{}, the maps map[string]interface{} and
 // map[string]string, and the template's data (a map[string]interface{} read through
 // TemplateData). Slices are immutable once built and shared by copies; maps are shared and
@@ -18,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pipeline_stages/go/go_semver.h"
 #include "pipeline_stages/go_template/go_template.h"
 
 namespace skald::stages::go_template_internal {
@@ -38,6 +40,8 @@ enum class GoType : uint8_t {
   kMapString,   // map[string]string
   kData,        // the template's data, a map[string]interface {}
   kTime,        // time.Time
+  kUint64,      // uint64 (a version's Major, Minor, Patch)
+  kVersion,     // *semver.Version: its original text in `s` (go/go_semver.h)
 };
 
 struct Value;
@@ -51,10 +55,11 @@ inline absl::Time GoZeroTime() { return absl::FromUnixSeconds(-62135596800); }
 struct Value {
   GoType type = GoType::kNil;
   bool b = false;
-  int64_t i = 0;  // kInt, kInt64, kUint8
+  int64_t i = 0;  // kInt, kInt64, kUint8; kUint64 as its two's complement bits
   double d = 0;
-  std::string_view s;                        // kString
-  std::shared_ptr<const std::string> owned;  // the bytes of s when built during execution
+  std::string_view s;                        // kString; kVersion: the text it was parsed from
+  std::shared_ptr<const std::string> owned;  // the bytes of s when built during execution;
+                                             // kVersion: its identity (Go compares pointers)
   std::shared_ptr<const List> list;          // kList*
   std::shared_ptr<Map> map;                  // kMapAny, kMapString
   const TemplateData* data = nullptr;        // kData
@@ -71,6 +76,14 @@ struct Value {
   static Value Int(int64_t x) { return Integer(GoType::kInt, x); }
   static Value Int64(int64_t x) { return Integer(GoType::kInt64, x); }
   static Value Uint8(uint8_t x) { return Integer(GoType::kUint8, x); }
+  static Value Uint64(uint64_t x) { return Integer(GoType::kUint64, static_cast<int64_t>(x)); }
+  // A new *semver.Version read from `original` (which SemanticVersion::Parse accepts, or ""
+  // for Go's zero Version, 0.0.0). Every call makes a distinct pointer.
+  static Value Version(std::string original) {
+    Value v = Own(std::move(original));
+    v.type = GoType::kVersion;
+    return v;
+  }
   static Value Integer(GoType t, int64_t x) {
     Value v;
     v.type = t, v.i = x;
@@ -121,8 +134,10 @@ struct Value {
   bool is_list() const { return type >= GoType::kListAny && type <= GoType::kListList; }
   bool is_map() const { return type >= GoType::kMapAny && type <= GoType::kData; }
   bool is_integer() const {
-    return type == GoType::kInt || type == GoType::kInt64 || type == GoType::kUint8;
+    return type == GoType::kInt || type == GoType::kInt64 || type == GoType::kUint8 ||
+           type == GoType::kUint64;
   }
+  bool is_unsigned() const { return type == GoType::kUint8 || type == GoType::kUint64; }
   // The elements of a list (none for a nil slice, whose `list` is null).
   const List& items() const {
     static const List kNone;
@@ -134,6 +149,9 @@ struct Value {
 // "<nil>") and of its reflect.Kind ("string", "slice", "map", "struct", "invalid").
 std::string_view TypeName(const Value& v);
 std::string_view KindName(const Value& v);
+// The type of what a pointer points to (reflect's Indirect, as len and index name it):
+// "semver.Version" for a version, TypeName otherwise.
+std::string_view IndirectTypeName(const Value& v);
 
 // The entries of a map value (kMapAny, kMapString or the data) in key order.
 Map MapEntries(const Value& v);
@@ -174,5 +192,8 @@ bool DeepEqual(const Value& a, const Value& b, int64_t* budget);
 
 // time.Time.String(): "2006-01-02 15:04:05.999999999 -0700 MST" and, for `now`, " m=+0.000001".
 std::string FormatTimeString(const Value& t);
+
+// The version a kVersion value holds (Go's zero Version for the text "").
+SemanticVersion VersionOf(const Value& v);
 
 }  // namespace skald::stages::go_template_internal

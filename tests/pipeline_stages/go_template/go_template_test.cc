@@ -641,6 +641,53 @@ TEST(GoTemplate, RefusedFunctionsNameTheReason) {
   EXPECT_THAT(ErrorOf("{{ call .f }}"), HasSubstr("no functions"));
 }
 
+// sprig's semver and semverCompare (their outputs against Go's are in go_template_parity_test.cc).
+TEST(GoTemplate, SemverCompareChecksAConstraint) {
+  const MapTemplateData d{{"version", "v1.4.2"}};
+  EXPECT_EQ(Render("{{ semverCompare \">=1.2.0, <2\" .version }}", d), "true");
+  EXPECT_EQ(Render("{{ if semverCompare \"~1.3\" .version }}old{{ else }}new{{ end }}", d), "new");
+  EXPECT_EQ(Render("{{ .version | semverCompare \"1.2 - 1.4.5 || 3.x\" }}", d), "true");
+  EXPECT_EQ(Render("{{ semverCompare \"<1.0.0\" \"1.0.0-rc.1\" }}"),
+            "false");  // no prerelease asked
+  EXPECT_THAT(Render("{{ semverCompare \">=1\" .nope }}"),
+              HasSubstr("invalid value; expected string"));
+}
+
+TEST(GoTemplate, SemverCompareFailsWithGosMessage) {
+  EXPECT_THAT(Render("{{ semverCompare \"foo\" \"1.2.3\" }}"),
+              HasSubstr("error calling semverCompare: improper constraint: foo"));
+  EXPECT_THAT(Render("{{ semverCompare \">=1\" \"1.2.3.4\" }}"),
+              HasSubstr("error calling semverCompare: invalid semantic version"));
+  EXPECT_THAT(Render("{{ semverCompare \"1.2.3-01\" \"1.2.3\" }}"),
+              HasSubstr("error calling semverCompare: constraint parser error"));
+}
+
+TEST(GoTemplate, SemverReturnsAVersionWithMethods) {
+  const MapTemplateData d{{"version", "v1.4.2-rc.1+build.7"}};
+  EXPECT_EQ(Render("{{ semver .version }}", d), "1.4.2-rc.1+build.7");
+  EXPECT_EQ(Render("{{ $v := semver .version }}{{ $v.Major }}.{{ $v.Minor }}.{{ $v.Patch }} "
+                   "{{ $v.Prerelease }} {{ $v.Metadata }} {{ $v.Original }} {{ $v.String }}",
+                   d),
+            "1.4.2 rc.1 build.7 v1.4.2-rc.1+build.7 1.4.2-rc.1+build.7");
+  EXPECT_EQ(Render("{{ with semver \"2\" }}{{ .Major }}{{ end }} {{ (semver \"1.2\").Minor }}"),
+            "2 2");
+  EXPECT_EQ(Render("{{ (semver \"1.2.3\").LessThan (semver \"1.10.0\") }}"), "true");
+  EXPECT_EQ(Render("{{ typeOf (semver \"1\") }} {{ typeOf (semver \"1\").Major }}"),
+            "*semver.Version uint64");
+  EXPECT_EQ(Render("{{ toJson (semver \"v1.2\") }}"), "\"1.2.0\"");
+}
+
+// Go's methods that return a semver.Version (a type skald's values do not have), bytes, or change
+// the version are not offered; the error says which are.
+TEST(GoTemplate, SemverMethodsNotOfferedSayWhichAre) {
+  EXPECT_THAT(Render("{{ (semver \"1.2.3\").IncMajor }}"),
+              AllOf(HasSubstr("can't evaluate field IncMajor in type *semver.Version"),
+                    HasSubstr("the methods skald offers: Major, Minor")));
+  EXPECT_THAT(Render("{{ (semver \"1.2.3\").Nope }}"),
+              AllOf(HasSubstr("can't evaluate field Nope in type *semver.Version"),
+                    ::testing::Not(HasSubstr("skald offers"))));
+}
+
 TEST(GoTemplate, AssigningAVariableOfAnotherBranchFailsExecution) {
   // Go's parser accepts this too, and its execution fails the same way.
   EXPECT_EQ(Render("{{ if false }}{{ $z := 1 }}{{ else }}{{ $z = 2 }}{{ end }}"),
