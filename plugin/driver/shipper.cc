@@ -78,7 +78,7 @@ void Shipper::Loop() {
       // Only stages that hold entries need a timer.
       bool ready = true;
       if (stages_hold_) {
-        ready = WaitForBatchLocked(kFlushInterval);
+        ready = WaitForBatchLocked(std::chrono::steady_clock::now() + kFlushInterval);
       } else {
         while (queue_.empty() && !stopping_) queue_cv_.Wait(&mu_);
       }
@@ -112,13 +112,9 @@ void Shipper::Loop() {
 std::vector<std::shared_ptr<ShippingClient>> Shipper::TakeUnsentWhenQuietLocked() {
   std::vector<std::shared_ptr<ShippingClient>> clients;
   if (unsent_clients_.empty() || !queue_.empty() || stopping_) return clients;
-  const auto send_at = quiet_gap_.SendAt(std::chrono::steady_clock::now());
-  while (queue_.empty() && !stopping_) {
-    const auto left = send_at - std::chrono::steady_clock::now();
-    if (left <= std::chrono::steady_clock::duration::zero()) break;
-    queue_cv_.WaitWithTimeout(&mu_, absl::FromChrono(left));
+  if (!WaitForBatchLocked(quiet_gap_.SendAt(std::chrono::steady_clock::now()))) {
+    clients.swap(unsent_clients_);
   }
-  if (queue_.empty() && !stopping_) clients.swap(unsent_clients_);
   return clients;
 }
 
@@ -128,8 +124,7 @@ void Shipper::SendQuiet(const std::vector<std::shared_ptr<ShippingClient>>& clie
   quiet_sends_.Add(1);
 }
 
-bool Shipper::WaitForBatchLocked(std::chrono::milliseconds timeout) {
-  const auto until = std::chrono::steady_clock::now() + timeout;
+bool Shipper::WaitForBatchLocked(std::chrono::steady_clock::time_point until) {
   while (queue_.empty() && !stopping_) {
     const auto left = until - std::chrono::steady_clock::now();
     if (left <= std::chrono::steady_clock::duration::zero()) return false;

@@ -82,8 +82,9 @@ class Shipper {
 
  private:
   void Loop() ABSL_LOCKS_EXCLUDED(mu_);
-  // Waits at most `timeout` for a batch or for stopping_; false: none came.
-  bool WaitForBatchLocked(std::chrono::milliseconds timeout) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Waits until `until` for a batch or for stopping_; false: neither came.
+  bool WaitForBatchLocked(std::chrono::steady_clock::time_point until)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The queue is empty and clients hold entries given since the input last went quiet: waits
   // for a batch until QuietGap says the input is quiet, then returns those clients (and
   // forgets them). Empty: nothing to send, a batch came, or stopping.
