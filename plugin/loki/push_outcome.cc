@@ -126,14 +126,11 @@ std::optional<std::size_t> SumAfter(const std::string& text, std::string_view ma
   std::size_t sum = 0;
   for (std::size_t at = text.find(marker); at != std::string::npos;
        at = text.find(marker, at + marker.size())) {
-    std::size_t end = at + marker.size();
-    while (end < text.size() && end - at - marker.size() < 9 && text[end] >= '0' &&
-           text[end] <= '9') {
-      ++end;
-    }
-    const std::optional<std::size_t> n = NumberBefore(text, end);
-    if (!n || end == at + marker.size()) return std::nullopt;
-    sum += *n;
+    const std::size_t start = at + marker.size();
+    std::size_t end = start;
+    while (end < text.size() && end - start < 9 && text[end] >= '0' && text[end] <= '9') ++end;
+    if (end == start) return std::nullopt;
+    sum += static_cast<std::size_t>(std::stoul(text.substr(start, end - start)));
   }
   return sum;
 }
