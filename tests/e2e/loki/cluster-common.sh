@@ -30,8 +30,6 @@ cluster_init() {
     env_file="$data_dir/cluster.env"
 }
 
-valid_port() { [[ "$1" =~ ^[0-9]+$ ]] && (( $1 >= 1 && $1 <= 65535 )); }
-port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # cluster_ports BASE: every port of a cluster whose gateway listens on BASE.
 cluster_ports() {

@@ -19,6 +19,27 @@ fi
 
 log() { printf '[skald-loki] %s\n' "$*" >&2; }
 
+# want_args MIN MAX USAGE "$@": exit 2 with "usage: SCRIPT USAGE" unless MIN to MAX arguments follow.
+want_args() {
+    local min="$1" max="$2" usage="$3"
+    shift 3
+    if (( $# < min || $# > max )); then
+        echo "usage: $0 $usage" >&2
+        exit 2
+    fi
+}
+
+# exit_unless_dir DIR: a stop script's DATA_DIR that does not exist has nothing to stop.
+exit_unless_dir() {
+    if [[ ! -d "$1" ]]; then
+        log "no such directory $1; nothing to stop"
+        exit 0
+    fi
+}
+
+valid_port() { [[ "$1" =~ ^[0-9]+$ ]] && (( $1 >= 1 && $1 <= 65535 )); }
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
 require_go() {
     if ! command -v go >/dev/null 2>&1; then
         log "go not found (looked on PATH and in /usr/local/go/bin)"

@@ -26,10 +26,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=cluster-common.sh
 . "$here/cluster-common.sh"
 
-if [[ $# -lt 1 || $# -gt 2 ]]; then
-    echo "usage: $0 DATA_DIR [BASE_PORT]" >&2
-    exit 2
-fi
+want_args 1 2 "DATA_DIR [BASE_PORT]" "$@"
 want="${2:-${LOKI_CLUSTER_BASE_PORT:-}}"
 if [[ -n "$want" ]] && { ! valid_port "$want" || (( want + 23 > 65535 )); }; then
     echo "$0: bad base port '$want'" >&2

@@ -15,14 +15,11 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=common.sh
 . "$here/common.sh"
 
-if [[ $# -lt 1 || $# -gt 3 ]]; then
-    echo "usage: $0 DATA_DIR [HTTP_PORT] [GRPC_PORT]" >&2
-    exit 2
-fi
+want_args 1 3 "DATA_DIR [HTTP_PORT] [GRPC_PORT]" "$@"
 http_port="${2:-3100}"
 grpc_port="${3:-9096}"
 for p in "$http_port" "$grpc_port"; do
-    if ! [[ "$p" =~ ^[0-9]+$ ]] || (( p < 1 || p > 65535 )); then
+    if ! valid_port "$p"; then
         echo "$0: bad port '$p'" >&2
         exit 2
     fi
@@ -36,7 +33,6 @@ log_file="$data_dir/loki.log"
 cfg_file="$data_dir/loki-config.yaml"
 
 is_ready() { [[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$url/ready" || true)" == 200 ]]; }
-port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 log_tail() { log "last lines of $log_file:"; tail -n 40 "$log_file" >&2 || true; }
 
 # Already running for this DATA_DIR?

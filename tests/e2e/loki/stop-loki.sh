@@ -9,14 +9,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=common.sh
 . "$here/common.sh"
 
-if [[ $# -ne 1 ]]; then
-    echo "usage: $0 DATA_DIR" >&2
-    exit 2
-fi
-if [[ ! -d "$1" ]]; then
-    log "no such directory $1; nothing to stop"
-    exit 0
-fi
+want_args 1 1 "DATA_DIR" "$@"
+exit_unless_dir "$1"
 data_dir="$(cd "$1" && pwd)"
 timeout="${LOKI_STOP_TIMEOUT:-20}"
 
