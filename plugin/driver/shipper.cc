@@ -119,9 +119,10 @@ std::vector<std::shared_ptr<ShippingClient>> Shipper::TakeUnsentWhenQuietLocked(
 }
 
 void Shipper::SendQuiet(const std::vector<std::shared_ptr<ShippingClient>>& clients) {
+  // Counted before the push: whoever sees the lines arrive sees the send counted.
+  quiet_sends_.Add(1);
   for (const auto& client : clients) client->SendBuffered();
   quiet_gap_.Sent(std::chrono::steady_clock::now());
-  quiet_sends_.Add(1);
 }
 
 bool Shipper::WaitForBatchLocked(std::chrono::steady_clock::time_point until) {
