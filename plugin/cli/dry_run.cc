@@ -45,6 +45,21 @@ void PrintEntry(const LokiEntry& e, const LogOptions& options, std::ostream& out
   }
 }
 
+// Prints the entries one line made and what the stages dropped of it (the observer's events
+// from `events_before` on); returns how many entries would be sent.
+std::size_t Report(const std::vector<LokiEntry>& entries, const RecordingObserver& observer,
+                   std::size_t events_before, const LogOptions& options, std::ostream& out) {
+  std::size_t sent = 0;
+  for (const LokiEntry& e : entries) {
+    PrintEntry(e, options, out);
+    if (e.tenant.empty() || stages::TenantIdError(e.tenant).empty()) ++sent;
+  }
+  for (std::size_t i = events_before; i < observer.events.size(); ++i) {
+    out << "  dropped (" << observer.events[i] << ")\n";
+  }
+  return sent;
+}
+
 }  // namespace
 
 std::string FormatRfc3339Utc(int64_t ns) {
@@ -73,26 +88,15 @@ std::size_t DryRun(const DryRunInput& input, std::istream& lines, std::ostream& 
   ContainerPipeline pipeline(options, PlaceholderContainer(input.log_opts), "skald-check-host",
                              &observer);
   LineAssembler assembler(options.max_line_size);
-  int64_t now = input.start_ns;
-  if (now == 0) {
-    now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-              std::chrono::system_clock::now().time_since_epoch())
-              .count();
-  }
+  int64_t now = input.start_ns != 0 ? input.start_ns
+                                    : std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count();
   if (pipeline.dropped_by_relabel()) {
     out << "loki-relabel-config drops this container's streams: nothing would be sent\n";
     return 0;
   }
   std::size_t sent = 0;
-  auto report = [&](std::vector<LokiEntry>& entries, std::size_t events_before) {
-    for (const LokiEntry& e : entries) {
-      PrintEntry(e, options, out);
-      if (e.tenant.empty() || stages::TenantIdError(e.tenant).empty()) ++sent;
-    }
-    for (std::size_t i = events_before; i < observer.events.size(); ++i) {
-      out << "  dropped (" << observer.events[i] << ")\n";
-    }
-  };
   std::string text;
   std::size_t number = 0;
   const std::string_view source_name = LogSourceName(input.source);
@@ -117,14 +121,14 @@ std::size_t DryRun(const DryRunInput& input, std::istream& lines, std::ostream& 
       out << "  held by a stage (multiline, limit, ...): it comes out with a later line or at "
              "the end\n";
     }
-    report(entries, events_before);
+    sent += Report(entries, observer, events_before, options, out);
   }
   std::vector<LokiEntry> entries;
   const std::size_t events_before = observer.events.size();
   pipeline.Flush(now, true, entries);
   if (!entries.empty() || observer.events.size() != events_before) {
     out << "end of input: what the stages held\n";
-    report(entries, events_before);
+    sent += Report(entries, observer, events_before, options, out);
   }
   out << number << " lines in, " << sent << " entries would be sent\n";
   return sent;

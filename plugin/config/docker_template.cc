@@ -64,68 +64,73 @@ long long AsInt(const Value& v) {
   }
 }
 
+// Docker's lower, upper and title (strings.Title: a letter after a non-letter-or-digit).
+std::string ChangeCase(const std::string& fn, std::string text) {
+  bool start = true;
+  for (char& c : text) {
+    auto u = static_cast<unsigned char>(c);
+    if (fn == "lower") c = static_cast<char>(std::tolower(u));
+    if (fn == "upper") c = static_cast<char>(std::toupper(u));
+    if (fn == "title") {
+      if (start && std::isalpha(u)) c = static_cast<char>(std::toupper(u));
+      start = !std::isalnum(u);
+    }
+  }
+  return text;
+}
+
+std::vector<std::string> Split(const std::string& text, const std::string& sep) {
+  std::vector<std::string> parts;
+  if (sep.empty()) {
+    for (char c : text) parts.emplace_back(1, c);
+    return parts;
+  }
+  std::size_t pos = 0;
+  for (std::size_t next; (next = text.find(sep, pos)) != std::string::npos;
+       pos = next + sep.size()) {
+    parts.push_back(text.substr(pos, next - pos));
+  }
+  parts.push_back(text.substr(pos));
+  return parts;
+}
+
+std::string Join(const std::vector<std::string>& list, const std::string& sep) {
+  std::string out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    CheckSize(out.size() + (i ? sep.size() : 0) + list[i].size(), "the join");
+    out += (i ? sep : "") + list[i];
+  }
+  return out;
+}
+
+std::string Pad(const std::string& text, long long pre, long long post) {
+  const auto before = static_cast<std::size_t>(std::clamp(pre, 0LL, 1LL << 40));
+  const auto after = static_cast<std::size_t>(std::clamp(post, 0LL, 1LL << 40));
+  CheckSize(before + text.size() + after,
+            ("pad of " + std::to_string(pre) + " and " + std::to_string(post) + " spaces").c_str());
+  return std::string(before, ' ') + text + std::string(after, ' ');
+}
+
 }  // namespace
 
 Value DockerTemplate::Node::Call(const std::string& fn, const std::vector<Value>& a) {
   auto s = [&](std::size_t i) { return i < a.size() ? AsString(a[i]) : std::string(); };
+  auto n = [&](std::size_t i) { return i < a.size() ? AsInt(a[i]) : 0LL; };
   if (fn == "json") return nlohmann::json(s(0)).dump();
-  if (fn == "lower" || fn == "upper" || fn == "title") {
-    std::string out = s(0);
-    bool start = true;
-    for (char& c : out) {
-      auto u = static_cast<unsigned char>(c);
-      if (fn == "lower") c = static_cast<char>(std::tolower(u));
-      if (fn == "upper") c = static_cast<char>(std::toupper(u));
-      if (fn == "title") {
-        if (start && std::isalpha(u)) c = static_cast<char>(std::toupper(u));
-        start = !std::isalnum(u);
-      }
-    }
-    return out;
-  }
-  if (fn == "split") {
-    std::vector<std::string> parts;
-    std::string text = s(0), sep = s(1);
-    if (sep.empty()) {
-      for (char c : text) parts.emplace_back(1, c);
-      return parts;
-    }
-    std::size_t pos = 0;
-    for (std::size_t next; (next = text.find(sep, pos)) != std::string::npos;
-         pos = next + sep.size()) {
-      parts.push_back(text.substr(pos, next - pos));
-    }
-    parts.push_back(text.substr(pos));
-    return parts;
-  }
+  if (fn == "lower" || fn == "upper" || fn == "title") return ChangeCase(fn, s(0));
+  if (fn == "split") return Split(s(0), s(1));
   if (fn == "join") {
-    std::string out, sep = s(1);
     if (!a.empty()) {
-      if (auto* list = std::get_if<std::vector<std::string>>(&a[0])) {
-        for (std::size_t i = 0; i < list->size(); ++i) {
-          CheckSize(out.size() + (i ? sep.size() : 0) + (*list)[i].size(), "the join");
-          out += (i ? sep : "") + (*list)[i];
-        }
-        return out;
-      }
+      if (auto* list = std::get_if<std::vector<std::string>>(&a[0])) return Join(*list, s(1));
     }
     return s(0);
   }
-  if (fn == "pad") {
-    long long pre = a.size() > 1 ? AsInt(a[1]) : 0, post = a.size() > 2 ? AsInt(a[2]) : 0;
-    const auto before = static_cast<std::size_t>(std::clamp(pre, 0LL, 1LL << 40));
-    const auto after = static_cast<std::size_t>(std::clamp(post, 0LL, 1LL << 40));
-    const std::string text = s(0);
-    CheckSize(
-        before + text.size() + after,
-        ("pad of " + std::to_string(pre) + " and " + std::to_string(post) + " spaces").c_str());
-    return std::string(before, ' ') + text + std::string(after, ' ');
-  }
+  if (fn == "pad") return Pad(s(0), n(1), n(2));
   if (fn == "truncate") {
     std::string text = s(0);
-    long long n = a.size() > 1 ? AsInt(a[1]) : 0;
-    if (n >= 0 && static_cast<std::size_t>(n) < text.size())
-      text.resize(static_cast<std::size_t>(n));
+    const long long len = n(1);
+    if (len >= 0 && static_cast<std::size_t>(len) < text.size())
+      text.resize(static_cast<std::size_t>(len));
     return text;
   }
   return std::string();

@@ -61,6 +61,13 @@ struct Journal::Writer::State {
   // needs. A rotation that fails (disk full, I/O error) throws and leaves the writer on its
   // segment, as if it had not been tried.
   bool MaybeRotate(JournalSegments& segs, const JournalLimits& limits, bool may_refuse);
+  // The rotation's steps: whether the segment is due; the new segment `new_seq` with the bytes
+  // after `boundary` (none when `corrupt`), the old one cut at `boundary` (`tail`: the bytes
+  // copied); the segments' table told of both.
+  bool DueForRotation(const JournalSegments& segs, const JournalLimits& limits) const;
+  UniqueFd StartSegmentWithTail(JournalSegments& segs, uint64_t new_seq, const fs::path& new_path,
+                                bool corrupt, uint64_t& tail);
+  void RecordRotation(JournalSegments& segs, uint64_t new_seq, bool corrupt, uint64_t tail);
 
   // Moves at most `want` bytes from `in` to the segment at offset `off`: one splice, or a read
   // and a write where splice is refused. As read(2): the bytes moved, 0 at end of input, -1
@@ -253,76 +260,91 @@ std::string Journal::Writer::CutAtFrameBoundary() {
   return tail;
 }
 
+bool Journal::Writer::State::DueForRotation(const JournalSegments& segs,
+                                            const JournalLimits& limits) const {
+  if (!fd) return false;
+  if (!rotate_now && !segs.rotation_requested) {
+    if (limits.max_segment_bytes < 0) return false;
+    if (size < static_cast<uint64_t>(limits.max_segment_bytes)) return false;
+  }
+  return size >= next_end;  // else the frame after `boundary` is not complete yet
+}
+
 bool Journal::Writer::State::MaybeRotate(JournalSegments& segs, const JournalLimits& limits,
                                          bool may_refuse) {
-  State& s = *this;
-  if (!s.fd) return true;
-  if (!s.rotate_now && !segs.rotation_requested) {
-    if (limits.max_segment_bytes < 0) return true;
-    if (s.size < static_cast<uint64_t>(limits.max_segment_bytes)) return true;
-  }
-  if (s.size < s.next_end) return true;  // the frame after `boundary` is not complete yet
-  FrameScan scan = ScanFrames(s.fd.get(), s.boundary, s.size, s.path);
-  s.boundary = scan.boundary;
-  s.next_end = scan.next_end;
-  if (!scan.corrupt && s.boundary == 0) return true;  // one frame bigger than the limit
-  if (may_refuse && limits.block_when_full && !segs.RoomFor(s.seq, s.boundary)) {
-    s.next_end = 0;  // look again next time (the boundary is known, the scan is short)
+  if (!DueForRotation(segs, limits)) return true;
+  FrameScan scan = ScanFrames(fd.get(), boundary, size, path);
+  boundary = scan.boundary;
+  next_end = scan.next_end;
+  if (!scan.corrupt && boundary == 0) return true;  // one frame bigger than the limit
+  if (may_refuse && limits.block_when_full && !segs.RoomFor(seq, boundary)) {
+    next_end = 0;  // look again next time (the boundary is known, the scan is short)
     return false;
   }
   if (scan.corrupt) {
     spdlog::error(
         "journal: {}: length prefix over {} bytes at offset {}; the rest of the "
         "segment is skipped",
-        s.path.string(), kMaxFrameBytes, s.boundary);
+        path.string(), kMaxFrameBytes, boundary);
   }
 
   // The new segment: marker first, then the bytes of the frame cut by the limit, then the old
   // segment is cut at its boundary and sealed. A restart between two steps finds two markers
   // for one FIFO and finishes or undoes the rotation (JournalSegments::RepairInterruptedRotation).
-  uint64_t new_seq = segs.Reserve(s.fifo_path);
-  fs::path new_path = segs.SegmentPath(new_seq);
-  uint64_t tail = scan.corrupt ? 0 : s.size - s.boundary;
+  const uint64_t new_seq = segs.Reserve(fifo_path);
+  const fs::path new_path = segs.SegmentPath(new_seq);
+  uint64_t tail = 0;
+  UniqueFd new_fd = StartSegmentWithTail(segs, new_seq, new_path, scan.corrupt, tail);
+  fd.reset();
+  if (unlink(segs.MarkerPath(seq).c_str()) != 0 && errno != ENOENT)
+    spdlog::warn("journal: cannot remove {}: {}", segs.MarkerPath(seq).string(), strerror(errno));
+  RecordRotation(segs, new_seq, scan.corrupt, tail);
+  segs.Notify();
+  Switch(new_seq, new_path);
+  fd = std::move(new_fd);
+  size = tail;
+  rotate_now = false;
+  segs.rotation_requested = false;
+  segs.EvictWhileOver();
+  return true;
+}
+
+UniqueFd Journal::Writer::State::StartSegmentWithTail(JournalSegments& segs, uint64_t new_seq,
+                                                      const fs::path& new_path, bool corrupt,
+                                                      uint64_t& tail) {
+  tail = corrupt ? 0 : size - boundary;
   UniqueFd new_fd;
   try {
     if (tail > 0) {
       new_fd = CreateSegmentFile(new_path);
       std::unique_ptr<char[]> buf(new char[tail]);
-      std::size_t got = PreadOrThrow(s.fd.get(), buf.get(), tail, s.boundary, s.path);
+      const std::size_t got = PreadOrThrow(fd.get(), buf.get(), tail, boundary, path);
       PwriteOrThrow(new_fd.get(), buf.get(), got, 0, new_path);
       tail = got;
     }
-    if (!scan.corrupt && ftruncate(s.fd.get(), static_cast<off_t>(s.boundary)) != 0)
-      ThrowJournalError(errno, "truncate", s.path);
+    if (!corrupt && ftruncate(fd.get(), static_cast<off_t>(boundary)) != 0)
+      ThrowJournalError(errno, "truncate", path);
   } catch (...) {
     // Nothing of the old segment changed yet: forget the new one, stay where we were.
     new_fd.reset();
     segs.Unreserve(new_seq);
     throw;
   }
-  s.fd.reset();
-  if (unlink(segs.MarkerPath(s.seq).c_str()) != 0 && errno != ENOENT)
-    spdlog::warn("journal: cannot remove {}: {}", segs.MarkerPath(s.seq).string(), strerror(errno));
-  {
-    absl::MutexLock lock(&segs.mu);
-    auto& old_seg = segs.segments[s.seq];
-    old_seg.size = scan.corrupt ? s.size : s.boundary;
-    old_seg.readable = s.boundary;
-    old_seg.live = false;
-    old_seg.writer = false;
-    auto& new_seg = segs.segments[new_seq];
-    new_seg.size = tail;
-    new_seg.has_file = tail > 0;
-    ++segs.version;
-  }
-  segs.Notify();
-  s.Switch(new_seq, new_path);
-  s.fd = std::move(new_fd);
-  s.size = tail;
-  s.rotate_now = false;
-  segs.rotation_requested = false;
-  segs.EvictWhileOver();
-  return true;
+  return new_fd;
+}
+
+void Journal::Writer::State::RecordRotation(JournalSegments& segs, uint64_t new_seq, bool corrupt,
+                                            uint64_t tail) {
+  absl::MutexLock lock(&segs.mu);
+  auto& old_seg = segs.segments[seq];
+  old_seg.size = corrupt ? size : boundary;
+  old_seg.readable = boundary;
+  old_seg.live = false;
+  old_seg.writer = false;
+  auto& new_seg = segs.segments[new_seq];
+  new_seg.size = tail;
+  new_seg.has_file = tail > 0;
+  ++segs.version;
 }
 
 }  // namespace skald

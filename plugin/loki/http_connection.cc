@@ -231,6 +231,21 @@ struct HttpConnection::Io {
     return Failure::kNone;
   }
 
+  // Writes the request and reads its answer into `reader`. A peer may answer and close before
+  // taking the whole request (a proxy's 413 for a body over its limit, a 401): what it sent is
+  // still read, and `*leftover` keeps the connection from being used again.
+  Failure Exchange(std::string_view head, std::string_view body, HttpResponseReader& reader,
+                   bool* leftover, bool* any, std::string* error) const {
+    Failure failure = WriteAll(head, error);
+    if (failure == Failure::kNone) failure = WriteAll(body, error);
+    if (failure == Failure::kNone) return ReadAnswer(reader, leftover, any, error);
+    if (failure != Failure::kWrite) return failure;
+    std::string read_error;
+    if (ReadAnswer(reader, leftover, any, &read_error) != Failure::kNone) return failure;
+    *leftover = true;  // the request was not sent whole
+    return Failure::kNone;
+  }
+
   static std::string Describe(int ssl_error) {
     std::string text = OpenSslError();
     if (!text.empty()) return text;
@@ -328,22 +343,10 @@ HttpConnection::Answer HttpConnection::Exchange(std::string_view method, std::st
     open_ = false;  // until the answer is read whole
 
     std::string error;
-    Failure failure = io.WriteAll(head, &error);
-    if (failure == Failure::kNone) failure = io.WriteAll(body, &error);
     HttpResponseReader reader;
     bool leftover = false;
     bool any = false;
-    if (failure == Failure::kNone) {
-      failure = io.ReadAnswer(reader, &leftover, &any, &error);
-    } else if (failure == Failure::kWrite) {
-      // The peer may have answered and closed before taking the whole request (a proxy's 413
-      // for a body over its limit, a 401): what it sent is still there to be read.
-      std::string read_error;
-      if (io.ReadAnswer(reader, &leftover, &any, &read_error) == Failure::kNone) {
-        failure = Failure::kNone;
-        leftover = true;  // the request was not sent whole: the connection is not used again
-      }
-    }
+    const Failure failure = io.Exchange(head, body, reader, &leftover, &any, &error);
     if (failure != Failure::kNone) {
       Close();
       // A kept connection the peer had closed meanwhile: once more on a new one.

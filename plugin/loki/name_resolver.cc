@@ -46,68 +46,51 @@ bool IsAddress(const std::string& host) {
          ::inet_pton(AF_INET6, host.c_str(), buf) == 1;
 }
 
-}  // namespace
-
-std::size_t AbandonedLookups() { return ReapAbandoned(); }
-
-Resolved ResolveWithin(const std::string& host, int port,
-                       std::chrono::steady_clock::time_point deadline,
-                       const std::atomic<bool>* cut) {
+Resolved Failed(Resolved::Failure failure, std::string error) {
   Resolved r;
-  auto lookup = std::make_unique<Lookup>();
-  lookup->host = host;
-  lookup->service = std::to_string(port);
-  lookup->hints.ai_family = AF_UNSPEC;
-  lookup->hints.ai_socktype = SOCK_STREAM;
-  lookup->hints.ai_flags = AI_NUMERICSERV;
-  if (IsAddress(host)) {
-    lookup->hints.ai_flags |= AI_NUMERICHOST;
-    addrinfo* found = nullptr;
-    const int rc = ::getaddrinfo(host.c_str(), lookup->service.c_str(), &lookup->hints, &found);
-    if (rc != 0 || found == nullptr) {
-      r.failure = Resolved::Failure::kNotFound;
-      r.error = "cannot use the address " + host + ": " + ::gai_strerror(rc);
-      return r;
-    }
-    r.addresses.reset(found);
-    return r;
+  r.failure = failure;
+  r.error = std::move(error);
+  return r;
+}
+
+// A numeric address needs no name server: getaddrinfo answers at once.
+Resolved ResolveNumeric(Lookup& lookup) {
+  lookup.hints.ai_flags |= AI_NUMERICHOST;
+  addrinfo* found = nullptr;
+  const int rc = ::getaddrinfo(lookup.host.c_str(), lookup.service.c_str(), &lookup.hints, &found);
+  if (rc != 0 || found == nullptr) {
+    return Failed(Resolved::Failure::kNotFound,
+                  "cannot use the address " + lookup.host + ": " + ::gai_strerror(rc));
   }
-  if (const std::size_t pending = ReapAbandoned(); pending >= kMaxAbandoned) {
-    r.failure = Resolved::Failure::kTimeout;
-    r.error = "cannot resolve " + host + ": " + std::to_string(pending) +
-              " earlier lookups are still waiting for the name server";
-    return r;
-  }
-  lookup->cb.ar_name = lookup->host.c_str();
-  lookup->cb.ar_service = lookup->service.c_str();
-  lookup->cb.ar_request = &lookup->hints;
-  gaicb* list[] = {&lookup->cb};
-  sigevent none{};
-  none.sigev_notify = SIGEV_NONE;
-  if (const int rc = ::getaddrinfo_a(GAI_NOWAIT, list, 1, &none); rc != 0) {
-    r.failure = Resolved::Failure::kNotFound;
-    r.error = "cannot resolve " + host + ": " + ::gai_strerror(rc);
-    return r;
-  }
+  Resolved r;
+  r.addresses.reset(found);
+  return r;
+}
+
+// Waits for a started lookup until it ends, `deadline` passes or `cut` is set. A lookup glibc
+// cannot cancel is handed to `abandoned`, which frees it once glibc is done with it.
+Resolved AwaitLookup(std::unique_ptr<Lookup> lookup, std::chrono::steady_clock::time_point deadline,
+                     const std::atomic<bool>* cut) {
+  const std::string& host = lookup->host;
   for (;;) {
     const int state = ::gai_error(&lookup->cb);
     if (state != EAI_INPROGRESS) {
       if (state != 0 || lookup->cb.ar_result == nullptr) {
         if (lookup->cb.ar_result != nullptr) ::freeaddrinfo(lookup->cb.ar_result);
-        r.failure = Resolved::Failure::kNotFound;
-        r.error = "cannot resolve " + host + ": " + ::gai_strerror(state);
-        return r;
+        return Failed(Resolved::Failure::kNotFound,
+                      "cannot resolve " + host + ": " + ::gai_strerror(state));
       }
+      Resolved r;
       r.addresses.reset(lookup->cb.ar_result);
       return r;
     }
     const bool was_cut = cut != nullptr && cut->load();
     const auto now = std::chrono::steady_clock::now();
     if (was_cut || now >= deadline) {
-      r.failure = was_cut ? Resolved::Failure::kCut : Resolved::Failure::kTimeout;
-      r.error =
-          "cannot resolve " + host + ": " +
-          (was_cut ? std::string("cut") : "no answer from the name server before the deadline");
+      Resolved r = Failed(was_cut ? Resolved::Failure::kCut : Resolved::Failure::kTimeout,
+                          "cannot resolve " + host + ": " +
+                              (was_cut ? std::string("cut")
+                                       : "no answer from the name server before the deadline"));
       const int cancel = ::gai_cancel(&lookup->cb);
       if (cancel == EAI_CANCELED) return r;
       if (cancel == EAI_ALLDONE) continue;  // it ended just now: its answer is taken above
@@ -121,6 +104,38 @@ Resolved ResolveWithin(const std::string& host, int port,
     const gaicb* wait_list[] = {&lookup->cb};
     ::gai_suspend(wait_list, 1, &ts);  // returns when it ended, at the timeout or a signal
   }
+}
+
+}  // namespace
+
+std::size_t AbandonedLookups() { return ReapAbandoned(); }
+
+Resolved ResolveWithin(const std::string& host, int port,
+                       std::chrono::steady_clock::time_point deadline,
+                       const std::atomic<bool>* cut) {
+  auto lookup = std::make_unique<Lookup>();
+  lookup->host = host;
+  lookup->service = std::to_string(port);
+  lookup->hints.ai_family = AF_UNSPEC;
+  lookup->hints.ai_socktype = SOCK_STREAM;
+  lookup->hints.ai_flags = AI_NUMERICSERV;
+  if (IsAddress(host)) return ResolveNumeric(*lookup);
+  if (const std::size_t pending = ReapAbandoned(); pending >= kMaxAbandoned) {
+    return Failed(Resolved::Failure::kTimeout,
+                  "cannot resolve " + host + ": " + std::to_string(pending) +
+                      " earlier lookups are still waiting for the name server");
+  }
+  lookup->cb.ar_name = lookup->host.c_str();
+  lookup->cb.ar_service = lookup->service.c_str();
+  lookup->cb.ar_request = &lookup->hints;
+  gaicb* list[] = {&lookup->cb};
+  sigevent none{};
+  none.sigev_notify = SIGEV_NONE;
+  if (const int rc = ::getaddrinfo_a(GAI_NOWAIT, list, 1, &none); rc != 0) {
+    return Failed(Resolved::Failure::kNotFound,
+                  "cannot resolve " + host + ": " + ::gai_strerror(rc));
+  }
+  return AwaitLookup(std::move(lookup), deadline, cut);
 }
 
 }  // namespace skald

@@ -70,6 +70,43 @@ std::string Buckets(const std::vector<double>& bounds) {
   return out + "]";
 }
 
+// Whether the metric `desc` may take the name `taken`, which `other_name` (declared as `other`,
+// by `declarers`) writes: the same metric may; one no running pipeline declares any more makes
+// way (added to `replaced`); else a ConfigError names both declarations.
+void CheckNameIsFree(const stages::MetricDesc& desc, const std::string& taken,
+                     const std::string& other_name, const stages::MetricDesc& other,
+                     const std::list<std::string>& declarers, std::set<std::string>& replaced) {
+  const bool same = other_name == desc.name && other.type == desc.type;
+  if (same && other.buckets == desc.buckets) return;  // the same metric
+  if (declarers.empty()) {
+    replaced.insert(other_name);
+    return;
+  }
+  if (same) {
+    throw stages::ConfigError(
+        "metric name " + taken + " is already a histogram with buckets " + Buckets(other.buckets) +
+        ", declared by " + declarers.front() + "; here its buckets would be " +
+        Buckets(desc.buckets) +
+        ". A histogram has one set of buckets across all containers while one that declared "
+        "it runs: give them the same buckets, or rename one of them");
+  }
+  throw stages::ConfigError(
+      "metric name " + taken + " is already " + DescribeAs(other, taken) + ", declared by " +
+      declarers.front() + "; here it would be " + DescribeAs(desc, taken) +
+      ". A metric name has one type across all containers while one that declared it runs: "
+      "rename one of them (the metric's name or its prefix)");
+}
+
+MetricsRegistry::FamilyOptions FamilyOptionsOf(const stages::MetricDesc& desc) {
+  MetricsRegistry::FamilyOptions options;
+  options.type = RegistryType(desc.type);
+  options.help = desc.description;
+  options.buckets = desc.buckets;
+  options.max_idle_ns = desc.max_idle_duration_ns;
+  options.max_series = PipelineMetricsObserver::kMaxSeriesPerMetric;
+  return options;
+}
+
 }  // namespace
 
 // Withdraws one declaration when the pipeline that made it is destroyed.
@@ -109,34 +146,13 @@ std::unique_ptr<stages::MetricDeclaration> PipelineMetricsObserver::DeclareMetri
   // Metrics whose names this one would take. A live one refuses the declaration; one whose
   // declarations are all gone makes way (with its series).
   std::set<std::string> replaced;
-  // (`other` is passed in: the lambda is analysed on its own, without mu_ held.)
-  auto check = [&](const std::string& taken, const std::string& other_name, const Declared& other) {
-    const bool same = other_name == desc.name && other.desc.type == desc.type;
-    if (same && other.desc.buckets == desc.buckets) return;  // the same metric
-    if (other.declarers.empty()) {
-      replaced.insert(other_name);
-      return;
-    }
-    if (same) {
-      throw stages::ConfigError(
-          "metric name " + taken + " is already a histogram with buckets " +
-          Buckets(other.desc.buckets) + ", declared by " + other.declarers.front() +
-          "; here its buckets would be " + Buckets(desc.buckets) +
-          ". A histogram has one set of buckets across all containers while one that declared "
-          "it runs: give them the same buckets, or rename one of them");
-    }
-    throw stages::ConfigError(
-        "metric name " + taken + " is already " + DescribeAs(other.desc, taken) + ", declared by " +
-        other.declarers.front() + "; here it would be " + DescribeAs(desc, taken) +
-        ". A metric name has one type across all containers while one that declared it runs: "
-        "rename one of them (the metric's name or its prefix)");
-  };
   if (auto it = declared_.find(desc.name); it != declared_.end()) {
-    check(desc.name, desc.name, it->second);
+    CheckNameIsFree(desc, desc.name, desc.name, it->second.desc, it->second.declarers, replaced);
   }
   for (const std::string& name : written) {
     if (auto it = owner_.find(name); it != owner_.end()) {
-      check(name, it->second, declared_.at(it->second));
+      const Declared& other = declared_.at(it->second);
+      CheckNameIsFree(desc, name, it->second, other.desc, other.declarers, replaced);
     }
   }
   for (const std::string& name : replaced) {
@@ -148,14 +164,8 @@ std::unique_ptr<stages::MetricDeclaration> PipelineMetricsObserver::DeclareMetri
   // A metric follows the declaration that created it, or the first after all were gone.
   if (created || it->second.declarers.empty()) {
     it->second.desc = desc;
-    MetricsRegistry::FamilyOptions options;
-    options.type = RegistryType(desc.type);
-    options.help = desc.description;
-    options.buckets = desc.buckets;
-    options.max_idle_ns = desc.max_idle_duration_ns;
-    options.max_series = kMaxSeriesPerMetric;
     try {
-      metrics_.DeclareFamily(desc.name, options);
+      metrics_.DeclareFamily(desc.name, FamilyOptionsOf(desc));
       for (const std::string& name : written) owner_[name] = desc.name;
     } catch (const std::logic_error& e) {
       if (created) declared_.erase(it);
