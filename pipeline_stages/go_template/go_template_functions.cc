@@ -291,8 +291,8 @@ constexpr Function kFunctions[] = {
     {"mustRegexSplit", FnRegexSplit, "ssi", {}, 0},
     {"regexQuoteMeta", FnRegexQuoteMeta, "s", {}},
     // sprig: URLs.
-    {"urlParse", nullptr, "s", "URL parsing is not implemented in skald"},
-    {"urlJoin", nullptr, "m", "URL parsing is not implemented in skald"},
+    {"urlParse", FnUrlParse, "s", {}},
+    {"urlJoin", FnUrlJoin, "m", {}},
     // sprig: dates.
     {"ago", FnAgo, "a", {}},
     {"date", FnDate, "sa", {}},

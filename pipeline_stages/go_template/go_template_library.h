@@ -261,4 +261,8 @@ bool FnDurationRound(Args a, CallContext& ctx, Value* r);
 bool FnSemver(Args a, CallContext& ctx, Value* r);
 bool FnSemverCompare(Args a, CallContext& ctx, Value* r);
 
+// --- Sprig's URLs (go_template_sprig_urls.cc).
+bool FnUrlParse(Args a, CallContext& ctx, Value* r);
+bool FnUrlJoin(Args a, CallContext& ctx, Value* r);
+
 }  // namespace skald::stages::go_template_internal
