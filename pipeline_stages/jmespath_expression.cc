@@ -1,0 +1,249 @@
+#include "pipeline_stages/jmespath_expression.h"
+
+#include "pipeline_stages/jmespath_ast.h"
+#include "pipeline_stages/jmespath_functions.h"
+#include "pipeline_stages/jmespath_lexer.h"
+#include "pipeline_stages/jmespath_parser.h"
+
+namespace skald::stages {
+namespace {
+
+using json = nlohmann::json;
+using jmes::Node;
+
+const json& Null() {
+  static const json null;
+  return null;
+}
+
+// A result: a reference into the input, the expression's literals or Null(), or a value of
+// its own.
+class Val {
+ public:
+  Val() = default;
+  static Val Ref(const json& j) {
+    Val v;
+    v.ref_ = &j;
+    return v;
+  }
+  static Val Own(json j) {
+    Val v;
+    v.ref_ = nullptr;
+    v.own_ = std::move(j);
+    return v;
+  }
+  const json& get() const { return ref_ ? *ref_ : own_; }
+  bool owned() const { return ref_ == nullptr; }
+  json Take() && { return ref_ ? *ref_ : std::move(own_); }
+
+ private:
+  const json* ref_ = &Null();
+  json own_;
+};
+
+class Interpreter final : public jmes::Evaluator {
+ public:
+  json Apply(const Node& expression, const json& value) const override {
+    return Eval(expression, value).Take();
+  }
+
+  Val Eval(const Node& n, const json& in) const {
+    switch (n.kind) {
+      case Node::Kind::kCurrent:
+        return Val::Ref(in);
+      case Node::Kind::kField: {
+        if (!in.is_object()) return {};
+        auto it = in.find(n.name);
+        return it == in.end() ? Val() : Val::Ref(*it);
+      }
+      case Node::Kind::kIndex: {
+        if (!in.is_array()) return {};
+        const auto size = static_cast<int64_t>(in.size());
+        const int64_t i = n.index < 0 ? n.index + size : n.index;
+        if (i < 0 || i >= size) return {};
+        return Val::Ref(in[static_cast<size_t>(i)]);
+      }
+      case Node::Kind::kSlice:
+        return in.is_array() ? Val::Own(Slice(n, in)) : Val();
+      case Node::Kind::kSubexpression:
+      case Node::Kind::kPipe:
+        return Chain(n.children[1], Eval(n.children[0], in));
+      case Node::Kind::kProjection: {
+        const Val left = Eval(n.children[0], in);
+        if (!left.get().is_array()) return {};
+        json out = json::array();
+        for (const json& e : left.get()) {
+          Val r = Eval(n.children[1], e);
+          if (!r.get().is_null()) out.push_back(std::move(r).Take());
+        }
+        return Val::Own(std::move(out));
+      }
+      case Node::Kind::kValueProjection: {
+        const Val left = Quiet(n.children[0], in);
+        if (!left.get().is_object()) return {};
+        json out = json::array();
+        for (const json& e : left.get()) {
+          Val r = Eval(n.children[1], e);
+          if (!r.get().is_null()) out.push_back(std::move(r).Take());
+        }
+        return Val::Own(std::move(out));
+      }
+      case Node::Kind::kFlatten: {
+        const Val left = Quiet(n.children[0], in);
+        if (!left.get().is_array()) return {};
+        json out = json::array();
+        for (const json& e : left.get()) {
+          if (e.is_array()) {
+            for (const json& x : e) out.push_back(x);
+          } else {
+            out.push_back(e);
+          }
+        }
+        return Val::Own(std::move(out));
+      }
+      case Node::Kind::kFilterProjection: {
+        const Val left = Quiet(n.children[0], in);
+        if (!left.get().is_array()) return {};
+        json out = json::array();
+        for (const json& e : left.get()) {
+          if (!jmes::IsTruthy(Eval(n.children[2], e).get())) continue;
+          Val r = Eval(n.children[1], e);
+          if (!r.get().is_null()) out.push_back(std::move(r).Take());
+        }
+        return Val::Own(std::move(out));
+      }
+      case Node::Kind::kLiteral:
+        return Val::Ref(n.literal);
+      case Node::Kind::kMultiSelectList: {
+        if (in.is_null()) return {};
+        json out = json::array();
+        for (const Node& c : n.children) out.push_back(Eval(c, in).Take());
+        return Val::Own(std::move(out));
+      }
+      case Node::Kind::kMultiSelectHash: {
+        if (in.is_null()) return {};
+        json out = json::object();
+        for (size_t i = 0; i < n.children.size(); ++i) {
+          out[n.keys[i]] = Eval(n.children[i], in).Take();
+        }
+        return Val::Own(std::move(out));
+      }
+      case Node::Kind::kOr: {
+        Val left = Eval(n.children[0], in);
+        if (jmes::IsTruthy(left.get())) return left;
+        return Eval(n.children[1], in);
+      }
+      case Node::Kind::kAnd: {
+        Val left = Eval(n.children[0], in);
+        if (!jmes::IsTruthy(left.get())) return left;
+        return Eval(n.children[1], in);
+      }
+      case Node::Kind::kNot:
+        return Val::Own(!jmes::IsTruthy(Eval(n.children[0], in).get()));
+      case Node::Kind::kComparator:
+        return Compare(n, Eval(n.children[0], in).get(), Eval(n.children[1], in).get());
+      case Node::Kind::kFunction: {
+        std::vector<Val> values(n.children.size());
+        std::vector<jmes::Arg> args(n.children.size());
+        for (size_t i = 0; i < n.children.size(); ++i) {
+          const Node& c = n.children[i];
+          if (c.kind == Node::Kind::kExpressionReference) {
+            args[i].expression = &c.children[0];
+          } else {
+            values[i] = Eval(c, in);
+            args[i].value = &values[i].get();
+          }
+        }
+        return Val::Own(jmes::CallFunction(*n.function, *this, args));
+      }
+      case Node::Kind::kExpressionReference:
+        throw jmes::RuntimeError("an expression reference (&) is only a function's argument");
+    }
+    return {};
+  }
+
+ private:
+  // rhs on left's result; what refers into a result of its own is copied before it goes.
+  Val Chain(const Node& rhs, Val left) const {
+    Val r = Eval(rhs, left.get());
+    if (left.owned() && !r.owned()) return Val::Own(r.get());
+    return r;
+  }
+
+  // go-jmespath ignores errors on the left of a filter, a flatten and an object projection.
+  Val Quiet(const Node& n, const json& in) const {
+    try {
+      return Eval(n, in);
+    } catch (const jmes::RuntimeError&) {
+      return {};
+    }
+  }
+
+  static Val Compare(const Node& n, const json& a, const json& b) {
+    switch (n.comparator) {
+      case jmes::Comparator::kEq:
+        return Val::Own(a == b);
+      case jmes::Comparator::kNe:
+        return Val::Own(a != b);
+      default:
+        break;
+    }
+    if (!a.is_number() || !b.is_number()) return {};
+    const double x = a.get<double>();
+    const double y = b.get<double>();
+    switch (n.comparator) {
+      case jmes::Comparator::kLt:
+        return Val::Own(x < y);
+      case jmes::Comparator::kLte:
+        return Val::Own(x <= y);
+      case jmes::Comparator::kGt:
+        return Val::Own(x > y);
+      default:
+        return Val::Own(x >= y);
+    }
+  }
+
+  // go-jmespath's slice bounds: missing ones from the step's direction, the rest clamped.
+  static json Slice(const Node& n, const json& in) {
+    const auto length = static_cast<int64_t>(in.size());
+    const int64_t step = n.slice[2].value_or(1);
+    auto clamp = [&](int64_t v) {
+      if (v < 0) {
+        v += length;
+        if (v < 0) v = step < 0 ? -1 : 0;
+      } else if (v >= length) {
+        v = step < 0 ? length - 1 : length;
+      }
+      return v;
+    };
+    const int64_t start = n.slice[0] ? clamp(*n.slice[0]) : step < 0 ? length - 1 : 0;
+    const int64_t stop = n.slice[1] ? clamp(*n.slice[1]) : step < 0 ? -1 : length;
+    json out = json::array();
+    if (step > 0) {
+      for (int64_t i = start; i < stop; i += step) {
+        out.push_back(in[static_cast<size_t>(i)]);
+        if (step >= stop - i) break;  // no overflow past the end
+      }
+    } else {
+      for (int64_t i = start; i > stop; i += step) out.push_back(in[static_cast<size_t>(i)]);
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+JmesExpression::JmesExpression(std::string_view expression)
+    : root_(std::make_shared<const jmes::Node>(jmes::Parse(expression))) {}
+
+std::optional<json> JmesExpression::Search(const json& document) const {
+  try {
+    return Interpreter().Eval(*root_, document).Take();
+  } catch (const jmes::RuntimeError&) {
+    return std::nullopt;
+  }
+}
+
+void JmesNumbersToDoubles(json& value) { jmes::NumbersToDoubles(value); }
+
+}  // namespace skald::stages
