@@ -469,20 +469,27 @@ JsonStage::JsonStage(const YAML::Node& config, const StageContext& ctx) : ctx_(c
       if (!kv.second.Scalar().empty()) expr = kv.second.Scalar();
     }
     try {
-      e.path = ParseJmesPath(expr);
+      JmesExpression compiled(expr);  // validates any expression
+      try {
+        e.path = ParseJmesPath(expr);
+      } catch (const ConfigError&) {
+        e.general = std::move(compiled);  // not a plain path
+      }
     } catch (const ConfigError& err) {
       ctx.Fail("expression " + Quote(expr) + " for key " + Quote(e.key) + ": " + err.what() +
                (expr.find('-') != std::string::npos && expr.find('"') == std::string::npos
                     ? std::string(" (quote keys that contain '-': '\"" + expr + "\"')")
                     : std::string()));
     }
-    if (e.path.empty())
+    if (e.path.empty() && !e.general)
       ctx.Fail("expression " + Quote(expr) + " for key " + Quote(e.key) + " is empty");
     expressions_.push_back(std::move(e));
   }
   for (size_t i = 0; i < expressions_.size(); ++i) {
     const JmesPath& p = expressions_[i].path;
-    if (p.size() == 1 && p[0].kind == JmesPathStep::Kind::kField) {
+    if (expressions_[i].general) {
+      general_.push_back(i);
+    } else if (p.size() == 1 && p[0].kind == JmesPathStep::Kind::kField) {
       auto it = std::find_if(top_fields_.begin(), top_fields_.end(),
                              [&](const TopField& f) { return f.name == p[0].field; });
       if (it == top_fields_.end()) {
@@ -504,7 +511,8 @@ JsonStage::JsonStage(const YAML::Node& config, const StageContext& ctx) : ctx_(c
   drop_malformed_ = c.Bool("drop_malformed", false);
   found_.resize(expressions_.size());
   values_.resize(expressions_.size());
-  fast_path_ = g_fast_path && deep_.empty() && top_fields_.size() < 0xFFFF;
+  skipped_.resize(expressions_.size());
+  fast_path_ = g_fast_path && deep_.empty() && general_.empty() && top_fields_.size() < 0xFFFF;
   if (fast_path_) {
     top_of_.resize(expressions_.size());
     for (size_t t = 0; t < top_fields_.size(); ++t) {
@@ -700,6 +708,7 @@ bool JsonStage::Extract(std::string_view text) {
   od::object obj;
   if (doc.get_object().get(obj)) return false;
   std::fill(found_.begin(), found_.end(), 0);
+  std::fill(skipped_.begin(), skipped_.end(), 0);
   for (auto field_result : obj) {
     od::field field;
     if (std::move(field_result).get(field)) return false;
@@ -767,10 +776,58 @@ bool JsonStage::Extract(std::string_view text) {
     if (ok && Store(cur, values_[idx])) found_[idx] = 1;
   }
   if (!doc.is_alive()) return false;
+  if (!general_.empty() && !SearchGeneral(text, false)) return false;
   for (size_t i = 0; i < expressions_.size(); ++i) {
     if (!found_[i]) values_[i].SetNull();
   }
   return true;
+}
+
+bool JsonStage::SearchGeneral(std::string_view text, bool null_document) {
+  nlohmann::json document = nlohmann::json::object();
+  if (!null_document) {
+    // The line must be one JSON object (simdjson checked); nlohmann keeps a duplicated key's
+    // last value, as Go's map does.
+    document = nlohmann::json::parse(text, nullptr, false);
+    if (document.is_discarded()) return false;
+    JmesNumbersToDoubles(document);
+  }
+  for (size_t idx : general_) {
+    const std::optional<nlohmann::json> result = expressions_[idx].general->Search(document);
+    found_[idx] = 1;
+    skipped_[idx] = !result || !StoreResult(*result, values_[idx]);
+  }
+  return true;
+}
+
+bool JsonStage::StoreResult(const nlohmann::json& result, Value& dst) {
+  switch (result.type()) {
+    case nlohmann::json::value_t::null:
+      dst.SetNull();
+      return true;
+    case nlohmann::json::value_t::boolean:
+      dst.SetBool(result.get<bool>());
+      return true;
+    case nlohmann::json::value_t::string: {
+      std::string& s = dst.MutableString();
+      s = result.get_ref<const std::string&>();
+      if (stray_bytes_) RestoreStrayBytes(&s, true);
+      return true;
+    }
+    case nlohmann::json::value_t::object:
+    case nlohmann::json::value_t::array: {
+      std::string& text = dst.MutableString();
+      if (!ReencodeAsGoJson(result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                            &text)) {
+        return false;
+      }
+      if (stray_bytes_) RestoreStrayBytes(&text, false);
+      return true;
+    }
+    default:
+      dst.SetDouble(result.get<double>());
+      return true;
+  }
 }
 
 bool JsonStage::IsGoJson(std::string_view text) {
@@ -854,14 +911,21 @@ Verdict JsonStage::Process(Entry& entry, Downstream&) {
     }
     if (!extracted && !fixed && IsJsonNull(text)) {  // as Promtail: every expression finds nothing
       for (Value& v : values_) v.SetNull();
+      std::fill(skipped_.begin(), skipped_.end(), 0);
+      // Go's decoder leaves its map nil: general expressions see an empty object.
+      if (!general_.empty()) SearchGeneral(text, true);
       extracted = true;
     }
   }
   if (extracted) {
     for (size_t i = 0; i < expressions_.size(); ++i) {
+      if (skipped_[i]) continue;  // as Promtail: a run-time error leaves the key as it was
       swap(entry.extracted.UpsertHinted(expressions_[i].key, expressions_[i].hint), values_[i]);
     }
-    layout_seen_ = entry.extracted.layout();  // every hint was just set
+    // Every hint was just set, unless an expression was skipped.
+    layout_seen_ = std::find(skipped_.begin(), skipped_.end(), 1) == skipped_.end()
+                       ? entry.extracted.layout()
+                       : 0;
     return Verdict::kPass;
   }
   if (!drop_malformed_) return Verdict::kPass;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "pipeline_stages/jmespath.h"
+#include "pipeline_stages/jmespath_expression.h"
 #include "pipeline_stages/stage.h"
 #include "pipeline_stages/stage_config.h"
 
@@ -48,8 +49,10 @@ class JsonStage final : public Stage {
  private:
   struct Expression {
     std::string key;  // extracted key
-    JmesPath path;
-    size_t hint = 0;  // extracted slot used last time
+    JmesPath path;    // a plain path (identifiers, quoted keys, indexes): simdjson reads it
+    std::optional<JmesExpression> general;  // any other expression: evaluated on the whole
+                                            // document decoded (numbers as doubles, as Go)
+    size_t hint = 0;                        // extracted slot used last time
   };
   // A top-level field that single-identifier paths read.
   struct TopField {
@@ -60,6 +63,12 @@ class JsonStage final : public Stage {
   // Runs the expressions on text into values_; false when it is not a well-formed JSON object.
   bool Extract(std::string_view text);
   bool Store(simdjson::ondemand::value v, Value& dst);
+  // Evaluates the general expressions on text (already checked to be an object) into values_,
+  // or on `{}` when text is null; false when text is not JSON nlohmann reads.
+  bool SearchGeneral(std::string_view text, bool null_document);
+  // A general expression's result as Promtail stores it: strings as is, numbers, bools and null
+  // typed, objects and arrays as their Go JSON encoding. False when it cannot be encoded.
+  bool StoreResult(const nlohmann::json& result, Value& dst);
   // The fast scanner over text into scanned_; false when simdjson has to decide.
   bool Scan(std::string_view text);
   // Index of the top field named key, or -1; reads up to 16 bytes from key.
@@ -68,7 +77,11 @@ class JsonStage final : public Stage {
   StageContext ctx_;
   std::vector<Expression> expressions_;
   std::vector<TopField> top_fields_;
-  std::vector<size_t> deep_;  // expressions with more than one step or an index
+  std::vector<size_t> deep_;     // expressions with more than one step or an index
+  std::vector<size_t> general_;  // expressions that are not plain paths
+  // Per expression: a general expression failed at run time (a function given the wrong
+  // type): its key is left as it was, as Promtail skips it.
+  std::vector<uint8_t> skipped_;
   std::optional<std::string> source_;
   bool drop_malformed_;
   bool fast_path_;                // all paths are single identifiers
