@@ -1,9 +1,11 @@
-// JMESPath paths: the subset of JMESPath that json stage configs use.
+// JMESPath plain paths: the subset of JMESPath that simdjson reads directly (the json stage's
+// fast path).
 //
-// Supported: identifiers (`level`), quoted identifiers (`"user-agent"`), dotted paths (`a.b`) and
-// array indexes (`items[0]`, `items[-1]`, negative counting from the end), e.g.
-// `a.b[0]."c-d"`. Everything else (functions, projections `[*]`, slices, filters `[?...]`,
-// pipes, multiselects, literals) is rejected when the path is parsed, never at evaluation.
+// Plain paths: identifiers (`level`), quoted identifiers (`"user-agent"`), dotted paths (`a.b`)
+// and array indexes (`items[0]`, `items[-1]`, negative counting from the end), e.g.
+// `a.b[0]."c-d"`. ParseJmesPath refuses everything else (functions, projections, filters,
+// ...); the json stage then compiles the expression as full JMESPath
+// (jmespath_expression.h).
 #pragma once
 
 #include <cstdint>

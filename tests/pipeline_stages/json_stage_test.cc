@@ -144,3 +144,68 @@ TEST(JsonStage, ErrorForNonMapExpressions) {
 
 }  // namespace
 }  // namespace skald::stages
+
+namespace skald::stages {
+namespace {
+
+// Expressions that are not plain paths are evaluated as go-jmespath does and stored as
+// Promtail stores them: a string as is, anything else in Go's JSON encoding.
+TEST(JsonStageJmesPath, ProjectionsFunctionsFiltersAndMultiselects) {
+  const char* line =
+      R"({"items":[{"name":"b","n":1,"tags":["x"]},{"name":"a","n":2.5,"tags":["y","z"]}],)"
+      R"("s":"<x&y>"})";
+  auto run = [&](const std::string& expression) {
+    return OnlyLine("- json: {expressions: {r: '" + expression +
+                        "'}}\n- template: {source: o, template: '{{ .r }}'}\n- output: {source: "
+                        "o}",
+                    line);
+  };
+  EXPECT_EQ(run("items[*].name"), R"(["b","a"])");
+  EXPECT_EQ(run("items[].tags[]"), R"(["x","y","z"])");
+  EXPECT_EQ(run("length(items)"), "2");
+  EXPECT_EQ(run("sum(items[*].n)"), "3.5");
+  EXPECT_EQ(run("items[?n > `1`].name | [0]"), "a");
+  EXPECT_EQ(run("sort_by(items, &name)[0].name"), "a");
+  EXPECT_EQ(run("{z: s, a: items[0].n}"), R"({"a":1,"z":"\u003cx\u0026y\u003e"})");
+  EXPECT_EQ(run("[s, items[1].n]"), R"(["\u003cx\u0026y\u003e",2.5])");
+  EXPECT_EQ(run("s"), "<x&y>");  // a plain path: the string as is
+  EXPECT_EQ(run("join(`\"-\"`, items[*].name)"), "b-a");
+  EXPECT_EQ(run("items[0].n == `1` && !missing"), "true");
+  EXPECT_EQ(run("items[:1]"), R"([{"n":1,"name":"b","tags":["x"]}])");
+}
+
+TEST(JsonStageJmesPath, RunTimeErrorLeavesTheKeyAndNullSetsNull) {
+  EXPECT_EQ(OnlyLine(R"(
+- json: {expressions: {r: s}}
+- json: {expressions: {r: 'abs(s)'}}
+- output: {source: r}
+)",
+                     R"({"s":"text"})"),
+            "text");
+  EXPECT_EQ(OnlyLine(R"(
+- json: {expressions: {r: s}}
+- json: {expressions: {r: 'missing[*].a'}}
+- template: {source: o, template: '{{ .r }}'}
+- output: {source: o}
+)",
+                     R"({"s":"text"})"),
+            "<no value>");
+}
+
+TEST(JsonStageJmesPath, SyntaxErrorsAndBoundsAreConfigErrors) {
+  EXPECT_THAT(BuildError("- json: {expressions: {r: 'items[?a == ]'}}"),
+              HasSubstr("at position 12"));
+  EXPECT_THAT(BuildError("- json: {expressions: {r: 'nope(a)'}}"),
+              HasSubstr("unknown function nope()"));
+  EXPECT_THAT(BuildError("- json: {expressions: {r: 'length(a, b)'}}"),
+              HasSubstr("length() takes 1 argument, not 2"));
+  EXPECT_THAT(BuildError("- json: {expressions: {r: '" + std::string(70, '[') + "'}}"),
+              HasSubstr("nest deeper than 64 levels"));
+  EXPECT_THAT(BuildError("- json: {expressions: {r: '" + std::string(300, '!') + "a'}}"),
+              HasSubstr("nests deeper than 256"));
+  EXPECT_THAT(BuildError("- json: {expressions: {r: '" + std::string(5000, 'a') + "'}}"),
+              HasSubstr("the limit is 4096"));
+}
+
+}  // namespace
+}  // namespace skald::stages
