@@ -41,13 +41,65 @@ class Val {
   json own_;
 };
 
+// The work one Search may do, in units of about 16 bytes of memory: one per node evaluated, and
+// for every value copied or made, one per scalar, four per array or object, one per 16 bytes of
+// string. A search may spend a fixed allowance plus eight times what its document holds: far
+// more than any projection, filter or function over the line needs, while a config that
+// multiplies the line ([@, @] | [@, @] | ... doubles it at every pipe: forty pipes are a
+// terabyte) stops there, as at a run-time error, having held a few megabytes at most.
+constexpr int64_t kBaseWork = 65'536;
+constexpr int64_t kWorkPerDocumentUnit = 8;
+
+int64_t Units(const json& v) {
+  if (v.is_string()) return 1 + static_cast<int64_t>(v.get_ref<const std::string&>().size() / 16);
+  if (!v.is_array() && !v.is_object()) return 1;
+  int64_t units = 4;
+  for (const json& e : v) units += Units(e);
+  return units;
+}
+
+struct WorkLimitReached {};
+
 class Interpreter final : public jmes::Evaluator {
  public:
+  explicit Interpreter(int64_t work) : work_left_(work) {}
+
   json Apply(const Node& expression, const json& value) const override {
-    return Eval(expression, value).Take();
+    return Take(Eval(expression, value));
   }
 
   Val Eval(const Node& n, const json& in) const {
+    Spend(1);
+    Val v = EvalNode(n, in);
+    if (v.owned()) Charge(v.get());
+    return v;
+  }
+
+ private:
+  void Spend(int64_t units) const {
+    work_left_ -= units;
+    if (work_left_ < 0) throw WorkLimitReached{};
+  }
+
+  // Spends what a value holds, walking it no further than the budget allows.
+  void Charge(const json& v) const {
+    if (v.is_string()) {
+      Spend(1 + static_cast<int64_t>(v.get_ref<const std::string&>().size() / 16));
+    } else if (v.is_array() || v.is_object()) {
+      Spend(4);
+      for (const json& e : v) Charge(e);
+    } else {
+      Spend(1);
+    }
+  }
+
+  // A result as a value of its own: what it refers to is paid for before it is copied.
+  json Take(Val v) const {
+    if (!v.owned()) Charge(v.get());
+    return std::move(v).Take();
+  }
+
+  Val EvalNode(const Node& n, const json& in) const {
     switch (n.kind) {
       case Node::Kind::kCurrent:
         return Val::Ref(in);
@@ -74,7 +126,7 @@ class Interpreter final : public jmes::Evaluator {
         json out = json::array();
         for (const json& e : left.get()) {
           Val r = Eval(n.children[1], e);
-          if (!r.get().is_null()) out.push_back(std::move(r).Take());
+          if (!r.get().is_null()) out.push_back(Take(std::move(r)));
         }
         return Val::Own(std::move(out));
       }
@@ -84,7 +136,7 @@ class Interpreter final : public jmes::Evaluator {
         json out = json::array();
         for (const json& e : left.get()) {
           Val r = Eval(n.children[1], e);
-          if (!r.get().is_null()) out.push_back(std::move(r).Take());
+          if (!r.get().is_null()) out.push_back(Take(std::move(r)));
         }
         return Val::Own(std::move(out));
       }
@@ -108,7 +160,7 @@ class Interpreter final : public jmes::Evaluator {
         for (const json& e : left.get()) {
           if (!jmes::IsTruthy(Eval(n.children[2], e).get())) continue;
           Val r = Eval(n.children[1], e);
-          if (!r.get().is_null()) out.push_back(std::move(r).Take());
+          if (!r.get().is_null()) out.push_back(Take(std::move(r)));
         }
         return Val::Own(std::move(out));
       }
@@ -117,14 +169,14 @@ class Interpreter final : public jmes::Evaluator {
       case Node::Kind::kMultiSelectList: {
         if (in.is_null()) return {};
         json out = json::array();
-        for (const Node& c : n.children) out.push_back(Eval(c, in).Take());
+        for (const Node& c : n.children) out.push_back(Take(Eval(c, in)));
         return Val::Own(std::move(out));
       }
       case Node::Kind::kMultiSelectHash: {
         if (in.is_null()) return {};
         json out = json::object();
         for (size_t i = 0; i < n.children.size(); ++i) {
-          out[n.keys[i]] = Eval(n.children[i], in).Take();
+          out[n.keys[i]] = Take(Eval(n.children[i], in));
         }
         return Val::Own(std::move(out));
       }
@@ -162,7 +214,6 @@ class Interpreter final : public jmes::Evaluator {
     return {};
   }
 
- private:
   // rhs on left's result; what refers into a result of its own is copied before it goes.
   Val Chain(const Node& rhs, Val left) const {
     Val r = Eval(rhs, left.get());
@@ -203,6 +254,8 @@ class Interpreter final : public jmes::Evaluator {
     }
   }
 
+  mutable int64_t work_left_;
+
   // go-jmespath's slice bounds: missing ones from the step's direction, the rest clamped.
   static json Slice(const Node& n, const json& in) {
     const auto length = static_cast<int64_t>(in.size());
@@ -238,8 +291,11 @@ JmesExpression::JmesExpression(std::string_view expression)
 
 std::optional<json> JmesExpression::Search(const json& document) const {
   try {
-    return Interpreter().Eval(*root_, document).Take();
+    const Interpreter interpreter(kBaseWork + kWorkPerDocumentUnit * Units(document));
+    return interpreter.Apply(*root_, document);
   } catch (const jmes::RuntimeError&) {
+    return std::nullopt;
+  } catch (const WorkLimitReached&) {
     return std::nullopt;
   }
 }

@@ -34,8 +34,10 @@ class JmesExpression {
   explicit JmesExpression(std::string_view expression);
 
   // The result; nullopt for a run-time error (a function given a value of the wrong type),
-  // where go-jmespath's Search returns an error. Numbers in `document` must be doubles, as
-  // Go's decoder gives them (JmesNumbersToDoubles).
+  // where go-jmespath's Search returns an error, and for one that would do more work or make
+  // larger values than a line can need (a fixed allowance plus eight times what `document`
+  // holds: jmespath_expression.cc). Numbers in `document` must be doubles, as Go's decoder
+  // gives them (JmesNumbersToDoubles).
   std::optional<nlohmann::json> Search(const nlohmann::json& document) const;
 
  private:
