@@ -76,12 +76,6 @@ var deliberates = []deliberate{
 		skaldRefuses: regexp.MustCompile(`\(replace\): field "replace"`),
 	},
 	{
-		name: "jmespath-beyond-paths",
-		readme: "json: JMESPath functions, projections, filters, slices, pipes and multiselects (`length(items)`) " +
-			"are refused at build time",
-		skaldRefuses: regexp.MustCompile(`\(json\).*not supported`),
-	},
-	{
 		name: "yaml-plain-scalar-typing",
 		readme: "YAML: skald reads a plain scalar as the type the field needs, so `n`, `y`, `yes`, `on` stay " +
 			"strings; the reference parses with YAML 1.1 and refuses `expressions: {n: n}` or `static_labels: {x: y}`",
@@ -130,8 +124,8 @@ var deliberates = []deliberate{
 	},
 	{
 		name: "integers-exact",
-		readme: "Integers stay exact (a nanosecond `UnixNs` timestamp keeps its last digits; the reference " +
-			"rounds through float64)",
+		readme: "Integers stay exact when a plain path extracts them (a nanosecond `UnixNs` timestamp keeps " +
+			"its last digits; the reference rounds through float64)",
 		applies: func(c *fcase) bool {
 			for _, in := range c.Inputs {
 				for _, m := range longDigits.FindAllString(in.Line, -1) {

@@ -477,7 +477,12 @@ func (g *gen) jsonStage() node {
 		case 2:
 			path = str(g.pick([]string{"trace-id", "a..b", "items[", "'unterminated"})) // both refuse
 		case 3:
-			path = str(g.pick([]string{"length(items)", "items[*].k", "nested | a"})) // skald refuses (README)
+			path = str(g.pick([]string{ // JMESPath beyond paths: projections, filters, functions, pipes
+				"length(items)", "items[*].k", "nested | a", "items[?k > `1`].k", "items[0:2]",
+				"{m: msg, l: level}", "[msg, level]", "to_string(nested)", "sort(items[*].k)",
+				"join(',', items[*].k)", "max(items[*].k)", "items[].k | [0]", "msg || level",
+				"contains(msg, 'a')", "type(nested)", "not_null(missing, msg)", "reverse(items)",
+			}))
 		case 4:
 			path = str("")
 		}
