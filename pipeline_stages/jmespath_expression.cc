@@ -122,23 +122,11 @@ class Interpreter final : public jmes::Evaluator {
         return Chain(n.children[1], Eval(n.children[0], in));
       case Node::Kind::kProjection: {
         const Val left = Eval(n.children[0], in);
-        if (!left.get().is_array()) return {};
-        json out = json::array();
-        for (const json& e : left.get()) {
-          Val r = Eval(n.children[1], e);
-          if (!r.get().is_null()) out.push_back(Take(std::move(r)));
-        }
-        return Val::Own(std::move(out));
+        return left.get().is_array() ? Project(left.get(), n.children[1]) : Val();
       }
       case Node::Kind::kValueProjection: {
         const Val left = Quiet(n.children[0], in);
-        if (!left.get().is_object()) return {};
-        json out = json::array();
-        for (const json& e : left.get()) {
-          Val r = Eval(n.children[1], e);
-          if (!r.get().is_null()) out.push_back(Take(std::move(r)));
-        }
-        return Val::Own(std::move(out));
+        return left.get().is_object() ? Project(left.get(), n.children[1]) : Val();
       }
       case Node::Kind::kFlatten: {
         const Val left = Quiet(n.children[0], in);
@@ -212,6 +200,16 @@ class Interpreter final : public jmes::Evaluator {
         throw jmes::RuntimeError("an expression reference (&) is only a function's argument");
     }
     return {};
+  }
+
+  // `rhs` on every element (or member's value) of `left`; the nulls are left out.
+  Val Project(const json& left, const Node& rhs) const {
+    json out = json::array();
+    for (const json& e : left) {
+      Val r = Eval(rhs, e);
+      if (!r.get().is_null()) out.push_back(Take(std::move(r)));
+    }
+    return Val::Own(std::move(out));
   }
 
   // rhs on left's result; what refers into a result of its own is copied before it goes.
