@@ -54,7 +54,12 @@ int64_t Units(const json& v) {
   if (v.is_string()) return 1 + static_cast<int64_t>(v.get_ref<const std::string&>().size() / 16);
   if (!v.is_array() && !v.is_object()) return 1;
   int64_t units = 4;
-  for (const json& e : v) units += Units(e);
+  if (v.is_object()) {
+    for (const auto& [key, e] : v.items())
+      units += static_cast<int64_t>(key.size() / 16) + Units(e);
+  } else {
+    for (const json& e : v) units += Units(e);
+  }
   return units;
 }
 
@@ -67,6 +72,8 @@ class Interpreter final : public jmes::Evaluator {
   json Apply(const Node& expression, const json& value) const override {
     return Take(Eval(expression, value));
   }
+
+  void Pay(std::size_t bytes) const override { Spend(static_cast<int64_t>(bytes / 16)); }
 
   Val Eval(const Node& n, const json& in) const {
     Spend(1);
@@ -85,7 +92,13 @@ class Interpreter final : public jmes::Evaluator {
   void Charge(const json& v) const {
     if (v.is_string()) {
       Spend(1 + static_cast<int64_t>(v.get_ref<const std::string&>().size() / 16));
-    } else if (v.is_array() || v.is_object()) {
+    } else if (v.is_object()) {
+      Spend(4);
+      for (const auto& [key, e] : v.items()) {
+        Spend(static_cast<int64_t>(key.size() / 16));
+        Charge(e);
+      }
+    } else if (v.is_array()) {
       Spend(4);
       for (const json& e : v) Charge(e);
     } else {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "pipeline_stages/go/go_json_reencode.h"
@@ -90,8 +91,11 @@ json Contains(const Evaluator&, const Args& a) {
   const json& subject = V(a, 0);
   const json& search = V(a, 1);
   if (subject.is_string()) {
-    return search.is_string() && subject.get_ref<const std::string&>().find(
-                                     search.get_ref<const std::string&>()) != std::string::npos;
+    if (!search.is_string()) return false;
+    // memmem (Two-Way) is linear; std::string::find is not ("aaa...a" in "aaa...ab").
+    const std::string& s = subject.get_ref<const std::string&>();
+    const std::string& t = search.get_ref<const std::string&>();
+    return t.empty() || ::memmem(s.data(), s.size(), t.data(), t.size()) != nullptr;
   }
   return std::find(subject.begin(), subject.end(), search) != subject.end();
 }
@@ -104,8 +108,13 @@ json EndsWith(const Evaluator&, const Args& a) {
   return V(a, 0).get_ref<const std::string&>().ends_with(V(a, 1).get_ref<const std::string&>());
 }
 
-json Join(const Evaluator&, const Args& a) {
+json Join(const Evaluator& evaluator, const Args& a) {
+  const std::size_t items = V(a, 1).size();
+  std::size_t bytes = items > 0 ? (items - 1) * V(a, 0).get_ref<const std::string&>().size() : 0;
+  for (const json& e : V(a, 1)) bytes += e.get_ref<const std::string&>().size();
+  evaluator.Pay(bytes);  // before the separator is copied n - 1 times
   std::string out;
+  out.reserve(bytes);
   bool first = true;
   for (const json& e : V(a, 1)) {
     if (!first) out += V(a, 0).get_ref<const std::string&>();

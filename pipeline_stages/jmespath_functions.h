@@ -22,6 +22,9 @@ struct RuntimeError : std::runtime_error {
 class Evaluator {
  public:
   virtual nlohmann::json Apply(const Node& expression, const nlohmann::json& value) const = 0;
+  // Pays, from the search's work budget, for a value of `bytes` a function is about to build
+  // (throws when the budget is spent).
+  virtual void Pay(std::size_t bytes) const = 0;
 
  protected:
   ~Evaluator() = default;

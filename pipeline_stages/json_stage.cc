@@ -783,9 +783,42 @@ bool JsonStage::Extract(std::string_view text) {
   return true;
 }
 
+namespace {
+
+// Whether `text` (a JSON text) nests arrays and objects deeper than `limit`. The decoder and
+// the walks over its tree recurse once per level: a 240 KB line of brackets is 120,000 levels,
+// past any thread's stack. Go's decoder refuses nesting past 10,000; the line checks refuse
+// it past about a thousand (IsGoJson), so a line deeper than this is malformed either way.
+bool NestedDeeperThan(std::string_view text, int limit) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
+constexpr int kMaxDecodedDepth = 2048;
+
+}  // namespace
+
 bool JsonStage::SearchGeneral(std::string_view text, bool null_document) {
   nlohmann::json document = nlohmann::json::object();
   if (!null_document) {
+    if (NestedDeeperThan(text, kMaxDecodedDepth)) return false;
     // The line must be one JSON object (simdjson checked); nlohmann keeps a duplicated key's
     // last value, as Go's map does.
     document = nlohmann::json::parse(text, nullptr, false);
