@@ -50,16 +50,30 @@ class Val {
 constexpr int64_t kBaseWork = 65'536;
 constexpr int64_t kWorkPerDocumentUnit = 8;
 
-int64_t Units(const json& v) {
-  if (v.is_string()) return 1 + static_cast<int64_t>(v.get_ref<const std::string&>().size() / 16);
-  if (!v.is_array() && !v.is_object()) return 1;
-  int64_t units = 4;
-  if (v.is_object()) {
-    for (const auto& [key, e] : v.items())
-      units += static_cast<int64_t>(key.size() / 16) + Units(e);
+// Calls `pay(units)` for `v`'s node and then, depth first, for each key and element: the
+// budget's cost model, in one place for measuring a document and for charging a value (whose
+// `pay` throws to stop the walk once the budget is spent).
+template <typename Pay>
+void WalkUnits(const json& v, const Pay& pay) {
+  if (v.is_string()) {
+    pay(1 + static_cast<int64_t>(v.get_ref<const std::string&>().size() / 16));
+  } else if (v.is_object()) {
+    pay(4);
+    for (const auto& [key, e] : v.items()) {
+      pay(static_cast<int64_t>(key.size() / 16));
+      WalkUnits(e, pay);
+    }
+  } else if (v.is_array()) {
+    pay(4);
+    for (const json& e : v) WalkUnits(e, pay);
   } else {
-    for (const json& e : v) units += Units(e);
+    pay(1);
   }
+}
+
+int64_t Units(const json& v) {
+  int64_t units = 0;
+  WalkUnits(v, [&units](int64_t n) { units += n; });
   return units;
 }
 
@@ -90,20 +104,7 @@ class Interpreter final : public jmes::Evaluator {
 
   // Spends what a value holds, walking it no further than the budget allows.
   void Charge(const json& v) const {
-    if (v.is_string()) {
-      Spend(1 + static_cast<int64_t>(v.get_ref<const std::string&>().size() / 16));
-    } else if (v.is_object()) {
-      Spend(4);
-      for (const auto& [key, e] : v.items()) {
-        Spend(static_cast<int64_t>(key.size() / 16));
-        Charge(e);
-      }
-    } else if (v.is_array()) {
-      Spend(4);
-      for (const json& e : v) Charge(e);
-    } else {
-      Spend(1);
-    }
+    WalkUnits(v, [this](int64_t units) { Spend(units); });
   }
 
   // A result as a value of its own: what it refers to is paid for before it is copied.

@@ -228,6 +228,12 @@ void AppendHexEscape(std::string_view prefix, uint32_t value, int digits, std::s
     out->push_back(kHex[(value >> shift) & 15]);
 }
 
+std::string GoQuoted(std::string_view s) {
+  std::string out;
+  AppendGoQuoted(s, &out);
+  return out;
+}
+
 void AppendGoQuoted(std::string_view s, std::string* out) {
   out->push_back('"');
   for (size_t i = 0; i < s.size();) {

@@ -20,6 +20,8 @@ size_t ReadGoStringLiteral(std::string_view text, std::string* value, std::strin
 // Appends `s` quoted as Go's strconv.Quote / fmt's %q does: "\"", "\\", \n \t \r \a \b \f \v,
 // \xNN for other control bytes and invalid UTF-8, \u00NN for C1 controls; other characters as-is.
 void AppendGoQuoted(std::string_view s, std::string* out);
+// The same, as a string of its own.
+std::string GoQuoted(std::string_view s);
 
 // Appends `s` as a JSON string the way Go's JSON writers write one: `"` and `\` escaped, \n \r
 // \t, other control characters as \u00XX (`short_bf`: \b and \f, as encoding/json writes them

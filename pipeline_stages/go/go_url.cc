@@ -54,29 +54,23 @@ bool ShouldEscape(unsigned char c, Mode mode) {
   return !(mode == Mode::kFragment && In("!()*", c));
 }
 
-std::string Quoted(std::string_view s) {
-  std::string out;
-  AppendGoQuoted(s, &out);
-  return out;
-}
-
 // net/url's unescape. On failure returns false with Go's message in *error.
 bool Unescape(std::string_view s, Mode mode, std::string* out, std::string* error) {
   for (std::size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
     if (c == '%') {
       if (i + 2 >= s.size() || !IsHex(s[i + 1]) || !IsHex(s[i + 2])) {
-        *error = "invalid URL escape " + Quoted(s.substr(i, 3));
+        *error = "invalid URL escape " + GoQuoted(s.substr(i, 3));
         return false;
       }
       const unsigned char v = static_cast<unsigned char>(Unhex(s[i + 1]) << 4 | Unhex(s[i + 2]));
       if (mode == Mode::kHost && Unhex(s[i + 1]) < 8 && s.substr(i, 3) != "%25") {
-        *error = "invalid URL escape " + Quoted(s.substr(i, 3));
+        *error = "invalid URL escape " + GoQuoted(s.substr(i, 3));
         return false;
       }
       if (mode == Mode::kZone && s.substr(i, 3) != "%25" && v != ' ' &&
           ShouldEscape(v, Mode::kHost)) {
-        *error = "invalid URL escape " + Quoted(s.substr(i, 3));
+        *error = "invalid URL escape " + GoQuoted(s.substr(i, 3));
         return false;
       }
       i += 3;
@@ -84,7 +78,7 @@ bool Unescape(std::string_view s, Mode mode, std::string* out, std::string* erro
     }
     if ((mode == Mode::kHost || mode == Mode::kZone) && c < 0x80 && c != '+' &&
         ShouldEscape(c, mode)) {
-      *error = "invalid character " + Quoted(s.substr(i, 1)) + " in host name";
+      *error = "invalid character " + GoQuoted(s.substr(i, 1)) + " in host name";
       return false;
     }
     ++i;
@@ -141,7 +135,7 @@ bool ValidOptionalPort(std::string_view port) {
 // A netip parse error's text: the message and, when known, where in the input it was.
 bool Why(std::string* why, std::string_view message, std::string_view at) {
   *why = std::string(message);
-  if (!at.empty()) *why += " (at " + Quoted(at) + ")";
+  if (!at.empty()) *why += " (at " + GoQuoted(at) + ")";
   return false;
 }
 
@@ -251,7 +245,7 @@ bool ParseAddr(std::string_view s, bool* is4, std::string* error) {
       break;
     }
   }
-  if (!ok) *error = "ParseAddr(" + Quoted(s) + "): " + why;
+  if (!ok) *error = "ParseAddr(" + GoQuoted(s) + "): " + why;
   return ok;
 }
 
@@ -265,7 +259,7 @@ bool ParseHost(std::string_view scheme, std::string_view host, std::string* out,
     if (close == std::string_view::npos) return *error = "missing ']' in host", false;
     const std::string_view colon_port = host.substr(close + 1);
     if (!ValidOptionalPort(colon_port)) {
-      return *error = "invalid port " + Quoted(colon_port) + " after host", false;
+      return *error = "invalid port " + GoQuoted(colon_port) + " after host", false;
     }
     const std::string_view hostname = host.substr(1, close - 1);
     std::string unescaped;
@@ -290,7 +284,7 @@ bool ParseHost(std::string_view scheme, std::string_view host, std::string* out,
     if (scheme != "http" && scheme != "https") i = host.rfind(':');
     const std::string_view colon_port = host.substr(i);
     if (!ValidOptionalPort(colon_port)) {
-      return *error = "invalid port " + Quoted(colon_port) + " after host", false;
+      return *error = "invalid port " + GoQuoted(colon_port) + " after host", false;
     }
   }
   return Unescape(host, Mode::kHost, out, error);
@@ -420,12 +414,12 @@ std::optional<GoUrl> GoUrl::Parse(std::string_view text, std::string* error) {
   GoUrl url;
   std::string why;
   if (!ParseWithoutFragment(before, url, &why)) {
-    *error = "parse " + Quoted(before) + ": " + why;
+    *error = "parse " + GoQuoted(before) + ": " + why;
     return std::nullopt;
   }
   if (hash != std::string_view::npos && hash + 1 < text.size() &&
       !SetFragment(url, text.substr(hash + 1), &why)) {
-    *error = "parse " + Quoted(text) + ": " + why;
+    *error = "parse " + GoQuoted(text) + ": " + why;
     return std::nullopt;
   }
   return url;

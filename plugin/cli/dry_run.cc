@@ -15,29 +15,23 @@
 namespace skald {
 namespace {
 
-std::string Quoted(std::string_view s) {
-  std::string out;
-  stages::AppendGoQuoted(s, &out);
-  return out;
-}
-
 void PrintEntry(const LokiEntry& e, const LogOptions& options, std::ostream& out) {
   out << "  entry\n";
   out << "    labels:   " << e.labels.view() << "\n";
   out << "    time:     " << FormatRfc3339Utc(e.timestamp_ns) << "\n";
-  out << "    line:     " << Quoted(e.line) << "\n";
+  out << "    line:     " << stages::GoQuoted(e.line) << "\n";
   if (!e.structured_metadata.empty()) {
     out << "    metadata: ";
     bool first = true;
     for (const auto& [k, v] : e.structured_metadata) {
-      out << (first ? "" : ", ") << k << "=" << Quoted(v);
+      out << (first ? "" : ", ") << k << "=" << stages::GoQuoted(v);
       first = false;
     }
     out << "\n";
   }
   const std::string& tenant = e.tenant.empty() ? options.client.tenant_id : e.tenant;
   if (!tenant.empty()) {
-    out << "    tenant:   " << Quoted(tenant);
+    out << "    tenant:   " << stages::GoQuoted(tenant);
     if (std::string why = stages::TenantIdError(tenant); !why.empty()) {
       out << " (Loki refuses it: " << why << "; the plugin drops the entry as invalid_tenant)";
     }
@@ -102,7 +96,7 @@ std::size_t DryRun(const DryRunInput& input, std::istream& lines, std::ostream& 
   const std::string_view source_name = LogSourceName(input.source);
   while (std::getline(lines, text)) {
     ++number;
-    out << "line " << number << " (" << source_name << "): " << Quoted(text) << "\n";
+    out << "line " << number << " (" << source_name << "): " << stages::GoQuoted(text) << "\n";
     LogEntryView frame;
     frame.source = source_name;
     frame.time_nano = now;
