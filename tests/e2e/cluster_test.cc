@@ -212,9 +212,14 @@ TEST_F(LokiCluster, AWriteNodeLostRolledAndAGatewayRestartedLoseNoLine) {
     for (const std::string& name : names) {
       EXPECT_EQ(WaitContainerExit(name, 240s), 0) << name;
     }
+    // Waits until Loki's count reaches every line. The count is a metric query, which the
+    // cluster may answer from overlapping chunks of two replicas (a node killed and restarted
+    // cuts its chunks elsewhere) and so count a line twice; a stop of 2026-12-05 saw 50,001
+    // for 50,000 while the log query below found each line exactly once. The exact check is
+    // that log query: Loki merges identical entries there whichever replica answered.
     for (const std::string& name : names) {
-      EXPECT_EQ(gateway.WaitForCount(Selector(name), kLinesEach, 240s), uint64_t{kLinesEach})
-          << name << ": lines missing (or duplicated past Loki's merge) in the cluster";
+      EXPECT_GE(gateway.WaitForCount(Selector(name), kLinesEach, 240s), uint64_t{kLinesEach})
+          << name << ": lines missing in the cluster";
     }
     ASSERT_TRUE(WaitUntil(
         [&] { return TakeSample(*pid).sent - before.sent >= kContainers * kLinesEach; }, 60s));
