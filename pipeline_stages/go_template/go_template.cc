@@ -138,6 +138,7 @@ struct GoTemplate::Impl {
   NodeList nodes;
   std::map<std::string, std::shared_ptr<NodeList>, std::less<>> templates;
   bool copy_data = false;
+  GoTemplate::Functions functions = GoTemplate::Functions::kPromtail;
 };
 
 namespace {
@@ -661,11 +662,12 @@ class TemplateParser {
                "keywords start an action: {{" + std::string(word) + " ...}}");
         }
       }
-      op.function = go_template_internal::FindFunction(word);
+      op.function = go_template_internal::FindFunction(word, impl_->functions);
       if (op.function == nullptr) {
         pos_ = op.pos;
         Fail("function \"" + std::string(word) + "\" is not supported",
-             "supported functions: " + go_template_internal::SupportedFunctionNames());
+             "supported functions: " +
+                 go_template_internal::SupportedFunctionNames(impl_->functions));
       }
       if (!op.function->refused.empty()) {
         pos_ = op.pos;
@@ -825,7 +827,7 @@ class TemplateParser {
       if (CheckBareFunction(arg)) continue;
       const char want = f.ParamAt(k - 1);
       if (arg.kind == Operand::Kind::kNil) {
-        if (want != 'a' && want != 'r' && want != 'm') {
+        if (want != 'a' && want != 'r' && want != 'm' && want != 'L') {
           pos_ = arg.pos;
           Fail("cannot give nil as argument " + std::to_string(k) + " of " + std::string(f.name) +
                    " (it wants " + std::string(go_template_internal::ParamTypeName(want)) + ")",
@@ -863,6 +865,9 @@ class TemplateParser {
           break;
         case 'm':
           ok = false, expected = "a map (e.g. dict \"k\" \"v\")";
+          break;
+        case 'L':
+          ok = false, expected = "a list of strings (e.g. split .Name \"-\")";
           break;
         default:
           break;
@@ -1180,7 +1185,9 @@ class Executor {
       if (!EvalField({}, dot, receiver, fields[k], nullptr, &next, from_interface_map)) {
         return false;
       }
-      from_interface_map = receiver.type == GoType::kMapAny || receiver.type == GoType::kData;
+      // A struct's field has its own type.
+      from_interface_map = receiver.type == GoType::kMapAny ||
+                           (receiver.type == GoType::kData && receiver.data->StructType().empty());
       receiver = std::move(next);
     }
     return EvalField(args, dot, receiver, fields.back(), final, result, from_interface_map);
@@ -1202,6 +1209,11 @@ class Executor {
     if (receiver.is_map()) {
       if (has_args) return Fail(name + " is not a method but has arguments");
       *result = go_template_internal::MapLookup(receiver, name);
+      if (receiver.type == GoType::kData && result->is_nil() &&
+          !receiver.data->StructType().empty()) {
+        return Fail("can't evaluate field " + name + " in type " +
+                    std::string(receiver.data->StructType()));
+      }
       return true;
     }
     return Fail("can't evaluate field " + name + " in type " +
@@ -1490,9 +1502,10 @@ void MapTemplateData::ForEach(
   for (const auto& [name, stored] : values_) f(name, View(stored));
 }
 
-GoTemplate GoTemplate::Parse(std::string_view text) {
+GoTemplate GoTemplate::Parse(std::string_view text, Functions functions) {
   auto impl = std::make_shared<Impl>();
   impl->source = std::string(text);
+  impl->functions = functions;
   TemplateParser(impl->source, impl.get()).Parse();
   GoTemplate t;
   t.impl_ = std::move(impl);

@@ -10,7 +10,7 @@
 // `break`, `continue`), `define`, `template`, `block`.
 // Functions: every function of Promtail's map except the few refused when parsed, each with the
 // reason in the error (env and expandenv read the environment, where secrets live; certificate
-// and key generation, bcrypt, AES; getHostByName; urlParse and urlJoin are not implemented).
+// and key generation, bcrypt, AES; getHostByName).
 // `keys` and `values` list in key order (Go's order is random). `semver` returns a version whose
 // methods Major, Minor, Patch, Prerelease, Metadata, Original, String, Compare, Equal, LessThan,
 // LessThanEqual, GreaterThan and GreaterThanEqual a template may call.
@@ -35,17 +35,34 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace skald::stages {
 
-// A value a template reads. String views must stay valid while Execute runs.
+// A value a template reads. Strings, lists and maps are borrowed: they must stay valid while
+// Execute runs.
 struct TemplateValue {
-  enum class Kind { kMissing, kNull, kString, kInt, kDouble, kBool };
+  // kStringList is Go's []string, kStringMap its map[string]string, kTime a time.Time in UTC
+  // (`i` seconds and `nanos` since the Unix epoch).
+  enum class Kind {
+    kMissing,
+    kNull,
+    kString,
+    kInt,
+    kDouble,
+    kBool,
+    kStringList,
+    kStringMap,
+    kTime
+  };
   Kind kind = Kind::kMissing;
   std::string_view str;
   int64_t i = 0;
   double d = 0;
   bool b = false;
+  const std::vector<std::string>* strings = nullptr;
+  const std::map<std::string, std::string>* string_map = nullptr;
+  int32_t nanos = 0;
 
   static TemplateValue Missing() { return {}; }
   static TemplateValue Null() { return {Kind::kNull, {}, 0, 0, false}; }
@@ -53,6 +70,15 @@ struct TemplateValue {
   static TemplateValue Int(int64_t v) { return {Kind::kInt, {}, v, 0, false}; }
   static TemplateValue Double(double v) { return {Kind::kDouble, {}, 0, v, false}; }
   static TemplateValue Bool(bool v) { return {Kind::kBool, {}, 0, 0, v}; }
+  static TemplateValue StringList(const std::vector<std::string>& v) {
+    return {Kind::kStringList, {}, 0, 0, false, &v};
+  }
+  static TemplateValue StringMap(const std::map<std::string, std::string>& v) {
+    return {Kind::kStringMap, {}, 0, 0, false, nullptr, &v};
+  }
+  static TemplateValue Time(int64_t unix_seconds, int32_t nanos) {
+    return {Kind::kTime, {}, unix_seconds, 0, false, nullptr, nullptr, nanos};
+  }
 };
 
 // The data of one execution: `.name` reads Lookup("name"). A key that is absent (or null,
@@ -65,6 +91,10 @@ class TemplateData {
   virtual TemplateValue Lookup(std::string_view name) const = 0;
   // Calls f for every key in name order; only needed to print `.` itself (as Go's map[k:v]).
   virtual void ForEach(const std::function<void(std::string_view, const TemplateValue&)>& f) const;
+  // Empty for a map (Promtail's data). A name (e.g. "*logger.Info") makes the data a Go struct
+  // of that type: a field it lacks fails the execution ("can't evaluate field X in type T")
+  // instead of printing `<no value>`.
+  virtual std::string_view StructType() const { return {}; }
 };
 
 // TemplateData over an owned map; for tests and for callers that build data once.
@@ -102,6 +132,13 @@ class GoTemplate {
   static constexpr int64_t kMaxBuiltBytes = 32 << 20;
   static constexpr int kMaxDepth = 1000;
 
+  // The functions a template may call. kPromtail: Promtail's template stage (above). kDockerTag:
+  // Go's builtins and the eight of Docker's log-tag templates (moby daemon/logger/templates):
+  // json (encoding/json without HTML escapes, "" on error), split (strings.Split), join
+  // (strings.Join: the []string first), title, lower, upper, pad (spaces before and after a
+  // non-empty string) and truncate (the first n bytes).
+  enum class Functions { kPromtail, kDockerTag };
+
   enum class Result {
     kOk,
     kFailed,   // Go would fail the execution
@@ -111,7 +148,7 @@ class GoTemplate {
   // Throws ConfigError quoting the template, the position and the bad text (unknown or refused
   // function, wrong argument count or literal type, bad regex literal, undefined variable or
   // template, syntax error) and what is accepted.
-  static GoTemplate Parse(std::string_view text);
+  static GoTemplate Parse(std::string_view text, Functions functions = Functions::kPromtail);
 
   // Renders into `*out` (cleared first; reuse it to avoid allocations). Returns kFailed when Go
   // would fail the execution (a missing value or a number given to a string function, `div` by

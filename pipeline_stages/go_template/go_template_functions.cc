@@ -54,8 +54,8 @@ constexpr std::string_view kSecrets =
     "it would read the plugin's environment, where secrets live, into log lines";
 
 // Argument counts include the piped value. Params: see Function::params.
-constexpr Function kFunctions[] = {
-    // Go's builtins.
+// Go's builtins: every template has them.
+constexpr Function kBuiltins[] = {
     {"and", nullptr, "rr*", {}},
     {"or", nullptr, "rr*", {}},
     {"not", FnNot, "r", {}},
@@ -74,7 +74,10 @@ constexpr Function kFunctions[] = {
     {"js", FnJs, "a*", {}},
     {"urlquery", FnUrlquery, "a*", {}},
     {"call", nullptr, "rr*", "the template data holds no functions to call"},
-    // Promtail's.
+};
+
+// Promtail's template stage: its own functions and sprig's text functions.
+constexpr Function kPromtailFunctions[] = {
     {"ToLower", FnToLower, "s", {}},
     {"ToUpper", FnToUpper, "s", {}},
     {"Replace", FnReplaceGo, "sssi", {}},
@@ -312,21 +315,39 @@ constexpr Function kFunctions[] = {
     {"unixEpoch", FnUnixEpoch, "t", {}},
 };
 
+// Docker's log-tag templates (moby daemon/logger/templates).
+constexpr Function kDockerTagFunctions[] = {
+    {"json", FnDockerJson, "a", {}},  {"split", FnDockerSplit, "ss", {}},
+    {"join", FnDockerJoin, "Ls", {}}, {"title", FnTitle, "s", {}},
+    {"lower", FnToLower, "s", {}},    {"upper", FnToUpper, "s", {}},
+    {"pad", FnDockerPad, "sii", {}},  {"truncate", FnDockerTruncate, "si", {}},
+};
+
+std::span<const Function> TableOf(FunctionSet set) {
+  if (set == FunctionSet::kDockerTag) return kDockerTagFunctions;
+  return kPromtailFunctions;
+}
+
 }  // namespace
 
-const Function* FindFunction(std::string_view name) {
-  for (const Function& f : kFunctions) {
+const Function* FindFunction(std::string_view name, FunctionSet set) {
+  for (const Function& f : kBuiltins) {
+    if (f.name == name) return &f;
+  }
+  for (const Function& f : TableOf(set)) {
     if (f.name == name) return &f;
   }
   return nullptr;
 }
 
-std::string SupportedFunctionNames() {
+std::string SupportedFunctionNames(FunctionSet set) {
   std::string out;
-  for (const Function& f : kFunctions) {
-    if (!f.refused.empty()) continue;
-    if (!out.empty()) out.append(", ");
-    out.append(f.name);
+  for (std::span<const Function> table : {std::span<const Function>(kBuiltins), TableOf(set)}) {
+    for (const Function& f : table) {
+      if (!f.refused.empty()) continue;
+      if (!out.empty()) out.append(", ");
+      out.append(f.name);
+    }
   }
   return out;
 }
@@ -345,6 +366,8 @@ std::string_view ParamTypeName(char param) {
       return "time.Time";
     case 'm':
       return "map[string]interface {}";
+    case 'L':
+      return "[]string";
     default:
       return "interface {}";
   }
@@ -378,6 +401,9 @@ bool CallFunction(const Function& f, std::span<Value> args, CallContext& ctx, Va
         break;
       case 'm':
         ok = a.is_nil() || a.type == GoType::kMapAny || a.type == GoType::kData;
+        break;
+      case 'L':
+        ok = a.is_nil() || a.type == GoType::kListString;
         break;
       default:
         break;

@@ -54,14 +54,16 @@ class CallContext {
   bool too_long_ = false;
 };
 
+using FunctionSet = GoTemplate::Functions;
+
 using FunctionImpl = bool (*)(std::span<Value> args, CallContext& ctx, Value* result);
 
 struct Function {
   std::string_view name;
   FunctionImpl impl;  // null for a refused function, and for and/or (the executor's)
   // One letter per parameter, Go's parameter types: s string, i int, b bool, f float64,
-  // t time.Time, m map[string]interface {}, a interface{}, r anything (reflect.Value: a missing
-  // value included). A trailing '*' makes the letter before it variadic.
+  // t time.Time, m map[string]interface {}, L []string, a interface{}, r anything (reflect.Value:
+  // a missing value included). A trailing '*' makes the letter before it variadic.
   std::string_view params;
   std::string_view refused;  // why the function is not available, when it is not
   int regex_arg = -1;        // the argument holding a regex pattern (compiled when literal)
@@ -78,9 +80,9 @@ struct Function {
 };
 
 // The function named `name` (supported or refused), or nullptr.
-const Function* FindFunction(std::string_view name);
+const Function* FindFunction(std::string_view name, FunctionSet set);
 // Every supported name, comma separated, for error messages.
-std::string SupportedFunctionNames();
+std::string SupportedFunctionNames(FunctionSet set);
 // Go's spelling of a parameter type letter ("string", "map[string]interface {}").
 std::string_view ParamTypeName(char param);
 

@@ -265,4 +265,12 @@ bool FnSemverCompare(Args a, CallContext& ctx, Value* r);
 bool FnUrlParse(Args a, CallContext& ctx, Value* r);
 bool FnUrlJoin(Args a, CallContext& ctx, Value* r);
 
+// --- Docker's log-tag templates: json, split, join, pad, truncate
+// (go_template_docker_tag_functions.cc).
+bool FnDockerJson(Args a, CallContext& ctx, Value* r);
+bool FnDockerSplit(Args a, CallContext& ctx, Value* r);
+bool FnDockerJoin(Args a, CallContext& ctx, Value* r);
+bool FnDockerPad(Args a, CallContext& ctx, Value* r);
+bool FnDockerTruncate(Args a, CallContext& ctx, Value* r);
+
 }  // namespace skald::stages::go_template_internal

@@ -332,9 +332,24 @@ Value Value::FromData(const TemplateValue& t) {
       return Float(t.d);
     case TemplateValue::Kind::kBool:
       return Bool(t.b);
-    default:
-      return Value();
+    case TemplateValue::Kind::kStringList: {
+      List items;
+      items.reserve(t.strings->size());
+      for (const std::string& item : *t.strings) items.push_back(Borrow(item));
+      return MakeList(GoType::kListString, std::move(items));
+    }
+    case TemplateValue::Kind::kStringMap: {
+      auto m = std::make_shared<Map>();
+      for (const auto& [k, v] : *t.string_map) m->emplace(k, Borrow(v));
+      return MakeMap(GoType::kMapString, std::move(m));
+    }
+    case TemplateValue::Kind::kTime:
+      return Time(absl::FromUnixSeconds(t.i) + absl::Nanoseconds(t.nanos), absl::UTCTimeZone());
+    case TemplateValue::Kind::kMissing:
+    case TemplateValue::Kind::kNull:
+      break;
   }
+  return Value();
 }
 
 std::string_view TypeName(const Value& v) {

@@ -42,10 +42,6 @@ std::map<std::string, std::string> GetStringMap(const nlohmann::json& j, const c
   return out;
 }
 
-std::string StripSha256(const std::string& id) {
-  return id.rfind("sha256:", 0) == 0 ? id.substr(7) : id;
-}
-
 }  // namespace
 
 ContainerInfo ContainerInfo::FromJson(const nlohmann::json& j) {
@@ -88,16 +84,11 @@ std::string ContainerInfo::Name() const {
                                                              : container_name;
 }
 
-std::string ContainerInfo::ImageID() const { return StripSha256(container_image_id).substr(0, 12); }
-
-std::string ContainerInfo::ImageFullID() const { return StripSha256(container_image_id); }
+std::string ContainerInfo::ImageID() const { return container_image_id.substr(0, 12); }
 
 std::string ContainerInfo::Command() const {
   std::string cmd = container_entrypoint;
-  for (const auto& a : container_args) {
-    if (!cmd.empty()) cmd += ' ';
-    cmd += a;
-  }
+  for (const auto& a : container_args) cmd += ' ' + a;
   return cmd;
 }
 

@@ -29,12 +29,11 @@ struct ContainerInfo {
   static ContainerInfo FromJson(const nlohmann::json& info);
   nlohmann::json ToJson() const;
 
-  // Docker's template helpers (logger.Info methods).
-  std::string ID() const;           // first 12 characters of the container id
-  std::string Name() const;         // container name without the leading '/'
-  std::string ImageID() const;      // first 12 hex characters, without "sha256:"
-  std::string ImageFullID() const;  // without "sha256:"
-  std::string Command() const;      // entrypoint and arguments joined by spaces
+  // Docker's template helpers (logger.Info methods), as Docker computes them.
+  std::string ID() const;       // first 12 characters of the container id
+  std::string Name() const;     // container name without the leading '/'
+  std::string ImageID() const;  // first 12 characters of the image id: "sha256:" and 5 hex
+  std::string Command() const;  // the entrypoint, then each argument, after a space each
 
   // Value of environment variable `name` from ContainerEnv, if set.
   std::optional<std::string> EnvValue(const std::string& name) const;

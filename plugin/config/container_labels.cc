@@ -44,13 +44,13 @@ constexpr std::pair<const char*, const char*> kComposeAndSwarmLabels[] = {
     {"com.docker.compose.project", "compose_project"},
 };
 
-// A Docker template of `option` rendered for the container; an output over the template's bound
-// refuses the container, naming the option.
+// A Docker template of `option` rendered for the container; an execution that fails (as Go's
+// would) or an output over the template's bound refuses the container, naming the option.
 std::string RenderOption(const char* option, const std::string& text, const ContainerInfo& info,
                          const std::string& hostname) {
   try {
     return DockerTemplate::Parse(text).Render(info, hostname);
-  } catch (const std::length_error& e) {
+  } catch (const std::logic_error& e) {  // invalid_argument, length_error
     throw OptionError(std::string("skald: invalid log-opt ") + option + ": " + e.what());
   }
 }
@@ -105,42 +105,47 @@ StreamLabelSet BuildContainerLabels(const ContainerInfo& info, const LogOptions&
   return StreamLabelSet(labels.begin(), labels.end());
 }
 
+bool TemplatesName(const LogOptions& options, std::string_view field) {
+  return options.external_labels.find(field) != std::string::npos ||
+         options.tag.value_or("").find(field) != std::string::npos;
+}
+
 ContainerInfo KeepLabelSources(const ContainerInfo& info, const LogOptions& options) {
   ContainerInfo kept = info;
   // The command line may carry secrets (a password as an argument): kept only when a template
-  // of the options can show it.
-  const auto names_command = [](std::string_view text) {
-    return text.find("Command") != std::string_view::npos ||
-           text.find("ContainerEntrypoint") != std::string_view::npos ||
-           text.find("ContainerArgs") != std::string_view::npos;
-  };
-  if (!names_command(options.external_labels) && !names_command(options.tag.value_or(""))) {
+  // of the options can show it. So are the whole environment and all container labels.
+  if (!TemplatesName(options, "Command") && !TemplatesName(options, "ContainerEntrypoint") &&
+      !TemplatesName(options, "ContainerArgs")) {
     kept.container_entrypoint.clear();
     kept.container_args.clear();
   }
-  kept.container_env.clear();
-  const std::vector<std::string> env_names = SplitComma(options.env);
-  std::optional<RE2> env_re;
-  if (!options.env_regex.empty()) env_re.emplace(options.env_regex, RE2::Quiet);
-  for (const std::string& kv : info.container_env) {
-    const std::string name = kv.substr(0, kv.find('='));
-    if (std::find(env_names.begin(), env_names.end(), name) != env_names.end() ||
-        (env_re && RE2::PartialMatch(name, *env_re))) {
-      kept.container_env.push_back(kv);
+  if (!TemplatesName(options, "ContainerEnv")) {
+    kept.container_env.clear();
+    const std::vector<std::string> env_names = SplitComma(options.env);
+    std::optional<RE2> env_re;
+    if (!options.env_regex.empty()) env_re.emplace(options.env_regex, RE2::Quiet);
+    for (const std::string& kv : info.container_env) {
+      const std::string name = kv.substr(0, kv.find('='));
+      if (std::find(env_names.begin(), env_names.end(), name) != env_names.end() ||
+          (env_re && RE2::PartialMatch(name, *env_re))) {
+        kept.container_env.push_back(kv);
+      }
     }
   }
-  kept.container_labels.clear();
-  const std::vector<std::string> label_names = SplitComma(options.labels);
-  std::optional<RE2> label_re;
-  if (!options.labels_regex.empty()) label_re.emplace(options.labels_regex, RE2::Quiet);
-  for (const auto& [k, v] : info.container_labels) {
-    // Captured under a name of its own: clang 14 cannot capture a structured binding.
-    const bool compose_or_swarm =
-        std::any_of(std::begin(kComposeAndSwarmLabels), std::end(kComposeAndSwarmLabels),
-                    [&name = k](const auto& known) { return name == known.first; });
-    if (std::find(label_names.begin(), label_names.end(), k) != label_names.end() ||
-        (label_re && RE2::PartialMatch(k, *label_re)) || compose_or_swarm) {
-      kept.container_labels[k] = v;
+  if (!TemplatesName(options, "ContainerLabels")) {
+    kept.container_labels.clear();
+    const std::vector<std::string> label_names = SplitComma(options.labels);
+    std::optional<RE2> label_re;
+    if (!options.labels_regex.empty()) label_re.emplace(options.labels_regex, RE2::Quiet);
+    for (const auto& [k, v] : info.container_labels) {
+      // Captured under a name of its own: clang 14 cannot capture a structured binding.
+      const bool compose_or_swarm =
+          std::any_of(std::begin(kComposeAndSwarmLabels), std::end(kComposeAndSwarmLabels),
+                      [&name = k](const auto& known) { return name == known.first; });
+      if (std::find(label_names.begin(), label_names.end(), k) != label_names.end() ||
+          (label_re && RE2::PartialMatch(k, *label_re)) || compose_or_swarm) {
+        kept.container_labels[k] = v;
+      }
     }
   }
   return kept;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "plugin/config/container_info.h"
 #include "plugin/config/log_options.h"
@@ -14,13 +15,17 @@
 
 namespace skald {
 
-// Throws OptionError naming the option for a template whose output is too long.
+// Throws OptionError naming the option for a template whose execution fails or whose output is
+// too long.
 StreamLabelSet BuildContainerLabels(const ContainerInfo& info, const LogOptions& options,
                                     const std::string& hostname);
 
 // `info` with only the environment variables and container labels BuildContainerLabels reads,
 // and the command line only when a template of the options names it (what a replay needs; the
-// rest may hold secrets).
+// rest may hold secrets). A template naming ContainerEnv or ContainerLabels keeps all of it.
 ContainerInfo KeepLabelSources(const ContainerInfo& info, const LogOptions& options);
+
+// Whether a template of the options (loki-external-labels, tag) names `field` of logger.Info.
+bool TemplatesName(const LogOptions& options, std::string_view field);
 
 }  // namespace skald

@@ -1,39 +1,42 @@
-// DockerTemplate: the Go-template subset Docker uses for `tag` and skald for the values of
-// `loki-external-labels` (moby daemon/logger/templates): fields of the container such as
-// {{.Name}}, {{.ID}}, {{.ImageName}}, string literals, pipes, parentheses and Docker's
-// functions json, split, join, title, lower, upper, pad, truncate.
+// DockerTemplate: the templates of `tag` and of the values of `loki-external-labels`, as Docker
+// and Grafana's driver run them: Go's text/template (the engine of the template stage) over
+// Docker's logger.Info, with Go's builtins and Docker's log-tag functions json, split, join,
+// title, lower, upper, pad and truncate.
 //
-// Parse() validates the whole template (unknown fields and functions included) and throws
-// std::invalid_argument with a message quoting the template. Render() fails only when the output,
-// or a value on the way to it, would be longer than kMaxOutputBytes (`{{pad .Name 2000000000 0}}`
-// would take 2 GB): it throws std::length_error quoting the template, before building it.
+// The data is the container as dockerd describes it: the fields Config, ContainerID,
+// ContainerName, ContainerEntrypoint, ContainerArgs, ContainerImageID, ContainerImageName,
+// ContainerCreated (a time), ContainerEnv, ContainerLabels, LogPath, DaemonName, and the
+// methods ID (12 characters), FullID, Name (without the '/'), ImageID (the first 12 characters
+// of ContainerImageID, "sha256:" included, as Docker prints it), ImageFullID, ImageName, Command
+// and Hostname. `{{index .ContainerLabels "team"}}`, `{{range .ContainerArgs}}`, `{{if}}`,
+// `{{printf}}` and `{{eq}}` work as in Go.
+//
+// Parse() throws std::invalid_argument quoting the template on what Go refuses when it parses
+// (syntax, an unknown function, a wrong argument count) and on a field logger.Info lacks, which
+// Go reports only when the container starts. Render() throws std::invalid_argument when the
+// execution fails as Go's would (`{{index .ContainerArgs 5}}` with two arguments), and
+// std::length_error when the output, or a value on the way to it, would be longer than
+// kMaxOutputBytes (`{{pad .Name 2000000000 0}}` would take 2 GB), before building it.
 #pragma once
 
-#include <memory>
 #include <string>
 #include <string_view>
 
+#include "pipeline_stages/go_template/go_template.h"
 #include "plugin/config/container_info.h"
 
 namespace skald {
 
 class DockerTemplate {
  public:
-  static constexpr std::size_t kMaxOutputBytes = 1 << 20;
+  static constexpr std::size_t kMaxOutputBytes = stages::GoTemplate::kMaxOutputBytes;
 
   static DockerTemplate Parse(std::string_view text);
   std::string Render(const ContainerInfo& info, const std::string& hostname) const;
 
-  DockerTemplate(DockerTemplate&&) noexcept;
-  DockerTemplate& operator=(DockerTemplate&&) noexcept;
-  ~DockerTemplate();
-
-  struct Node;
-
  private:
-  DockerTemplate();
-  std::string text_;
-  std::unique_ptr<Node> root_;
+  explicit DockerTemplate(stages::GoTemplate parsed) : parsed_(std::move(parsed)) {}
+  stages::GoTemplate parsed_;
 };
 
 }  // namespace skald

@@ -50,6 +50,42 @@ TEST_F(Options, AGoodRunStillWorksNextToRefusedOnes) {
   EXPECT_EQ(loki().WaitForCount(Selector(good), 100, 60s), 100u);
 }
 
+// What a Go driver user writes: Go templates over Docker's logger.Info, as the real daemon fills
+// it. A template that fails on its container refuses that container alone, with Go's reason.
+TEST_F(Options, ExternalLabelsAndTagAreGoTemplatesOverTheContainer) {
+  const std::string bad = NewContainer("tmplbad");
+  auto refused = Docker(
+      RunArgs(bad, {"loki-external-labels=arg={{index .ContainerArgs 9}}"}, {"echo", "never"}),
+      60s);
+  ASSERT_FALSE(refused.ok()) << refused.Describe();
+  EXPECT_NE((refused.out + refused.err).find("index out of range: 9"), std::string::npos)
+      << refused.Describe();
+  EXPECT_NE((refused.out + refused.err).find("loki-external-labels"), std::string::npos)
+      << refused.Describe();
+
+  const std::string name = NewContainer("tmpl");
+  std::vector<std::string> args =
+      RunArgs(name,
+              {"loki-external-labels=container_name={{.Name}},team={{index .ContainerLabels "
+               "\"team\"}},args={{len .ContainerArgs}},first={{if eq .Name \"" +
+                   name + "\"}}{{index .ContainerArgs 0}}{{end}}",
+               "tag={{.ImageID}}"},
+              {"loggen", "--lines", "20"});
+  args.insert(args.begin() + 1, {"--label", "team=payments"});
+  auto run = Docker(args, 60s);
+  ASSERT_TRUE(run.ok()) << run.Describe();
+  EXPECT_EQ(loki().WaitForCount(Selector(name, "team=\"payments\""), 20, 60s), 20u);
+  const auto series = loki().Series(Selector(name));
+  ASSERT_EQ(series.size(), 1u);
+  EXPECT_EQ(series[0].at("args"), "2");  // loggen's --lines 20
+  EXPECT_EQ(series[0].at("first"), "--lines");
+  // Docker's .ImageID: the first 12 characters of the image id, "sha256:" included.
+  const std::optional<std::string> image_id = DockerInspect(name, "{{.Image}}");
+  ASSERT_TRUE(image_id.has_value());
+  EXPECT_EQ(series[0].at("tag"), image_id->substr(0, 12));
+  EXPECT_EQ(series[0].at("tag").rfind("sha256:", 0), 0u);
+}
+
 // Runs `docker plugin disable/set/enable`, and puts LOKI_URL back (empty) at the end.
 class PluginSettings : public SkaldTest {
  protected:

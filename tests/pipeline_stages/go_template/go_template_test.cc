@@ -831,5 +831,66 @@ TEST(GoTemplate, RandomInputOnlyFailsCleanly) {
   EXPECT_GT(parsed, 100);
 }
 
+// --- The data as a Go struct, and Docker's function set.
+
+// A struct with a []string, a map[string]string and a time.Time field.
+class StructData : public TemplateData {
+ public:
+  TemplateValue Lookup(std::string_view name) const override {
+    if (name == "Args") return TemplateValue::StringList(args_);
+    if (name == "Labels") return TemplateValue::StringMap(labels_);
+    if (name == "Created") return TemplateValue::Time(1764953174, 500'000'000);
+    if (name == "Name") return TemplateValue::String("web");
+    return TemplateValue::Missing();
+  }
+  std::string_view StructType() const override { return "*main.Info"; }
+
+ private:
+  std::vector<std::string> args_{"-c", "echo hi"};
+  std::map<std::string, std::string> labels_{{"team", "payments"}};
+};
+
+std::string RenderStruct(std::string_view text,
+                         GoTemplate::Functions functions = GoTemplate::Functions::kPromtail) {
+  const GoTemplate t = GoTemplate::Parse(text, functions);
+  std::string out, error;
+  if (t.Execute(StructData(), &out, &error) != GoTemplate::Result::kOk) return "ERROR: " + error;
+  return out;
+}
+
+TEST(GoTemplate, StructDataHoldsListsMapsAndTimesAndRefusesFieldsItLacks) {
+  EXPECT_EQ(RenderStruct("{{range .Args}}<{{.}}>{{end}} {{len .Args}} {{index .Args 1}}"),
+            "<-c><echo hi> 2 echo hi");
+  EXPECT_EQ(RenderStruct("{{.Labels.team}} {{index .Labels \"team\"}} {{.Labels}} {{.Args}}"),
+            "payments payments map[team:payments] [-c echo hi]");
+  EXPECT_EQ(RenderStruct("{{.Labels.nope}}|{{index .Labels \"nope\"}}|"), "<no value>||");
+  EXPECT_EQ(RenderStruct("{{.Created}}"), "2025-12-05 16:46:14.5 +0000 UTC");
+  EXPECT_EQ(RenderStruct("{{.Nope}}"), "ERROR: can't evaluate field Nope in type *main.Info");
+}
+
+TEST(GoTemplate, DockersFunctionSetHasDockersJoinAndNoSprig) {
+  const auto docker = GoTemplate::Functions::kDockerTag;
+  EXPECT_EQ(RenderStruct("{{join .Args \"+\"}}", docker), "-c+echo hi");
+  // sprig's order: a literal is refused when parsed, a field when run.
+  EXPECT_THAT(RenderStruct("{{join .Name \"+\"}}", docker),
+              HasSubstr("wrong type for value; expected []string; got string"));
+  try {
+    GoTemplate::Parse("{{join \"+\" .Args}}", docker);
+    ADD_FAILURE() << "a string literal taken for a list";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("argument 1 of join must be a list of strings"));
+  }
+  EXPECT_EQ(RenderStruct("{{json .Labels}}|{{truncate .Name 2}}|{{pad .Name 1 1}}", docker),
+            "{\"team\":\"payments\"}|we| web ");
+  EXPECT_THAT(ErrorOf("{{truncate .Name 2}}"), HasSubstr("function \"truncate\" is not supported"));
+  try {
+    GoTemplate::Parse("{{trunc 2 .Name}}", docker);
+    ADD_FAILURE() << "sprig's trunc parsed with Docker's functions";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("function \"trunc\" is not supported"));
+    EXPECT_THAT(e.what(), HasSubstr("truncate"));
+  }
+}
+
 }  // namespace
 }  // namespace skald::stages

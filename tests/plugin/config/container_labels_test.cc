@@ -1,5 +1,6 @@
 #include "plugin/config/container_labels.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 namespace skald {
@@ -65,6 +66,37 @@ TEST(ContainerLabels, ExternalLabelsAndTagAreTemplates) {
   EXPECT_EQ(m["svc"], "api-0123456789ab");
   EXPECT_EQ(m["tag"], "busybox:local");
   EXPECT_EQ(m.count("container_name"), 0u);  // replaced by the user's external labels
+}
+
+// What a Go driver user writes: Go's text/template over Docker's logger.Info.
+TEST(ContainerLabels, ExternalLabelsReadContainerLabelsAndEnvironmentLikeTheGoDriver) {
+  LogOptions o = ParseLogOptions(
+      {{"loki-url", "http://l/x"},
+       {"loki-external-labels",
+        "team={{index .ContainerLabels \"team\"}},tier={{if eq .Name \"api\"}}front{{else}}"
+        "back{{end}}"},
+       {"tag", "{{printf \"%s/%d\" .Name (len .ContainerEnv)}}"}},
+      {});
+  ContainerInfo info = Info();
+  info.container_labels["team"] = "payments";
+  auto m = AsMap(BuildContainerLabels(info, o, "node1"));
+  EXPECT_EQ(m["team"], "payments");
+  EXPECT_EQ(m["tier"], "front");
+  EXPECT_EQ(m["tag"], "api/" + std::to_string(info.container_env.size()));
+}
+
+// A template Go fails on this container refuses it, naming the option and Go's reason.
+TEST(ContainerLabels, ATemplateThatFailsOnTheContainerRefusesItNamingTheOption) {
+  LogOptions o = ParseLogOptions(
+      {{"loki-url", "http://l/x"}, {"loki-external-labels", "arg={{index .ContainerArgs 3}}"}}, {});
+  try {
+    BuildContainerLabels(Info(), o, "node1");
+    ADD_FAILURE() << "rendered";
+  } catch (const OptionError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("skald: invalid log-opt loki-external-labels: "
+                                               "template \"{{index .ContainerArgs 3}}\": "));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("error calling index: index out of range: 3"));
+  }
 }
 
 }  // namespace

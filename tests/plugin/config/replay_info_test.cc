@@ -105,6 +105,35 @@ TEST_F(ReplayInfoTest, TheCommandLineIsKeptOnlyWhenATemplateNamesIt) {
   EXPECT_NE(ReplayInfoJson(info, tagged, *secrets_).find("hunter3"), std::string::npos);
 }
 
+// A template that reads the whole environment renders the same after a restart: the environment
+// is kept in the secret store, never in info.json. One that reads ContainerLabels keeps them all.
+TEST_F(ReplayInfoTest, TheEnvironmentATemplateReadsIsKeptWithTheSecrets) {
+  const ContainerInfo info = Info();
+  LogOptions options;
+  options.external_labels = "mode={{range .ContainerEnv}}{{.}};{{end}}";
+  const std::string text = ReplayInfoJson(info, options, *secrets_);
+  for (const char* secret : {"hunter2", "DB_PASSWORD", "APP_MODE=blue", "s.abc123"}) {
+    EXPECT_EQ(text.find(secret), std::string::npos) << secret << " in " << text;
+  }
+  const ReplayInfo back = ReadReplayInfo("abc123", text, *secrets_);
+  EXPECT_EQ(back.unusable, "");
+  EXPECT_EQ(back.info.container_env, info.container_env);
+  EXPECT_EQ(back.secret_references.size(), 3u) << "loki-url, loki-headers, the environment";
+  ContainerInfo no_options = info;
+  no_options.config.clear();
+  const std::string env_only = ReplayInfoJson(no_options, options, *secrets_);
+  secrets_->Retain({});
+  EXPECT_EQ(ReadReplayInfo("abc123", env_only, *secrets_).unusable,
+            "the environment its templates read is no longer kept");
+
+  LogOptions labels;
+  labels.tag = "{{json .ContainerLabels}}";
+  const ReplayInfo with_labels =
+      ReadReplayInfo("abc123", ReplayInfoJson(info, labels, *secrets_), *secrets_);
+  EXPECT_EQ(with_labels.info.container_labels, info.container_labels);
+  EXPECT_TRUE(with_labels.info.container_env.empty());
+}
+
 TEST_F(ReplayInfoTest, AUrlWithoutCredentialsStaysInPlace) {
   ContainerInfo info = Info();
   info.config = {{"loki-url", "https://loki.example/loki/api/v1/push"}};
