@@ -113,7 +113,8 @@ const std::vector<OptionSpec> kSpecs = {
     Option("loki-tls-insecure-skip-verify", Kind::kBool, "false",
            "Do not verify Loki's certificate.",
            [](O& o, const V& v) { o.client.tls.insecure_skip_verify = v.flag; }),
-    Option("loki-proxy-url", Kind::kUrl, "", "HTTP proxy to reach Loki through.",
+    Option("loki-proxy-url", Kind::kProxyUrl, "",
+           "Proxy to reach Loki through: http://, or socks5:// (the proxy resolves Loki's name).",
            [](O& o, const V& v) { o.client.proxy_url = v.text; })
         .Shown(OptionShown::kRedactedUrl),
     Option("loki-pipeline-stages", Kind::kYaml, "",
@@ -286,6 +287,13 @@ void CheckText(const OptionSpec& spec, const std::string& v) {
       ParsedUrl parsed;
       if (std::string why = ParseUrl(v, parsed); !why.empty()) {
         Bad(spec, v, "an http:// or https:// URL with a host (" + why + ")");
+      }
+      break;
+    }
+    case Kind::kProxyUrl: {
+      ParsedUrl parsed;
+      if (std::string why = ParseUrl(v, parsed, UrlRole::kProxy); !why.empty()) {
+        Bad(spec, v, "an http:// or socks5:// URL with a host (" + why + ")");
       }
       break;
     }

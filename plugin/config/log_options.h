@@ -55,7 +55,8 @@ struct LogOptions {
 };
 
 enum class OptionKind {
-  kUrl,
+  kUrl,       // Loki's: http:// or https://
+  kProxyUrl,  // http://, socks5:// or socks5h://
   kString,
   kDuration,  // Go duration: 500ms, 1s, 1m30s; not negative
   kInt,

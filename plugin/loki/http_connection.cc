@@ -20,6 +20,7 @@
 
 #include "plugin/loki/http_response_reader.h"
 #include "plugin/loki/name_resolver.h"
+#include "plugin/loki/socks5_handshake.h"
 
 namespace skald {
 namespace {
@@ -303,7 +304,8 @@ std::string HttpConnection::RequestHead(std::string_view method, std::string_vie
   std::string head;
   head.reserve(256);
   head.append(method).append(" ");
-  const bool absolute = !endpoint_.proxy_host.empty() && endpoint_.scheme == "http";
+  const bool absolute =
+      !endpoint_.proxy_host.empty() && !endpoint_.proxy_socks5 && endpoint_.scheme == "http";
   if (absolute) head.append("http://").append(host);
   head.append(path).append(" HTTP/1.1\r\n");
   bool has_host = false;
@@ -416,8 +418,9 @@ bool HttpConnection::Open(Io& io, Answer* answer) {
   const int one = 1;
   ::setsockopt(io.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
+  if (via_proxy && endpoint_.proxy_socks5 && !Socks5Tunnel(io, answer)) return false;
   if (endpoint_.scheme != "https") return true;
-  if (via_proxy && !Tunnel(io, answer)) return false;
+  if (via_proxy && !endpoint_.proxy_socks5 && !Tunnel(io, answer)) return false;
   return StartTls(io, answer);
 }
 
@@ -490,6 +493,46 @@ bool HttpConnection::Tunnel(Io& io, Answer* answer) {
     return false;
   }
   return true;
+}
+
+bool HttpConnection::Socks5Tunnel(Io& io, Answer* answer) {
+  Failure failure = Failure::kNone;
+  std::string error;
+  const Socks5Transport transport{[&](std::string_view bytes) {
+                                    failure = io.WriteAll(bytes, &error);
+                                    return failure == Failure::kNone;
+                                  },
+                                  [&](char* into, std::size_t n) {
+                                    while (n > 0) {
+                                      if ((failure = io.Due()) != Failure::kNone) return false;
+                                      const ssize_t got = io.ReadSome(into, n, &failure, &error);
+                                      if (got < 0) return false;
+                                      if (got == 0) {
+                                        failure = Failure::kRead;
+                                        error = "the proxy closed the connection";
+                                        return false;
+                                      }
+                                      into += got;
+                                      n -= static_cast<std::size_t>(got);
+                                    }
+                                    return true;
+                                  }};
+  const Socks5Request request{endpoint_.host, endpoint_.port, endpoint_.proxy_authenticate,
+                              endpoint_.proxy_user, endpoint_.proxy_password};
+  const Socks5Outcome outcome = Socks5Handshake(request, transport);
+  if (outcome.end == Socks5Outcome::End::kOpen) return true;
+  if (outcome.end == Socks5Outcome::End::kRefused) {
+    // Like a refused connection: the endpoint cannot be reached now; the lane retries.
+    answer->failure = Failure::kConnect;
+    answer->error = outcome.why + " (for " + HostPort(endpoint_.host, endpoint_.port) + ")";
+  } else {
+    answer->failure = failure;
+    answer->error =
+        "socks5 proxy: " +
+        (failure == Failure::kTimeout ? std::string("no answer before the deadline") : error);
+  }
+  Close();
+  return false;
 }
 
 std::string HttpConnection::LoadTlsContext() {

@@ -1,5 +1,5 @@
 // HttpConnection: the plugin's own HTTP/1.1 client connection to one endpoint (Loki's push URL),
-// plain or TLS (OpenSSL), direct or through an http proxy, kept open between requests.
+// plain or TLS (OpenSSL), direct or through an http or socks5 proxy, kept open between requests.
 //
 // Made so that nothing the far end sends can crash or bloat the plugin: every answer is read
 // by an HttpResponseReader (bounded status line, header lines and count, body), every wait on
@@ -32,10 +32,14 @@ struct HttpEndpoint {
   std::string scheme;  // "http" or "https"
   std::string host;    // a name or an address (IPv6 without brackets)
   int port = 0;
-  // An http proxy; empty host: none. proxy_authorization: the Proxy-Authorization value.
+  // A proxy; empty host: none. An http proxy: proxy_authorization is the Proxy-Authorization
+  // value. A socks5 one (proxy_socks5): proxy_user and proxy_password when proxy_authenticate.
   std::string proxy_host;
   int proxy_port = 0;
   std::string proxy_authorization;
+  bool proxy_socks5 = false;
+  bool proxy_authenticate = false;
+  std::string proxy_user, proxy_password;
   // TLS (https): PEM text, read by the caller (the files' names are for messages); empty
   // ca_pem: the system's trust store. server_name: the name sent (SNI) and checked in the
   // certificate instead of `host`. tls_error: why the files could not be read (every https
@@ -98,8 +102,9 @@ class HttpConnection {
  private:
   struct Io;  // one exchange's socket waits, bounded by its deadline
 
-  // Opens the TCP connection (to the proxy, or the endpoint), then the CONNECT tunnel and TLS
-  // when asked. On failure returns the answer to give (failure set, or a proxy's refusal).
+  // Opens the TCP connection (to the proxy, or the endpoint), then the proxy's tunnel (an http
+  // proxy's CONNECT for https, a socks5 proxy's always) and TLS when asked. On failure returns the
+  // answer to give (failure set, or a proxy's refusal).
   bool Open(Io& io, Answer* answer) ABSL_LOCKS_EXCLUDED(fd_mu_);
   // Open's attempt at one address `a`: a socket connected within io.deadline (io.fd, kept for
   // Cut()) and kNone, or the socket closed and why: kConnect with `error` (`more`: other
@@ -107,6 +112,8 @@ class HttpConnection {
   Failure ConnectOne(Io& io, const addrinfo& a, bool more, std::string& error)
       ABSL_LOCKS_EXCLUDED(fd_mu_);
   bool Tunnel(Io& io, Answer* answer);
+  // The socks5 proxy's CONNECT to the endpoint (plugin/loki/socks5_handshake.h).
+  bool Socks5Tunnel(Io& io, Answer* answer);
   bool StartTls(Io& io, Answer* answer);
   // Makes tls_ctx_ from the endpoint's PEM texts; returns why it cannot ("" when it did).
   std::string LoadTlsContext();

@@ -57,7 +57,12 @@ LaneSender::LaneSender(LokiEndpoint& target, LokiCredentials credentials, Reques
   if (!config_.proxy_url.empty()) {
     endpoint.proxy_host = target_.proxy.host;
     endpoint.proxy_port = target_.proxy.port;
-    if (target_.proxy.has_userinfo) {
+    endpoint.proxy_socks5 = target_.proxy.scheme != "http";  // socks5, socks5h
+    if (target_.proxy.has_userinfo && endpoint.proxy_socks5) {
+      endpoint.proxy_authenticate = true;
+      endpoint.proxy_user = target_.proxy.user;
+      endpoint.proxy_password = target_.proxy.password;
+    } else if (target_.proxy.has_userinfo) {
       endpoint.proxy_authorization = BasicAuthorization(target_.proxy.user, target_.proxy.password);
     }
   }

@@ -9,6 +9,7 @@
 #include "plugin/common/user_files.h"
 #include "plugin/loki/loki_credentials.h"
 #include "plugin/loki/loki_url.h"
+#include "plugin/loki/socks5_handshake.h"
 
 namespace skald {
 namespace {
@@ -121,12 +122,14 @@ std::string ValidateLokiClientConfig(const LokiClientConfig& config) {
   }
   if (!config.proxy_url.empty()) {
     ParsedUrl proxy;
-    if (std::string err = ParseUrl(config.proxy_url, proxy); !err.empty()) {
+    if (std::string err = ParseUrl(config.proxy_url, proxy, UrlRole::kProxy); !err.empty()) {
       return "loki-proxy-url '" + RedactUrl(config.proxy_url) + "': " + err;
     }
     if (proxy.scheme != "http") {
-      return "loki-proxy-url '" + RedactUrl(config.proxy_url) +
-             "': only http:// proxies are supported";
+      Socks5Request request{url.host, url.port, proxy.has_userinfo, proxy.user, proxy.password};
+      if (std::string err = Socks5RequestError(request); !err.empty()) {
+        return "loki-proxy-url '" + RedactUrl(config.proxy_url) + "': " + err;
+      }
     }
   }
   if (config.tls.cert_file.empty() != config.tls.key_file.empty()) {

@@ -24,7 +24,7 @@ LokiEndpoint::LokiEndpoint(const LokiClientConfig& c, MetricsRegistry& m, LogLim
       log_limiter(limiter),
       batch_retries(m.GetCounter("skald_batch_retries_total", "Push attempts retried.")) {
   url = ParseCheckedUrl(config.url);
-  if (!config.proxy_url.empty()) proxy = ParseCheckedUrl(config.proxy_url);
+  if (!config.proxy_url.empty()) proxy = ParseCheckedUrl(config.proxy_url, UrlRole::kProxy);
   redacted_url = RedactUrl(config.url);
   for (const char* status : {"2xx", "3xx", "4xx", "5xx", "error"}) {
     push_durations_[status] = &PushDuration(m, status);

@@ -49,9 +49,9 @@ bool IsIpLiteral(std::string_view host) {
 
 }  // namespace
 
-ParsedUrl ParseCheckedUrl(std::string_view url) {
+ParsedUrl ParseCheckedUrl(std::string_view url, UrlRole role) {
   ParsedUrl parsed;
-  if (std::string why = ParseUrl(url, parsed); !why.empty()) {
+  if (std::string why = ParseUrl(url, parsed, role); !why.empty()) {
     throw std::invalid_argument("a Loki or proxy URL used unchecked: " + why);
   }
   return parsed;
@@ -83,7 +83,7 @@ std::string ParseHostPort(std::string_view authority, ParsedUrl& out) {
   }
   if (out.host.empty()) return out.has_userinfo ? "no host after the user info" : "no host";
   if (port.empty()) {
-    out.port = out.scheme == "https" ? 443 : 80;
+    out.port = out.scheme == "https" ? 443 : out.scheme.rfind("socks5", 0) == 0 ? 1080 : 80;
   } else {
     int p = 0;
     for (char c : port) {
@@ -98,7 +98,7 @@ std::string ParseHostPort(std::string_view authority, ParsedUrl& out) {
 
 }  // namespace
 
-std::string ParseUrl(std::string_view url, ParsedUrl& out) {
+std::string ParseUrl(std::string_view url, ParsedUrl& out, UrlRole role) {
   out = ParsedUrl{};
   if (std::any_of(url.begin(), url.end(), IsControl)) return "contains a control character";
   const std::size_t scheme_end = url.find("://");
@@ -112,7 +112,14 @@ std::string ParseUrl(std::string_view url, ParsedUrl& out) {
   }
   for (char c : scheme)
     out.scheme += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (out.scheme != "http" && out.scheme != "https") {
+  if (role == UrlRole::kProxy) {
+    if (out.scheme == "https") {
+      return "https:// proxies are not supported; use an http:// or socks5:// proxy";
+    }
+    if (out.scheme != "http" && out.scheme != "socks5" && out.scheme != "socks5h") {
+      return "unsupported scheme '" + out.scheme + "'; expected http, socks5 or socks5h";
+    }
+  } else if (out.scheme != "http" && out.scheme != "https") {
     return "unsupported scheme '" + out.scheme + "'; expected http or https";
   }
 

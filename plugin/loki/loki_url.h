@@ -13,7 +13,7 @@
 namespace skald {
 
 struct ParsedUrl {
-  std::string scheme;  // "http" or "https"
+  std::string scheme;  // "http" or "https"; a proxy's: "http", "socks5" or "socks5h"
   std::string host;    // without brackets for IPv6
   int port = 0;
   std::string path;  // path and query, at least "/"; no fragment
@@ -22,15 +22,19 @@ struct ParsedUrl {
   bool has_userinfo = false;
 };
 
-// Fills `out` and returns "" when `url` is an http or https URL with a valid host and port;
-// otherwise returns why not (naming neither the URL nor its user info), e.g. "invalid port
+// What a URL names: Loki's endpoint (http, https), or the proxy before it (http; socks5 and
+// socks5h, the same to the plugin: the proxy resolves the endpoint's name; port 1080 by default).
+enum class UrlRole { kEndpoint, kProxy };
+
+// Fills `out` and returns "" when `url` is a URL of the role's schemes with a valid host and
+// port; otherwise returns why not (naming neither the URL nor its user info), e.g. "invalid port
 // '3x'". The caller names the option and shows the URL through RedactUrl.
-std::string ParseUrl(std::string_view url, ParsedUrl& out);
+std::string ParseUrl(std::string_view url, ParsedUrl& out, UrlRole role = UrlRole::kEndpoint);
 
 // ParseUrl of a URL already checked (the options, ValidateLokiClientConfig): where the result
 // is used without its error. Throws std::invalid_argument with ParseUrl's reason when the URL
 // was not checked after all, rather than going on with an empty host.
-ParsedUrl ParseCheckedUrl(std::string_view url);
+ParsedUrl ParseCheckedUrl(std::string_view url, UrlRole role = UrlRole::kEndpoint);
 
 // `url` without its user info (`http://u:p@h/x` -> `http://h/x`), control characters shown
 // as \xNN, for logs and errors. Follows ParseUrl's rule, also for URLs it refuses.

@@ -168,10 +168,11 @@ TEST(LogOptions, BadValuesNameTheOptionAndValue) {
            {"max-file", "0", "1 or more"},
            {"mode", "sometimes", "one of blocking|non-blocking"},
            {"labels-regex", "([a-z", "a valid regular expression"},
-           {"tag", "{{.Nmae}}", "unknown field .Nmae"},
+           {"tag", "{{.Nmae}}", "can't evaluate field Nmae in type *logger.Info"},
            {"loki-external-labels", "job", "name=value pairs"},
            {"loki-external-labels", "9job=x", "'9job' is not one"},
-           {"loki-proxy-url", "ftp://proxy", "an http:// or https:// URL"},
+           {"loki-proxy-url", "ftp://proxy", "an http:// or socks5:// URL"},
+           {"loki-proxy-url", "https://proxy:8443", "https:// proxies are not supported"},
        }) {
     std::map<std::string, std::string> config{{"loki-url", kUrl}, {c.option, c.value}};
     std::string err = ErrorOf(config);

@@ -17,6 +17,7 @@
 #include "plugin/driver/driver.h"
 #include "tests/plugin/log_capture.h"
 #include "tests/tools/fake_loki.h"
+#include "tests/tools/fake_socks5_proxy.h"
 #include "tests/tools/prometheus_text_parser.h"
 #include "tests/tools/scripted_http_peer.h"
 
@@ -851,6 +852,56 @@ TEST_F(LokiClientTest, SendsThroughAnHttpProxy) {
   ASSERT_TRUE(client.Flush(kLong));
   ExpectInOrder(Labels(0), 1);
   EXPECT_EQ(loki_.ProxiedRequests(), 1u);
+}
+
+// As Go's client does for a socks5:// proxy: the proxy gets Loki's name to resolve, and the
+// request goes through it as to Loki itself.
+TEST_F(LokiClientTest, SendsThroughASocks5ProxyThatResolvesLokisName) {
+  testkit::FakeSocks5Proxy proxy;
+  ASSERT_TRUE(proxy.Start({}));
+  LokiClientConfig c = FastConfig(loki_);
+  c.url = "http://loki.invalid:" + std::to_string(loki_.port()) + "/loki/api/v1/push";
+  c.proxy_url = "socks5://127.0.0.1:" + std::to_string(proxy.port());
+  c.max_retries = 0;
+  ASSERT_EQ(ValidateLokiClientConfig(c), "");
+  LokiClient client(c, metrics_);
+  client.Push(Entry(Labels(0), 1, "0"));
+  ASSERT_TRUE(client.Flush(kLong));
+  ExpectInOrder(Labels(0), 1);
+  EXPECT_EQ(loki_.ProxiedRequests(), 0u) << "a socks5 proxy carries the request as it is";
+  EXPECT_THAT(proxy.Connects(),
+              ::testing::ElementsAre("loki.invalid:" + std::to_string(loki_.port())));
+}
+
+TEST_F(LokiClientTest, ASocks5ProxysCredentialsAreSentAndItsRefusalIsRetriedAndLogged) {
+  testkit::FakeSocks5Proxy proxy;
+  ASSERT_TRUE(proxy.Start({"ceo", "S3cr3t@x", 0}));
+  LogCapture logs;
+  LokiClientConfig c = FastConfig(loki_);
+  c.url = loki_.PushUrl();
+  c.proxy_url = "socks5h://ceo:S3cr3t%40x@127.0.0.1:" + std::to_string(proxy.port());
+  c.max_retries = 0;
+  {
+    LokiClient client(c, metrics_);
+    client.Push(Entry(Labels(0), 1, "0"));
+    ASSERT_TRUE(client.Flush(kLong));
+    EXPECT_EQ(loki_.TotalEntries(), 1u);
+    EXPECT_EQ(proxy.RefusedCredentials(), 0u);
+  }
+  // Wrong credentials: refused, retried, never shown.
+  c.proxy_url = "socks5://ceo:Wr0ng@127.0.0.1:" + std::to_string(proxy.port());
+  c.max_retries = 2;
+  c.min_backoff = milliseconds(1);
+  c.max_backoff = milliseconds(2);
+  LokiClient client(c, metrics_);
+  client.Push(Entry(Labels(1), 1, "x"));
+  client.Flush(kLong);
+  EXPECT_EQ(loki_.TotalEntries(), 1u);
+  EXPECT_EQ(proxy.RefusedCredentials(), 3u) << "the first try and two retries";
+  const std::string text = logs.Text();
+  EXPECT_THAT(text, ::testing::HasSubstr("socks5 proxy: the user name and password were refused"));
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("Wr0ng")));
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("S3cr3t")));
 }
 
 TEST_F(LokiClientTest, ManyProducersKeepOrderPerStreamAcrossRetries) {
