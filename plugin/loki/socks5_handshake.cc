@@ -16,16 +16,15 @@ constexpr unsigned char kIpv4 = 1, kName = 3, kIpv6 = 4;
 
 // RFC 1928's reply codes.
 std::string ReplyMeaning(unsigned char code) {
-  static constexpr std::array<const char*, 9> kMeanings = {
-      "succeeded",
-      "general SOCKS server failure",
-      "connection not allowed by ruleset",
-      "network unreachable",
-      "host unreachable",
-      "connection refused",
-      "TTL expired",
-      "command not supported",
-      "address type not supported"};
+  static constexpr std::array<const char*, 9> kMeanings = {"succeeded",
+                                                           "general SOCKS server failure",
+                                                           "connection not allowed by ruleset",
+                                                           "network unreachable",
+                                                           "host unreachable",
+                                                           "connection refused",
+                                                           "TTL expired",
+                                                           "command not supported",
+                                                           "address type not supported"};
   const std::string meaning = code < kMeanings.size() ? kMeanings[code] : "unknown reply code";
   return meaning + " (" + std::to_string(code) + ")";
 }
@@ -91,8 +90,8 @@ bool SkipBoundAddress(unsigned char type, const Socks5Transport& t, std::string*
 
 std::string Socks5RequestError(const Socks5Request& r) {
   if (r.host.empty() || r.host.size() > 255) return "the endpoint's host name is 1 to 255 bytes";
-  if (r.authenticate && (r.user.empty() || r.user.size() > 255 || r.password.empty() ||
-                         r.password.size() > 255)) {
+  if (r.authenticate &&
+      (r.user.empty() || r.user.size() > 255 || r.password.empty() || r.password.size() > 255)) {
     return "a socks5 user name and password are 1 to 255 bytes each";
   }
   return "";
@@ -103,7 +102,8 @@ Socks5Outcome Socks5Handshake(const Socks5Request& r, const Socks5Transport& t) 
   // As Go's client: with credentials, both methods are offered.
   std::string greeting{kVersion, 1, static_cast<char>(kNoAuthentication)};
   if (r.authenticate) {
-    greeting = {kVersion, 2, static_cast<char>(kNoAuthentication), static_cast<char>(kUserPassword)};
+    greeting = {kVersion, 2, static_cast<char>(kNoAuthentication),
+                static_cast<char>(kUserPassword)};
   }
   if (!t.write_all(greeting)) return SocketFailed();
   char chosen[2];

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the binary seeds of frame_stream and journal_recovery (corpus/<target>/).
+"""Writes the binary seeds of frame_stream, journal_recovery and socks5_handshake (corpus/<target>/).
 
 The frames are dockerd's: [uint32 big-endian length][protobuf LogEntry]. Run it again after
 changing it; the text seeds of the other targets are written by hand.
@@ -90,6 +90,20 @@ def journal_recovery():
         limits=b"\x04"))
 
 
+def socks5_handshake():
+    """[choice: bit 0 credentials, then name/IPv4/IPv6] then what the proxy sends."""
+    ok_v4 = bytes([5, 0, 0, 1, 10, 0, 0, 1, 0x1F, 0x90])
+    write("socks5_handshake", "accepted-ipv4", bytes([0, 5, 0]) + ok_v4)
+    write("socks5_handshake", "accepted-name", bytes([0, 5, 0, 5, 0, 0, 3, 3]) + b"abc" + bytes([0, 80]))
+    write("socks5_handshake", "accepted-ipv6", bytes([2, 5, 0, 5, 0, 0, 4]) + bytes(16) + bytes([0, 80]))
+    write("socks5_handshake", "password-accepted", bytes([1, 5, 2, 1, 0]) + ok_v4)
+    write("socks5_handshake", "password-refused", bytes([1, 5, 2, 1, 1]))
+    write("socks5_handshake", "connect-refused", bytes([4, 5, 0, 5, 5, 0, 1]) + bytes(6))
+    write("socks5_handshake", "no-method", bytes([0, 5, 0xFF]))
+    write("socks5_handshake", "http-answer", b"\x00HTTP/1.1 400 Bad Request\r\n\r\n")
+
+
 if __name__ == "__main__":
     frame_stream()
     journal_recovery()
+    socks5_handshake()
