@@ -27,20 +27,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::size_t read = 0;
   std::size_t written = 0;
   bool ran_out = false;
-  const skald::Socks5Transport transport{
-      [&](std::string_view bytes) {
-        written += bytes.size();
-        return true;
-      },
-      [&](char* into, std::size_t n) {
-        if (answers.size() - read < n) {
-          ran_out = true;
-          return false;
-        }
-        answers.copy(into, n, read);
-        read += n;
-        return true;
-      }};
+  const skald::Socks5Transport transport{[&](std::string_view bytes) {
+                                           written += bytes.size();
+                                           return true;
+                                         },
+                                         [&](char* into, std::size_t n) {
+                                           if (answers.size() - read < n) {
+                                             ran_out = true;
+                                             return false;
+                                           }
+                                           answers.copy(into, n, read);
+                                           read += n;
+                                           return true;
+                                         }};
   const skald::Socks5Outcome out = skald::Socks5Handshake(request, transport);
   FUZZ_CHECK(read <= 266);
   FUZZ_CHECK(written <= 4 + 2 + 3 + 255 + 3 + 4 + 1 + 255 + 2);
