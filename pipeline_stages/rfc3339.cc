@@ -1,5 +1,7 @@
 #include "pipeline_stages/rfc3339.h"
 
+#include <cstdint>
+
 namespace skald::stages {
 
 int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
@@ -62,6 +64,9 @@ std::optional<int64_t> ParseRfc3339(std::string_view s) {
   }
   if (i != s.size()) return std::nullopt;
   const int64_t secs = DaysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - offset;
+  // Unix nanoseconds reach from 1677 to 2262; a time outside is no timestamp of this kind.
+  constexpr int64_t kLimit = INT64_MAX / 1'000'000'000 - 1;
+  if (secs < -kLimit || secs > kLimit) return std::nullopt;
   return secs * 1'000'000'000 + frac;
 }
 
