@@ -960,6 +960,33 @@ class Executor {
     return TooLong("output longer than " + std::to_string(GoTemplate::kMaxOutputBytes) + " bytes");
   }
 
+  // Field `name` of the data. A list or a map is built once per execution (a template may read
+  // it in a loop) and charged to the budget as it is built; a field a struct lacks fails.
+  bool DataField(const Value& data, const std::string& name, Value* result) {
+    if (auto it = data_fields_.find(name); it != data_fields_.end()) {
+      *result = it->second;
+      return true;
+    }
+    const TemplateValue field = data.data->Lookup(name);
+    if (field.kind == TemplateValue::Kind::kStringList ||
+        field.kind == TemplateValue::Kind::kStringMap) {
+      const size_t n = field.strings != nullptr ? field.strings->size() : field.string_map->size();
+      budget_.steps -= static_cast<int64_t>(n);
+      budget_.bytes -= static_cast<int64_t>(n * sizeof(Value));
+      if (budget_.steps < 0 || budget_.bytes < 0) {
+        return TooLong("the template takes too many steps (field " + name + " holds " +
+                       std::to_string(n) + " items)");
+      }
+    }
+    *result = Value::FromData(field);
+    if (result->is_nil() && !data.data->StructType().empty()) {
+      return Fail("can't evaluate field " + name + " in type " +
+                  std::string(data.data->StructType()));
+    }
+    if (result->is_list() || result->is_map()) data_fields_.emplace(name, *result);
+    return true;
+  }
+
   Value* FindVar(std::string_view name) {
     for (size_t k = vars_.size(); k > 0; --k) {
       if (vars_[k - 1].first == name) return &vars_[k - 1].second;
@@ -1097,6 +1124,9 @@ class Executor {
           if (flow == Flow::kBreak) break;
         }
       }
+    } else if (go_template_internal::IsStructData(val)) {
+      Fail("range can't iterate over " + std::string(val.data->StructType()));
+      return Flow::kFail;
     } else if (val.is_map()) {
       const Map entries = go_template_internal::MapEntries(val);
       for (const auto& [key, item] : entries) {
@@ -1105,8 +1135,14 @@ class Executor {
         if (flow == Flow::kBreak) break;
       }
     } else if (!val.is_nil()) {
+      // Go prints the value; Docker's templates read the options, where credentials live, so
+      // theirs name its type only.
       std::string printed;
-      go_template_internal::AppendValue(val, &printed, 200);
+      if (impl_.functions == GoTemplate::Functions::kDockerTag) {
+        printed = "a value of type " + std::string(go_template_internal::TypeName(val));
+      } else {
+        go_template_internal::AppendValue(val, &printed, 200);
+      }
       Fail("range can't iterate over " + printed);
       return Flow::kFail;
     }
@@ -1206,14 +1242,13 @@ class Executor {
     if (receiver.type == GoType::kVersion) {
       return CallVersionMethod(args, dot, receiver, name, final, result);
     }
+    if (receiver.type == GoType::kData) {
+      if (has_args) return Fail(name + " is not a method but has arguments");
+      return DataField(receiver, name, result);
+    }
     if (receiver.is_map()) {
       if (has_args) return Fail(name + " is not a method but has arguments");
       *result = go_template_internal::MapLookup(receiver, name);
-      if (receiver.type == GoType::kData && result->is_nil() &&
-          !receiver.data->StructType().empty()) {
-        return Fail("can't evaluate field " + name + " in type " +
-                    std::string(receiver.data->StructType()));
-      }
       return true;
     }
     return Fail("can't evaluate field " + name + " in type " +
@@ -1459,7 +1494,8 @@ class Executor {
   // Names point into the parsed template.
   using Vars = absl::InlinedVector<std::pair<std::string_view, Value>, 8>;
   Vars vars_;
-  std::vector<std::weak_ptr<Map>> maps_;  // maps built by this run
+  std::vector<std::weak_ptr<Map>> maps_;                   // maps built by this run
+  std::map<std::string, Value, std::less<>> data_fields_;  // lists and maps read from the data
 };
 
 }  // namespace

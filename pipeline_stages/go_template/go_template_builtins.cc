@@ -97,6 +97,8 @@ bool FnIndex(Args a, CallContext& ctx, Value* r) {
   if (item.is_nil()) return ctx.Fail("index of untyped nil");
   for (size_t k = 1; k < a.size(); ++k) {
     const Value& index = a[k];
+    if (IsStructData(item))
+      return ctx.Fail("can't index item of type " + std::string(TypeName(item)));
     if (item.is_string() || item.is_list()) {
       const size_t len = Length(item);
       size_t x = 0;
@@ -136,7 +138,7 @@ bool FnIndex(Args a, CallContext& ctx, Value* r) {
 bool FnLen(Args a, CallContext& ctx, Value* r) {
   const Value& v = a[0];
   if (v.is_nil()) return ctx.Fail("reflect: call of reflect.Value.Type on zero Value");
-  if (!v.is_string() && !v.is_list() && !v.is_map()) {
+  if (!v.is_string() && !v.is_list() && (!v.is_map() || IsStructData(v))) {
     return ctx.Fail("len of type " + std::string(IndirectTypeName(v)));
   }
   *r = Value::Int(static_cast<int64_t>(Length(v)));

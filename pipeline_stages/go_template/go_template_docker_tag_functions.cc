@@ -2,6 +2,7 @@
 // sprig's of the same name: json, split, join, pad and truncate. title, lower and upper are Go's
 // strings.Title, ToLower and ToUpper, shared with Promtail's table.
 #include <string>
+#include <string_view>
 
 #include "pipeline_stages/go_template/go_template_json.h"
 #include "pipeline_stages/go_template/go_template_library.h"
@@ -20,8 +21,10 @@ bool FnDockerJson(Args a, CallContext& ctx, Value* r) {
   return SetString(ctx, std::move(out), r);
 }
 
-// strings.Split(s, sep).
+// strings.Split(s, sep). The most pieces it can make are paid for before they are cut.
 bool FnDockerSplit(Args a, CallContext& ctx, Value* r) {
+  const size_t most = a[1].s.empty() ? a[0].s.size() : a[0].s.size() / a[1].s.size() + 1;
+  if (!ctx.Spend(0, static_cast<int64_t>(most * sizeof(std::string_view)))) return false;
   return SetStringList(ctx, SplitN(a[0].s, a[1].s, -1), r);
 }
 

@@ -376,8 +376,10 @@ std::string_view TypeName(const Value& v) {
       return "[]int";
     case GoType::kListList:
       return "[][]interface {}";
-    case GoType::kMapAny:
     case GoType::kData:
+      if (v.data != nullptr && !v.data->StructType().empty()) return v.data->StructType();
+      return "map[string]interface {}";
+    case GoType::kMapAny:
       return "map[string]interface {}";
     case GoType::kMapString:
       return "map[string]string";

@@ -145,6 +145,10 @@ struct Value {
   }
 };
 
+// The data is a Go struct (TemplateData::StructType): not a map to index, measure or range over.
+inline bool IsStructData(const Value& v) {
+  return v.type == GoType::kData && v.data != nullptr && !v.data->StructType().empty();
+}
 // Go's spelling of the value's type ("string", "[]interface {}", "map[string]interface {}",
 // "<nil>") and of its reflect.Kind ("string", "slice", "map", "struct", "invalid").
 std::string_view TypeName(const Value& v);

@@ -63,18 +63,20 @@ ContainerInfo ContainerInfo::FromJson(const nlohmann::json& j) {
 }
 
 nlohmann::json ContainerInfo::ToJson() const {
-  return nlohmann::json{{"Config", config},
-                        {"ContainerID", container_id},
-                        {"ContainerName", container_name},
-                        {"ContainerEntrypoint", container_entrypoint},
-                        {"ContainerArgs", container_args},
-                        {"ContainerImageID", container_image_id},
-                        {"ContainerImageName", container_image_name},
-                        {"ContainerCreated", container_created},
-                        {"ContainerEnv", container_env},
-                        {"ContainerLabels", container_labels},
-                        {"LogPath", log_path},
-                        {"DaemonName", daemon_name}};
+  nlohmann::json j{{"Config", config},
+                   {"ContainerID", container_id},
+                   {"ContainerName", container_name},
+                   {"ContainerEntrypoint", container_entrypoint},
+                   {"ContainerArgs", container_args},
+                   {"ContainerImageID", container_image_id},
+                   {"ContainerImageName", container_image_name},
+                   {"ContainerCreated", container_created},
+                   {"ContainerEnv", container_env},
+                   {"ContainerLabels", container_labels},
+                   {"LogPath", log_path},
+                   {"DaemonName", daemon_name}};
+  if (!rendered_templates.empty()) j[kRenderedTemplatesKey] = rendered_templates;
+  return j;
 }
 
 std::string ContainerInfo::ID() const { return container_id.substr(0, 12); }

@@ -23,11 +23,17 @@ struct ContainerInfo {
   std::map<std::string, std::string> container_labels;
   std::string log_path;
   std::string daemon_name;
+  // Replay only (info.json, never dockerd's): the outputs of the templates that read the whole
+  // environment, by template text, as they rendered at StartLogging; the environment itself is
+  // not kept.
+  std::map<std::string, std::string> rendered_templates;
 
   // Parses the `Info` object; null maps and lists are empty. Throws std::invalid_argument
-  // naming the field when a field has the wrong type.
+  // naming the field when a field has the wrong type. rendered_templates is not read (dockerd
+  // never sends it; ReadReplayInfo reads it from info.json).
   static ContainerInfo FromJson(const nlohmann::json& info);
   nlohmann::json ToJson() const;
+  static constexpr const char* kRenderedTemplatesKey = "SkaldRenderedTemplates";
 
   // Docker's template helpers (logger.Info methods), as Docker computes them.
   std::string ID() const;       // first 12 characters of the container id

@@ -48,6 +48,10 @@ constexpr std::pair<const char*, const char*> kComposeAndSwarmLabels[] = {
 // would) or an output over the template's bound refuses the container, naming the option.
 std::string RenderOption(const char* option, const std::string& text, const ContainerInfo& info,
                          const std::string& hostname) {
+  // A replay: the output this template gave at StartLogging, when it read what is not kept.
+  if (auto it = info.rendered_templates.find(text); it != info.rendered_templates.end()) {
+    return it->second;
+  }
   try {
     return DockerTemplate::Parse(text).Render(info, hostname);
   } catch (const std::logic_error& e) {  // invalid_argument, length_error
@@ -110,7 +114,8 @@ bool TemplatesName(const LogOptions& options, std::string_view field) {
          options.tag.value_or("").find(field) != std::string::npos;
 }
 
-ContainerInfo KeepLabelSources(const ContainerInfo& info, const LogOptions& options) {
+ContainerInfo KeepLabelSources(const ContainerInfo& info, const LogOptions& options,
+                               const std::string& hostname) {
   ContainerInfo kept = info;
   // The command line may carry secrets (a password as an argument): kept only when a template
   // of the options can show it. So are the whole environment and all container labels.
@@ -119,18 +124,33 @@ ContainerInfo KeepLabelSources(const ContainerInfo& info, const LogOptions& opti
     kept.container_entrypoint.clear();
     kept.container_args.clear();
   }
-  if (!TemplatesName(options, "ContainerEnv")) {
-    kept.container_env.clear();
-    const std::vector<std::string> env_names = SplitComma(options.env);
-    std::optional<RE2> env_re;
-    if (!options.env_regex.empty()) env_re.emplace(options.env_regex, RE2::Quiet);
-    for (const std::string& kv : info.container_env) {
-      const std::string name = kv.substr(0, kv.find('='));
-      if (std::find(env_names.begin(), env_names.end(), name) != env_names.end() ||
-          (env_re && RE2::PartialMatch(name, *env_re))) {
-        kept.container_env.push_back(kv);
-      }
+  kept.container_env.clear();
+  const std::vector<std::string> env_names = SplitComma(options.env);
+  std::optional<RE2> env_re;
+  if (!options.env_regex.empty()) env_re.emplace(options.env_regex, RE2::Quiet);
+  for (const std::string& kv : info.container_env) {
+    const std::string name = kv.substr(0, kv.find('='));
+    if (std::find(env_names.begin(), env_names.end(), name) != env_names.end() ||
+        (env_re && RE2::PartialMatch(name, *env_re))) {
+      kept.container_env.push_back(kv);
     }
+  }
+  // A template that reads the whole environment is kept as its output instead.
+  if (TemplatesName(options, "ContainerEnv")) {
+    const auto keep_output = [&](const std::string& text) {
+      if (text.find("ContainerEnv") == std::string::npos) return;
+      try {
+        kept.rendered_templates[text] = DockerTemplate::Parse(text).Render(info, hostname);
+      } catch (const std::logic_error&) {
+        // It refused the container at StartLogging: there is nothing to replay.
+      }
+    };
+    std::stringstream ss(options.external_labels);
+    std::string pair;
+    while (std::getline(ss, pair, ',')) {
+      if (auto eq = pair.find('='); eq != std::string::npos) keep_output(pair.substr(eq + 1));
+    }
+    if (options.tag) keep_output(*options.tag);
   }
   if (!TemplatesName(options, "ContainerLabels")) {
     kept.container_labels.clear();

@@ -22,8 +22,10 @@ StreamLabelSet BuildContainerLabels(const ContainerInfo& info, const LogOptions&
 
 // `info` with only the environment variables and container labels BuildContainerLabels reads,
 // and the command line only when a template of the options names it (what a replay needs; the
-// rest may hold secrets). A template naming ContainerEnv or ContainerLabels keeps all of it.
-ContainerInfo KeepLabelSources(const ContainerInfo& info, const LogOptions& options);
+// rest may hold secrets). A template naming ContainerLabels keeps all labels; one naming
+// ContainerEnv is kept as its output for `hostname` (rendered_templates), never the environment.
+ContainerInfo KeepLabelSources(const ContainerInfo& info, const LogOptions& options,
+                               const std::string& hostname);
 
 // Whether a template of the options (loki-external-labels, tag) names `field` of logger.Info.
 bool TemplatesName(const LogOptions& options, std::string_view field);

@@ -1,8 +1,8 @@
 #include "plugin/config/docker_template.h"
 
-#include <stdexcept>
+#include <absl/time/time.h>
 
-#include "pipeline_stages/rfc3339.h"
+#include <stdexcept>
 
 namespace skald {
 
@@ -23,11 +23,14 @@ class LoggerInfoData : public stages::TemplateData {
         name_(info.Name()),
         image_id_(info.ImageID()),
         command_(info.Command()) {
-    const std::optional<int64_t> created = stages::ParseRfc3339(info.container_created);
-    if (created) {
-      created_seconds_ = *created / 1'000'000'000;
-      created_nanos_ = static_cast<int32_t>(*created % 1'000'000'000);
-      if (created_nanos_ < 0) created_nanos_ += 1'000'000'000, --created_seconds_;
+    // RFC 3339 as dockerd's JSON writes a time, any year (Go's zero time is year 1).
+    absl::Time created;
+    std::string error;
+    if (absl::ParseTime(absl::RFC3339_full, info.container_created, &created, &error) &&
+        created != absl::InfiniteFuture() && created != absl::InfinitePast()) {
+      created_seconds_ = absl::ToUnixSeconds(created);
+      created_nanos_ = static_cast<int32_t>((created - absl::FromUnixSeconds(created_seconds_)) /
+                                            absl::Nanoseconds(1));
     }
   }
 

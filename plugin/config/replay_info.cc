@@ -1,6 +1,5 @@
 #include "plugin/config/replay_info.h"
 
-#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "plugin/config/container_labels.h"
@@ -8,19 +7,14 @@
 namespace skald {
 
 std::string ReplayInfoJson(const ContainerInfo& info, const LogOptions& options,
-                           SecretStore& secrets) {
+                           SecretStore& secrets, const std::string& hostname) {
   // Of the environment and the labels, only what becomes a label: the rest may hold secrets and
   // a replay needs none.
-  ContainerInfo kept = KeepLabelSources(info, options);
+  ContainerInfo kept = KeepLabelSources(info, options, hostname);
   // Options that hold credentials (the option table says which) are kept once, in the secrets
   // file; info.json names them.
   for (auto& [option, value] : kept.config) {
     if (OptionValueIsSecret(option, value)) value = secrets.Put(value);  // throws system_error
-  }
-  // A template that reads the whole environment needs it after a restart: it is kept with the
-  // credentials, and info.json names it.
-  if (!kept.container_env.empty() && TemplatesName(options, "ContainerEnv")) {
-    kept.container_env = {secrets.Put(nlohmann::json(kept.container_env).dump())};
   }
   return kept.ToJson().dump();
 }
@@ -35,17 +29,19 @@ std::string ResolveSecrets(ContainerInfo& info, const SecretStore& secrets) {
     if (!secret) return "the secret of its log-opt " + option + " is no longer kept";
     value = *secret;
   }
-  if (info.container_env.size() == 1 && SecretStore::IsReference(info.container_env[0])) {
-    auto secret = secrets.Get(info.container_env[0]);
-    if (!secret) return "the environment its templates read is no longer kept";
-    const nlohmann::json env = nlohmann::json::parse(*secret, nullptr, false);
-    if (!env.is_array() || !std::all_of(env.begin(), env.end(),
-                                        [](const nlohmann::json& v) { return v.is_string(); })) {
-      return "the environment its templates read is damaged";
-    }
-    info.container_env = env.get<std::vector<std::string>>();
-  }
   return "";
+}
+
+// The outputs of the templates kept at StartLogging (ContainerInfo::rendered_templates);
+// anything but a map of strings reads as none.
+std::map<std::string, std::string> RenderedTemplates(const nlohmann::json& info) {
+  std::map<std::string, std::string> out;
+  const auto it = info.find(ContainerInfo::kRenderedTemplatesKey);
+  if (it == info.end() || !it->is_object()) return out;
+  for (const auto& [text, output] : it->items()) {
+    if (output.is_string()) out[text] = output.get<std::string>();
+  }
+  return out;
 }
 
 }  // namespace
@@ -56,15 +52,14 @@ ReplayInfo ReadReplayInfo(const std::string& id, const std::optional<std::string
   out.info.container_id = id;
   try {
     if (text) {
-      out.info = ContainerInfo::FromJson(nlohmann::json::parse(*text));
+      const nlohmann::json parsed = nlohmann::json::parse(*text);
+      out.info = ContainerInfo::FromJson(parsed);
       out.info.container_id = id;
       out.parsed = true;
       for (const auto& [option, value] : out.info.config) {
         if (SecretStore::IsReference(value)) out.secret_references.insert(value);
       }
-      for (const std::string& kv : out.info.container_env) {
-        if (SecretStore::IsReference(kv)) out.secret_references.insert(kv);
-      }
+      out.info.rendered_templates = RenderedTemplates(parsed);
       out.unusable = ResolveSecrets(out.info, secrets);
     } else {
       out.unusable = "its info.json is missing";

@@ -8,6 +8,7 @@
 // loki-proxy-url with user:password@) as references into the SecretStore.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -18,10 +19,10 @@
 
 namespace skald {
 
-// The info.json of `info`, started with `options`; credentials go into `secrets`. Throws
-// std::system_error when the secrets file cannot be written.
+// The info.json of `info`, started with `options` on `hostname`; credentials go into `secrets`.
+// Throws std::system_error when the secrets file cannot be written.
 std::string ReplayInfoJson(const ContainerInfo& info, const LogOptions& options,
-                           SecretStore& secrets);
+                           SecretStore& secrets, const std::string& hostname = "");
 
 struct ReplayInfo {
   ContainerInfo info;  // its container_id is always the journal's

@@ -184,7 +184,7 @@ std::string Driver::StartJournaled(const std::string& file, const ContainerInfo&
     bool with_reader = false;
     try {
       try {
-        journal->WriteInfo(ReplayInfoJson(info, stream->options, *secrets_));
+        journal->WriteInfo(ReplayInfoJson(info, stream->options, *secrets_, config_.hostname));
         if (!writer) writer = journal->StartWriter(file);
       } catch (const std::system_error& e) {
         journal_error = e.what();

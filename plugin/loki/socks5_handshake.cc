@@ -90,9 +90,9 @@ bool SkipBoundAddress(unsigned char type, const Socks5Transport& t, std::string*
 
 std::string Socks5RequestError(const Socks5Request& r) {
   if (r.host.empty() || r.host.size() > 255) return "the endpoint's host name is 1 to 255 bytes";
-  if (r.authenticate &&
-      (r.user.empty() || r.user.size() > 255 || r.password.empty() || r.password.size() > 255)) {
-    return "a socks5 user name and password are 1 to 255 bytes each";
+  // As Go's client: a user name of 1 to 255 bytes, a password of at most 255 (empty too).
+  if (r.authenticate && (r.user.empty() || r.user.size() > 255 || r.password.size() > 255)) {
+    return "a socks5 user name is 1 to 255 bytes and its password at most 255";
   }
   return "";
 }

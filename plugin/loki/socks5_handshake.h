@@ -37,7 +37,7 @@ struct Socks5Outcome {
 Socks5Outcome Socks5Handshake(const Socks5Request& request, const Socks5Transport& transport);
 
 // Why a request cannot be sent to a SOCKS5 proxy at all ("" when it can): a name over 255
-// bytes, a user name or password empty or over 255 bytes.
+// bytes, a user name empty or over 255 bytes, a password over 255 bytes.
 std::string Socks5RequestError(const Socks5Request& request);
 
 }  // namespace skald

@@ -22,7 +22,7 @@ namespace skald::fuzz {
 inline void RunContainer(const LogOptions& options, const ContainerInfo& info) {
   FUZZ_CHECK(ValidateLokiClientConfig(options.client).empty());
   (void)options.client.Key();
-  (void)KeepLabelSources(info, options);
+  (void)KeepLabelSources(info, options, "fuzz-host");
 
   MetricsRegistry metrics;
   PipelineMetricsObserver observer(metrics);

@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 namespace skald {
 namespace {
@@ -125,11 +127,53 @@ TEST(DockerTemplate, AnExecutionGoFailsRefusesTheContainerWithGosReason) {
               HasSubstr("template \"{{index .ContainerArgs 5}}\""));
 }
 
+// logger.Info is a struct: Go neither indexes it, nor measures it, nor ranges over it, so a
+// template can only name its fields literally (what info.json keeps depends on it).
+TEST(DockerTemplate, TheContainerIsAStructNotAMap) {
+  EXPECT_THAT(RenderError("{{index . (print \"Container\" \"Env\")}}"),
+              HasSubstr("can't index item of type *logger.Info"));
+  EXPECT_THAT(RenderError("{{len .}}"), HasSubstr("len of type *logger.Info"));
+  EXPECT_THAT(RenderError("{{range .}}{{end}}"),
+              HasSubstr("range can't iterate over *logger.Info"));
+  // Go would print the value it cannot range over; an option may hold a credential.
+  const std::string error = RenderError("{{range .Config}}{{range .}}{{end}}{{end}}");
+  EXPECT_THAT(error, HasSubstr("range can't iterate over a value of type string"));
+  EXPECT_THAT(error, ::testing::Not(HasSubstr("127.0.0.1")));
+}
+
+// A list or map field is built once per execution and paid for: reading it in a loop stays
+// cheap, and a bigger one than the budget fails instead of running for minutes.
+TEST(DockerTemplate, ListsAndMapsAreBuiltOncePerExecutionAndPaidFor) {
+  ContainerInfo info = Info();
+  for (int k = 0; k < 20000; ++k) info.container_labels["l" + std::to_string(k)] = "v";
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(DockerTemplate::Parse("{{range 100000}}{{len $.ContainerLabels}}{{end}}")
+                .Render(info, "")
+                .size(),
+            100000u * 5);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  for (int k = 0; k < 1'000'000; ++k) info.container_env.push_back("E=" + std::to_string(k));
+  try {
+    DockerTemplate::Parse("{{len .ContainerEnv}}").Render(info, "");
+    ADD_FAILURE() << "a million-item list passed";
+  } catch (const std::length_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("field ContainerEnv holds 1000002 items"));
+  }
+}
+
 TEST(DockerTemplate, AContainerWithoutACreationTimeShowsGosZeroTime) {
   ContainerInfo info;
   info.container_id = "0123456789abcdef";
   EXPECT_EQ(DockerTemplate::Parse("{{.ContainerCreated}}|{{.Command}}|").Render(info, ""),
             "0001-01-01 00:00:00 +0000 UTC||");
+  // Go's zero time as dockerd writes it, and times past what Unix nanoseconds hold.
+  for (const auto& [created, shown] : std::vector<std::pair<std::string, std::string>>{
+           {"0001-01-01T00:00:00Z", "0001-01-01 00:00:00 +0000 UTC"},
+           {"3000-01-02T03:04:05.5Z", "3000-01-02 03:04:05.5 +0000 UTC"},
+           {"infinite-future", "0001-01-01 00:00:00 +0000 UTC"}}) {
+    info.container_created = created;
+    EXPECT_EQ(DockerTemplate::Parse("{{.ContainerCreated}}").Render(info, ""), shown) << created;
+  }
 }
 
 // A template's output, and every value on the way to it, is at most 1 MiB: more is refused

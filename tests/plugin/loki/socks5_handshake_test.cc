@@ -135,10 +135,11 @@ TEST(Socks5Handshake, RequestsItCannotSendAreRefusedBeforeAnyByte) {
   EXPECT_EQ(Socks5RequestError(To(std::string(256, 'a'), 80)),
             "the endpoint's host name is 1 to 255 bytes");
   EXPECT_EQ(Socks5RequestError({"loki.lan", 80, true, "", "p"}),
-            "a socks5 user name and password are 1 to 255 bytes each");
+            "a socks5 user name is 1 to 255 bytes and its password at most 255");
   EXPECT_EQ(Socks5RequestError({"loki.lan", 80, true, "u", std::string(256, 'p')}),
-            "a socks5 user name and password are 1 to 255 bytes each");
+            "a socks5 user name is 1 to 255 bytes and its password at most 255");
   EXPECT_EQ(Socks5RequestError({"loki.lan", 80, true, "u", "p"}), "");
+  EXPECT_EQ(Socks5RequestError({"loki.lan", 80, true, "u", ""}), "") << "socks5://u@proxy";
   ScriptedProxy untouched;
   EXPECT_EQ(Socks5Handshake(To(std::string(256, 'a'), 80), untouched.Transport()).end,
             Socks5Outcome::End::kRefused);
