@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -59,19 +60,27 @@ std::string RenderOption(const char* option, const std::string& text, const Cont
   }
 }
 
+// Calls f(name, template) for each name=template pair of loki-external-labels (validated by
+// ParseLogOptions; a pair without '=' is skipped).
+void ForEachExternalLabel(const LogOptions& options,
+                          const std::function<void(std::string, std::string)>& f) {
+  std::stringstream ss(options.external_labels);
+  std::string pair;
+  while (std::getline(ss, pair, ',')) {
+    if (auto eq = pair.find('='); eq != std::string::npos) {
+      f(pair.substr(0, eq), pair.substr(eq + 1));
+    }
+  }
+}
+
 }  // namespace
 
 StreamLabelSet BuildContainerLabels(const ContainerInfo& info, const LogOptions& options,
                                     const std::string& hostname) {
   std::map<std::string, std::string> labels;
-  std::stringstream ss(options.external_labels);
-  std::string pair;
-  while (std::getline(ss, pair, ',')) {
-    auto eq = pair.find('=');
-    if (eq == std::string::npos) continue;  // validated by ParseLogOptions
-    labels[pair.substr(0, eq)] =
-        RenderOption("loki-external-labels", pair.substr(eq + 1), info, hostname);
-  }
+  ForEachExternalLabel(options, [&](std::string name, std::string text) {
+    labels[std::move(name)] = RenderOption("loki-external-labels", text, info, hostname);
+  });
 
   // Docker's ExtraAttributes: labels, labels-regex, env, env-regex (env wins on a clash).
   std::map<std::string, std::string> attrs;
@@ -118,7 +127,8 @@ ContainerInfo KeepLabelSources(const ContainerInfo& info, const LogOptions& opti
                                const std::string& hostname) {
   ContainerInfo kept = info;
   // The command line may carry secrets (a password as an argument): kept only when a template
-  // of the options can show it. So are the whole environment and all container labels.
+  // of the options can show it; so are all container labels. A template that reads the whole
+  // environment is kept as its output, never the environment.
   if (!TemplatesName(options, "Command") && !TemplatesName(options, "ContainerEntrypoint") &&
       !TemplatesName(options, "ContainerArgs")) {
     kept.container_entrypoint.clear();
@@ -135,7 +145,6 @@ ContainerInfo KeepLabelSources(const ContainerInfo& info, const LogOptions& opti
       kept.container_env.push_back(kv);
     }
   }
-  // A template that reads the whole environment is kept as its output instead.
   if (TemplatesName(options, "ContainerEnv")) {
     const auto keep_output = [&](const std::string& text) {
       if (text.find("ContainerEnv") == std::string::npos) return;
@@ -145,11 +154,7 @@ ContainerInfo KeepLabelSources(const ContainerInfo& info, const LogOptions& opti
         // It refused the container at StartLogging: there is nothing to replay.
       }
     };
-    std::stringstream ss(options.external_labels);
-    std::string pair;
-    while (std::getline(ss, pair, ',')) {
-      if (auto eq = pair.find('='); eq != std::string::npos) keep_output(pair.substr(eq + 1));
-    }
+    ForEachExternalLabel(options, [&](std::string, std::string text) { keep_output(text); });
     if (options.tag) keep_output(*options.tag);
   }
   if (!TemplatesName(options, "ContainerLabels")) {
