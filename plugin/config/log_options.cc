@@ -114,7 +114,8 @@ const std::vector<OptionSpec> kSpecs = {
            "Do not verify Loki's certificate.",
            [](O& o, const V& v) { o.client.tls.insecure_skip_verify = v.flag; }),
     Option("loki-proxy-url", Kind::kProxyUrl, "",
-           "Proxy to reach Loki through: http://, or socks5:// (the proxy resolves Loki's name).",
+           "Proxy to reach Loki through: http://, https:// (TLS to the proxy), or socks5:// (the "
+           "proxy resolves Loki's name).",
            [](O& o, const V& v) { o.client.proxy_url = v.text; })
         .Shown(OptionShown::kRedactedUrl),
     Option("loki-pipeline-stages", Kind::kYaml, "",
@@ -293,7 +294,7 @@ void CheckText(const OptionSpec& spec, const std::string& v) {
     case Kind::kProxyUrl: {
       ParsedUrl parsed;
       if (std::string why = ParseUrl(v, parsed, UrlRole::kProxy); !why.empty()) {
-        Bad(spec, v, "an http:// or socks5:// URL with a host (" + why + ")");
+        Bad(spec, v, "an http://, https:// or socks5:// URL with a host (" + why + ")");
       }
       break;
     }

@@ -56,7 +56,7 @@ struct LogOptions {
 
 enum class OptionKind {
   kUrl,       // Loki's: http:// or https://
-  kProxyUrl,  // http://, socks5:// or socks5h://
+  kProxyUrl,  // http://, https://, socks5:// or socks5h://
   kString,
   kDuration,  // Go duration: 500ms, 1s, 1m30s; not negative
   kInt,

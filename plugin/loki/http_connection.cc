@@ -77,6 +77,61 @@ const BIO_METHOD* NoSignalSocketBio() {
   return method;
 }
 
+// A BIO whose bytes are the application data of another TLS session (HttpConnection::TlsTunnel):
+// the endpoint's TLS records travel inside the https proxy's. A side that must wait says so with
+// the BIO's retry flags, and which way the proxy's socket must wait in the tunnel's `want`.
+using TlsTunnel = HttpConnection::TlsTunnel;
+
+int TunnelBioIo(BIO* bio, char* data, int n, bool write) {
+  BIO_clear_retry_flags(bio);
+  auto* tunnel = static_cast<TlsTunnel*>(BIO_get_data(bio));
+  const int r = write ? SSL_write(tunnel->outer, data, n) : SSL_read(tunnel->outer, data, n);
+  if (r > 0) return r;
+  const int e = SSL_get_error(tunnel->outer, r);
+  if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+    tunnel->want = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+    if (write) {
+      BIO_set_retry_write(bio);
+    } else {
+      BIO_set_retry_read(bio);
+    }
+    return -1;
+  }
+  // The proxy's session ended (close_notify, or the connection closed without one).
+  if (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0)) {
+    tunnel->eof = true;
+    return 0;
+  }
+  return -1;
+}
+
+int TunnelBioWrite(BIO* bio, const char* data, int n) {
+  return TunnelBioIo(bio, const_cast<char*>(data), n, /*write=*/true);
+}
+int TunnelBioRead(BIO* bio, char* data, int n) { return TunnelBioIo(bio, data, n, false); }
+
+long TunnelBioCtrl(BIO* bio, int cmd, long, void*) {
+  if (cmd == BIO_CTRL_FLUSH) return 1;
+  if (cmd == BIO_CTRL_EOF) return static_cast<TlsTunnel*>(BIO_get_data(bio))->eof ? 1 : 0;
+  return 0;
+}
+
+const BIO_METHOD* TunnelBio() {
+  static BIO_METHOD* method = [] {
+    BIO_METHOD* m = BIO_meth_new(BIO_TYPE_SOURCE_SINK | BIO_get_new_index(), "skald tls tunnel");
+    BIO_meth_set_write(m, TunnelBioWrite);
+    BIO_meth_set_read(m, TunnelBioRead);
+    BIO_meth_set_ctrl(m, TunnelBioCtrl);
+    BIO_meth_set_create(m, [](BIO* bio) {
+      BIO_set_init(bio, 1);
+      return 1;
+    });
+    BIO_meth_set_destroy(m, [](BIO*) { return 1; });  // the tunnel is the connection's
+    return m;
+  }();
+  return method;
+}
+
 int NoPassphrase(char*, int, int, void*) { return 0; }
 
 // The certificates in PEM text, in order (the caller frees them).
@@ -108,11 +163,15 @@ std::string BasicAuthorization(std::string_view user, std::string_view password)
 struct HttpConnection::Io {
   int fd = -1;
   SSL* tls = nullptr;
+  // Set when `tls` runs inside the proxy's TLS: which way that session waits, which is what the
+  // socket must wait for whatever `tls` asked.
+  const short* tunnel_want = nullptr;
   Clock::time_point deadline;
   const std::atomic<bool>* cut = nullptr;
 
   // Waits until `events` on fd; kNone, kTimeout or kCut.
   Failure Wait(short events) const {
+    if (tunnel_want != nullptr && *tunnel_want != 0) events = *tunnel_want;
     for (;;) {
       if (cut->load()) return Failure::kCut;
       const auto now = Clock::now();
@@ -274,6 +333,11 @@ void HttpConnection::Close() {
     SSL_free(tls_);
     tls_ = nullptr;
   }
+  if (proxy_tls_ != nullptr) {
+    SSL_free(proxy_tls_);
+    proxy_tls_ = nullptr;
+  }
+  tunnel_ = TlsTunnel{};
   open_ = false;
   absl::MutexLock lock(&fd_mu_);
   if (fd_ >= 0) ::close(fd_);
@@ -282,6 +346,7 @@ void HttpConnection::Close() {
 
 bool HttpConnection::IdleConnectionAlive() {
   if (tls_ != nullptr && SSL_pending(tls_) > 0) return false;
+  if (proxy_tls_ != nullptr && SSL_pending(proxy_tls_) > 0) return false;
   int fd = -1;
   {
     absl::MutexLock lock(&fd_mu_);
@@ -341,7 +406,8 @@ HttpConnection::Answer HttpConnection::Exchange(std::string_view method, std::st
       absl::MutexLock lock(&fd_mu_);
       io.fd = fd_;
     }
-    io.tls = tls_;
+    io.tls = tls_ != nullptr ? tls_ : proxy_tls_;
+    io.tunnel_want = tls_ != nullptr && proxy_tls_ != nullptr ? &tunnel_.want : nullptr;
     open_ = false;  // until the answer is read whole
 
     std::string error;
@@ -391,6 +457,7 @@ bool HttpConnection::Open(Io& io, Answer* answer) {
     answer->failure =
         resolved.failure == Resolved::Failure::kCut ? Failure::kCut : Failure::kResolve;
     answer->error = resolved.error;
+    answer->at_proxy = via_proxy;
     return false;
   }
   addrinfo* found = resolved.addresses.get();
@@ -413,15 +480,18 @@ bool HttpConnection::Open(Io& io, Answer* answer) {
                     : failure == Failure::kTimeout
                         ? "no connection to " + what + " before the deadline"
                         : "cut";
+    answer->at_proxy = via_proxy;
     return false;
   }
   const int one = 1;
   ::setsockopt(io.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 
   if (via_proxy && endpoint_.proxy_socks5 && !Socks5Tunnel(io, answer)) return false;
+  // An https proxy: TLS to it first; plain http then goes to it as to an http proxy.
+  if (via_proxy && endpoint_.proxy_tls && !StartTls(io, answer, /*to_proxy=*/true)) return false;
   if (endpoint_.scheme != "https") return true;
   if (via_proxy && !endpoint_.proxy_socks5 && !Tunnel(io, answer)) return false;
-  return StartTls(io, answer);
+  return StartTls(io, answer, /*to_proxy=*/false);
 }
 
 HttpConnection::Failure HttpConnection::ConnectOne(Io& io, const addrinfo& a, bool more,
@@ -489,6 +559,7 @@ bool HttpConnection::Tunnel(Io& io, Answer* answer) {
     answer->failure = failure;
     answer->error = "proxy tunnel to " + target + ": " +
                     (failure == Failure::kTimeout ? "no answer before the deadline" : error);
+    answer->at_proxy = true;
     Close();
     return false;
   }
@@ -521,6 +592,7 @@ bool HttpConnection::Socks5Tunnel(Io& io, Answer* answer) {
                               endpoint_.proxy_user, endpoint_.proxy_password};
   const Socks5Outcome outcome = Socks5Handshake(request, transport);
   if (outcome.end == Socks5Outcome::End::kOpen) return true;
+  answer->at_proxy = true;
   if (outcome.end == Socks5Outcome::End::kRefused) {
     // Like a refused connection: the endpoint cannot be reached now; the lane retries.
     answer->failure = Failure::kConnect;
@@ -545,6 +617,8 @@ std::string HttpConnection::LoadTlsContext() {
     return error;
   };
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  // A write retried after a wait may come from another address (the tunnel's inner session).
+  SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 #ifdef SSL_OP_IGNORE_UNEXPECTED_EOF
   SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
 #endif
@@ -587,61 +661,72 @@ std::string HttpConnection::LoadTlsContext() {
   return "";
 }
 
-bool HttpConnection::StartTls(Io& io, Answer* answer) {
+bool HttpConnection::StartTls(Io& io, Answer* answer, bool to_proxy) {
+  const auto fail = [&](Failure failure, std::string error) {
+    answer->failure = failure;
+    answer->error = std::move(error);
+    answer->at_proxy = to_proxy;
+    Close();
+    return false;
+  };
   if (std::string error = tls_ctx_ == nullptr ? LoadTlsContext() : std::string(); !error.empty()) {
-    answer->failure = Failure::kTlsSetup;
-    answer->error = error;
-    Close();
-    return false;
+    return fail(Failure::kTlsSetup, error);
   }
-  tls_ = SSL_new(tls_ctx_);
-  BIO* bio = tls_ != nullptr ? BIO_new(NoSignalSocketBio()) : nullptr;
-  if (bio == nullptr) {
-    answer->failure = Failure::kTlsSetup;
-    answer->error = "cannot start TLS: " + OpenSslError();
-    Close();
-    return false;
+  SSL* tls = SSL_new(tls_ctx_);
+  (to_proxy ? proxy_tls_ : tls_) = tls;  // Close() frees it
+  const bool tunneled = !to_proxy && proxy_tls_ != nullptr;
+  BIO* bio = nullptr;
+  if (tls != nullptr && tunneled) {
+    tunnel_ = TlsTunnel{proxy_tls_};
+    bio = BIO_new(TunnelBio());
+    if (bio != nullptr) BIO_set_data(bio, &tunnel_);
+  } else if (tls != nullptr) {
+    bio = BIO_new(NoSignalSocketBio());
+    if (bio != nullptr) BIO_set_fd(bio, io.fd, BIO_NOCLOSE);
   }
-  BIO_set_fd(bio, io.fd, BIO_NOCLOSE);
-  SSL_set_bio(tls_, bio, bio);
-  const std::string& name = endpoint_.server_name.empty() ? endpoint_.host : endpoint_.server_name;
+  if (bio == nullptr) return fail(Failure::kTlsSetup, "cannot start TLS: " + OpenSslError());
+  SSL_set_bio(tls, bio, bio);
+  // As Go's client: a configured server name is checked in the proxy's certificate too.
+  const std::string& name = !endpoint_.server_name.empty() ? endpoint_.server_name
+                            : to_proxy                     ? endpoint_.proxy_host
+                                                           : endpoint_.host;
   // Without the name check a certificate for any name would do: a failure here ends the try.
   const bool named = IsIpAddress(name)
-                         ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(tls_), name.c_str()) == 1
-                         : SSL_set_tlsext_host_name(tls_, name.c_str()) == 1 &&
-                               SSL_set1_host(tls_, name.c_str()) == 1;
+                         ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(tls), name.c_str()) == 1
+                         : SSL_set_tlsext_host_name(tls, name.c_str()) == 1 &&
+                               SSL_set1_host(tls, name.c_str()) == 1;
   if (!named) {
-    answer->failure = Failure::kTlsSetup;
-    answer->error = "cannot set the TLS server name " + name + ": " + OpenSslError();
-    Close();
-    return false;
+    return fail(Failure::kTlsSetup,
+                "cannot set the TLS server name " + name + ": " + OpenSslError());
   }
-  io.tls = tls_;
+  io.tls = tls;
+  io.tunnel_want = tunneled ? &tunnel_.want : nullptr;
+  const std::string whose = to_proxy ? "the proxy's" : "the server's";
   for (;;) {
     ERR_clear_error();
-    const int r = SSL_connect(tls_);
+    const int r = SSL_connect(tls);
     if (r == 1) return true;
-    const int e = SSL_get_error(tls_, r);
+    const int e = SSL_get_error(tls, r);
     if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
       const Failure f = io.Wait(e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT);
       if (f == Failure::kNone) continue;
-      answer->failure = f;
-      answer->error = f == Failure::kTimeout ? "no TLS handshake before the deadline" : "cut";
-      Close();
-      return false;
+      return fail(f, f == Failure::kTimeout
+                         ? std::string(to_proxy ? "no TLS handshake with the proxy before the "
+                                                  "deadline"
+                                                : "no TLS handshake before the deadline")
+                         : "cut");
     }
-    const long verify = SSL_get_verify_result(tls_);
+    const long verify = SSL_get_verify_result(tls);
     if (!endpoint_.insecure_skip_verify && verify != X509_V_OK) {
-      answer->failure = Failure::kTlsVerify;
-      answer->error = std::string("the server's certificate did not verify: ") +
-                      X509_verify_cert_error_string(verify);
+      std::string why =
+          whose + " certificate did not verify: " + X509_verify_cert_error_string(verify);
       OpenSslError();
-    } else {
-      answer->failure = Failure::kTlsHandshake;
-      answer->error = "TLS handshake failed: " + Io::Describe(e);
+      return fail(Failure::kTlsVerify, std::move(why));
     }
-    Close();
-    return false;
+    return fail(
+        Failure::kTlsHandshake,
+        std::string(to_proxy ? "TLS handshake with the proxy failed: " : "TLS handshake failed: ") +
+            Io::Describe(e));
   }
 }
 

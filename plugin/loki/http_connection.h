@@ -1,5 +1,7 @@
 // HttpConnection: the plugin's own HTTP/1.1 client connection to one endpoint (Loki's push URL),
-// plain or TLS (OpenSSL), direct or through an http or socks5 proxy, kept open between requests.
+// plain or TLS (OpenSSL), direct or through an http, https or socks5 proxy, kept open between
+// requests. Through an https proxy to an https endpoint, the endpoint's TLS runs inside the
+// proxy's (its records are the proxy connection's data).
 //
 // Made so that nothing the far end sends can crash or bloat the plugin: every answer is read
 // by an HttpResponseReader (bounded status line, header lines and count, body), every wait on
@@ -33,10 +35,13 @@ struct HttpEndpoint {
   std::string host;    // a name or an address (IPv6 without brackets)
   int port = 0;
   // A proxy; empty host: none. An http proxy: proxy_authorization is the Proxy-Authorization
-  // value. A socks5 one (proxy_socks5): proxy_user and proxy_password when proxy_authenticate.
+  // value; proxy_tls: an https one, reached over TLS with the settings below (as Go's client
+  // does: the same CA, client certificate and server_name, else the proxy's host as the name).
+  // A socks5 one (proxy_socks5): proxy_user and proxy_password when proxy_authenticate.
   std::string proxy_host;
   int proxy_port = 0;
   std::string proxy_authorization;
+  bool proxy_tls = false;
   bool proxy_socks5 = false;
   bool proxy_authenticate = false;
   std::string proxy_user, proxy_password;
@@ -81,7 +86,8 @@ class HttpConnection {
     std::string body;  // at most HttpResponseReader::kMaxBodyBytes
     bool body_capped = false;
     std::string location;
-    std::string error;  // when failure != kNone: what happened, for the log
+    std::string error;      // when failure != kNone: what happened, for the log
+    bool at_proxy = false;  // the failure is the proxy's (reaching it, its TLS, its tunnel)
   };
 
   explicit HttpConnection(HttpEndpoint endpoint);
@@ -99,6 +105,14 @@ class HttpConnection {
   // Clears a Cut() that came after the last exchange.
   void Rearm() { cut_.store(false); }
 
+  // The endpoint's TLS inside an https proxy's: the inner session's BIO reads and writes through
+  // `outer`, and records which way the outer session must wait when it cannot go on.
+  struct TlsTunnel {
+    SSL* outer = nullptr;
+    short want = 0;    // POLLIN or POLLOUT: what the outer session waited for last
+    bool eof = false;  // the outer session ended
+  };
+
  private:
   struct Io;  // one exchange's socket waits, bounded by its deadline
 
@@ -114,7 +128,8 @@ class HttpConnection {
   bool Tunnel(Io& io, Answer* answer);
   // The socks5 proxy's CONNECT to the endpoint (plugin/loki/socks5_handshake.h).
   bool Socks5Tunnel(Io& io, Answer* answer);
-  bool StartTls(Io& io, Answer* answer);
+  // TLS to the proxy (`to_proxy`) or to the endpoint (inside the proxy's TLS when there is one).
+  bool StartTls(Io& io, Answer* answer, bool to_proxy);
   // Makes tls_ctx_ from the endpoint's PEM texts; returns why it cannot ("" when it did).
   std::string LoadTlsContext();
   void Close() ABSL_LOCKS_EXCLUDED(fd_mu_);
@@ -126,6 +141,8 @@ class HttpConnection {
   const HttpEndpoint endpoint_;
   SSL_CTX* tls_ctx_ = nullptr;  // loaded at the first https connection
   SSL* tls_ = nullptr;          // of the open connection (https)
+  SSL* proxy_tls_ = nullptr;    // to the https proxy of the open connection
+  TlsTunnel tunnel_;            // tls_ inside proxy_tls_
   bool open_ = false;           // a connection is open and idle between exchanges
 
   // The socket: Exchange's thread opens and closes it under fd_mu_; Cut() shuts it down under

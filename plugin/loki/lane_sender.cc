@@ -16,10 +16,18 @@ namespace {
 // is closed), so that a wrong or hostile peer cannot fill the plugin's memory.
 // What to check when a TLS connection failed, or "".
 std::string TlsHint(const LokiClientConfig& config, const ParsedUrl& url,
-                    HttpConnection::Failure failure) {
+                    const HttpConnection::Answer& got) {
   using Failure = HttpConnection::Failure;
-  if (url.scheme != "https") return "";
+  const Failure failure = got.failure;
   const std::string waiting = config.durable ? "; lines wait in the journal" : "";
+  if (got.at_proxy) {
+    // Only an https proxy's TLS has advice; reaching a proxy or its tunnel speaks for itself.
+    if (failure != Failure::kTlsVerify) return "";
+    return " (an https proxy's certificate is checked as Loki's: against loki-tls-ca-file or "
+           "the system's CAs, for the name in loki-tls-server-name or else the proxy's host" +
+           waiting + ")";
+  }
+  if (url.scheme != "https") return "";
   if (failure == Failure::kTlsVerify) {
     return config.tls.ca_file.empty()
                ? " (Loki's certificate is not signed by a CA the system trusts: set "
@@ -57,7 +65,8 @@ LaneSender::LaneSender(LokiEndpoint& target, LokiCredentials credentials, Reques
   if (!config_.proxy_url.empty()) {
     endpoint.proxy_host = target_.proxy.host;
     endpoint.proxy_port = target_.proxy.port;
-    endpoint.proxy_socks5 = target_.proxy.scheme != "http";  // socks5, socks5h
+    endpoint.proxy_tls = target_.proxy.scheme == "https";
+    endpoint.proxy_socks5 = target_.proxy.scheme.rfind("socks5", 0) == 0;  // socks5, socks5h
     if (target_.proxy.has_userinfo && endpoint.proxy_socks5) {
       endpoint.proxy_authenticate = true;
       endpoint.proxy_user = target_.proxy.user;
@@ -74,7 +83,7 @@ LaneSender::LaneSender(LokiEndpoint& target, LokiCredentials credentials, Reques
        {std::tuple{"loki-tls-ca-file", &config_.tls.ca_file, &endpoint.ca_pem},
         std::tuple{"loki-tls-cert-file", &config_.tls.cert_file, &endpoint.cert_pem},
         std::tuple{"loki-tls-key-file", &config_.tls.key_file, &endpoint.key_pem}}) {
-    if (url.scheme != "https" || path->empty()) continue;
+    if ((url.scheme != "https" && !endpoint.proxy_tls) || path->empty()) continue;
     if (std::string why = ReadUserFile(option, *path, kMaxTlsFileBytes, *pem);
         !why.empty() && endpoint.tls_error.empty()) {
       endpoint.tls_error = why;
@@ -187,7 +196,7 @@ LaneSender::Answer LaneSender::Attempt(std::string_view body, const std::string&
     answer.error = "no complete answer within loki-timeout (" +
                    std::to_string(config_.timeout.count()) + " ms)";
   } else {
-    answer.error = "transport error: " + got.error + TlsHint(config_, target_.url, got.failure);
+    answer.error = "transport error: " + got.error + TlsHint(config_, target_.url, got);
   }
   return answer;
 }

@@ -125,7 +125,7 @@ std::string ValidateLokiClientConfig(const LokiClientConfig& config) {
     if (std::string err = ParseUrl(config.proxy_url, proxy, UrlRole::kProxy); !err.empty()) {
       return "loki-proxy-url '" + RedactUrl(config.proxy_url) + "': " + err;
     }
-    if (proxy.scheme != "http") {
+    if (proxy.scheme.rfind("socks5", 0) == 0) {
       Socks5Request request{url.host, url.port, proxy.has_userinfo, proxy.user, proxy.password};
       if (std::string err = Socks5RequestError(request); !err.empty()) {
         return "loki-proxy-url '" + RedactUrl(config.proxy_url) + "': " + err;

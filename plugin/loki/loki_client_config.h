@@ -58,7 +58,7 @@ struct LokiClientConfig {
 
 // Empty when `config` can make a client; otherwise a message naming the bad field and value
 // (credentials removed) and what would be accepted: http/https URL with a host, a valid port,
-// an http proxy, loki-tls-cert-file and loki-tls-key-file together, a valid tenant ID.
+// a proxy URL, loki-tls-cert-file and loki-tls-key-file together, a valid tenant ID.
 std::string ValidateLokiClientConfig(const LokiClientConfig& config);
 
 // Empty when the files `config` names (password and token files, TLS CA, certificate and key)

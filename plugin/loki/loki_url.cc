@@ -113,11 +113,9 @@ std::string ParseUrl(std::string_view url, ParsedUrl& out, UrlRole role) {
   for (char c : scheme)
     out.scheme += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (role == UrlRole::kProxy) {
-    if (out.scheme == "https") {
-      return "https:// proxies are not supported; use an http:// or socks5:// proxy";
-    }
-    if (out.scheme != "http" && out.scheme != "socks5" && out.scheme != "socks5h") {
-      return "unsupported scheme '" + out.scheme + "'; expected http, socks5 or socks5h";
+    if (out.scheme != "http" && out.scheme != "https" && out.scheme != "socks5" &&
+        out.scheme != "socks5h") {
+      return "unsupported scheme '" + out.scheme + "'; expected http, https, socks5 or socks5h";
     }
   } else if (out.scheme != "http" && out.scheme != "https") {
     return "unsupported scheme '" + out.scheme + "'; expected http or https";

@@ -13,7 +13,7 @@
 namespace skald {
 
 struct ParsedUrl {
-  std::string scheme;  // "http" or "https"; a proxy's: "http", "socks5" or "socks5h"
+  std::string scheme;  // "http" or "https"; a proxy's: also "socks5" or "socks5h"
   std::string host;    // without brackets for IPv6
   int port = 0;
   std::string path;  // path and query, at least "/"; no fragment
@@ -22,7 +22,7 @@ struct ParsedUrl {
   bool has_userinfo = false;
 };
 
-// What a URL names: Loki's endpoint (http, https), or the proxy before it (http; socks5 and
+// What a URL names: Loki's endpoint (http, https), or the proxy before it (http, https; socks5 and
 // socks5h, the same to the plugin: the proxy resolves the endpoint's name; port 1080 by default).
 enum class UrlRole { kEndpoint, kProxy };
 

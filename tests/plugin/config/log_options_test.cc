@@ -171,8 +171,9 @@ TEST(LogOptions, BadValuesNameTheOptionAndValue) {
            {"tag", "{{.Nmae}}", "can't evaluate field Nmae in type *logger.Info"},
            {"loki-external-labels", "job", "name=value pairs"},
            {"loki-external-labels", "9job=x", "'9job' is not one"},
-           {"loki-proxy-url", "ftp://proxy", "an http:// or socks5:// URL"},
-           {"loki-proxy-url", "https://proxy:8443", "https:// proxies are not supported"},
+           {"loki-proxy-url", "ftp://proxy", "an http://, https:// or socks5:// URL"},
+           {"loki-proxy-url", "ftp://proxy", "expected http, https, socks5 or socks5h"},
+           {"loki-proxy-url", "https://proxy:99999", "port 99999 outside 1-65535"},
        }) {
     std::map<std::string, std::string> config{{"loki-url", kUrl}, {c.option, c.value}};
     std::string err = ErrorOf(config);
@@ -190,6 +191,18 @@ TEST(LogOptions, BadUrlIsRedactedInTheMessage) {
 
 // The option check and the Loki client parse URLs with one parser: what one accepts the other
 // does, and neither shows the password of a URL it refuses.
+// Every proxy scheme the Go driver's client takes: http, https (TLS to the proxy), socks5.
+TEST(LogOptions, ProxyUrlsOfEverySchemeGoTakesAreAccepted) {
+  for (const std::string proxy : {"http://proxy:3128", "https://ops:pw@proxy:8443", "https://proxy",
+                                  "socks5://proxy", "socks5h://u:p@proxy:1080"}) {
+    LokiClientConfig c;
+    c.url = kUrl;
+    c.proxy_url = proxy;
+    EXPECT_EQ(ValidateLokiClientConfig(c), "") << proxy;
+    EXPECT_EQ(ErrorOf({{"loki-url", kUrl}, {"loki-proxy-url", proxy}}), "") << proxy;
+  }
+}
+
 TEST(LogOptions, UrlCheckAgreesWithTheClient) {
   for (const std::string url : {
            "http://ceo:S3cr3t/Pa55==@127.0.0.1:3100/loki/api/v1/push",

@@ -25,7 +25,7 @@ TEST(LokiClientConfigTest, ValidationNamesTheBadOption) {
   EXPECT_THAT(ValidateLokiClientConfig(c), ::testing::HasSubstr("not a URL"));
   c.url = "https://[::1]:3100/loki/api/v1/push";
   EXPECT_EQ(ValidateLokiClientConfig(c), "");
-  c.proxy_url = "https://proxy:8443";
+  c.proxy_url = "gopher://proxy:8443";
   EXPECT_THAT(ValidateLokiClientConfig(c), ::testing::HasSubstr("loki-proxy-url"));
   c.proxy_url = "";
   c.tls.cert_file = "/c.pem";

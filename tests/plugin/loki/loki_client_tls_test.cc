@@ -1,4 +1,5 @@
-// The Loki client over TLS: CA file, server name, skipping verification, client certificates.
+// The Loki client over TLS: CA file, server name, skipping verification, client certificates,
+// and https proxies (TLS to the proxy; Loki's own TLS inside it).
 // Certificates are made with the openssl command at suite start (skipped when it is missing).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,12 +10,15 @@
 #include <filesystem>
 #include <sstream>
 
+#include "plugin/loki/http_connection.h"
 #include "plugin/loki/loki_client.h"
+#include "tests/tools/fake_https_proxy.h"
 #include "tests/tools/fake_loki.h"
 
 namespace skald {
 namespace {
 
+using skald::testkit::FakeHttpsProxy;
 using skald::testkit::FakeLoki;
 using std::chrono::milliseconds;
 
@@ -166,6 +170,89 @@ TEST_F(LokiClientTlsTest, TlsFailuresAreLoggedWithTheOptionToSet) {
   const std::string text = log.str();
   EXPECT_THAT(text, ::testing::HasSubstr("set loki-tls-ca-file to the CA that signed it")) << text;
   EXPECT_THAT(text, ::testing::HasSubstr("loki-tls-cert-file and loki-tls-key-file")) << text;
+}
+
+// An https proxy before a plain-http Loki: TLS to the proxy, checked with the same settings as
+// Loki's (Go's client does the same), then the request in the absolute form with the proxy's
+// credentials, as to an http proxy.
+TEST_F(LokiClientTlsTest, SendsPlainHttpThroughAnHttpsProxy) {
+  FakeLoki loki;
+  ASSERT_TRUE(loki.Start());
+  FakeHttpsProxy proxy;
+  ASSERT_TRUE(proxy.Start(File("server.pem"), File("server.key")));
+  LokiClientConfig c = Config(loki);
+  c.proxy_url = "https://ops:pr0xy%40pw@127.0.0.1:" + std::to_string(proxy.port());
+  c.tls.ca_file = File("ca.pem");
+  c.tls.server_name = "loki.test";
+  EXPECT_TRUE(Delivers(c, loki));
+  EXPECT_EQ(proxy.Handshakes(), 1);
+  EXPECT_EQ(loki.ProxiedRequests(), 1u) << "the absolute form, as to an http proxy";
+  ASSERT_EQ(proxy.RequestLines().size(), 1u);
+  EXPECT_EQ(proxy.RequestLines()[0],
+            "POST http://127.0.0.1:" + std::to_string(loki.port()) + "/loki/api/v1/push HTTP/1.1");
+  EXPECT_EQ(proxy.ProxyAuthorizations()[0], BasicAuthorization("ops", "pr0xy@pw"));
+}
+
+// An https Loki behind an https proxy: CONNECT over the proxy's TLS, then Loki's TLS inside it.
+// Several pushes of a megabyte each go over the one connection, kept between them.
+TEST_F(LokiClientTlsTest, SendsHttpsThroughAnHttpsProxyWithTlsInsideTls) {
+  FakeLoki loki;
+  ASSERT_TRUE(loki.StartTls({File("server.pem"), File("server.key"), ""}));
+  FakeHttpsProxy proxy;
+  ASSERT_TRUE(proxy.Start(File("server.pem"), File("server.key")));
+  LokiClientConfig c = Config(loki);
+  c.proxy_url = "https://127.0.0.1:" + std::to_string(proxy.port());
+  c.tls.ca_file = File("ca.pem");
+  c.tls.server_name = "loki.test";
+  c.batch_size_bytes = 1 << 20;
+  MetricsRegistry metrics;
+  {
+    LokiClient client(c, metrics);
+    std::string line(1000, 'x');
+    for (int i = 0; i < 5000; ++i) {
+      LokiEntry e;
+      e.labels = R"({job="tunnel"})";
+      e.timestamp_ns = i + 1;
+      e.line = std::to_string(i) + line;
+      client.Push(e);
+    }
+    EXPECT_TRUE(client.Flush(kLong));
+  }
+  EXPECT_EQ(metrics.CounterTotal("skald_entries_sent_total"), 5000u);
+  EXPECT_EQ(loki.TotalEntries(), 5000u);
+  EXPECT_EQ(loki.ProxiedRequests(), 0u) << "inside the tunnel the request is Loki's own";
+  EXPECT_EQ(proxy.Handshakes(), 1) << "one connection kept for every push";
+  const std::vector<std::string> lines = proxy.RequestLines();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "CONNECT 127.0.0.1:" + std::to_string(loki.port()) + " HTTP/1.1");
+}
+
+// The proxy's certificate is checked: one the CA does not vouch for stops the push, and the log
+// says it was the proxy's and what is checked (not advice about Loki's certificate).
+TEST_F(LokiClientTlsTest, AnHttpsProxyWhoseCertificateDoesNotVerifyIsNamedInTheLog) {
+  std::ostringstream log;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  FakeLoki loki;
+  ASSERT_TRUE(loki.Start());
+  FakeHttpsProxy proxy;
+  ASSERT_TRUE(proxy.Start(File("server.pem"), File("server.key")));
+  {
+    LokiClientConfig c = Config(loki);
+    c.proxy_url = "https://127.0.0.1:" + std::to_string(proxy.port());
+    c.tls.ca_file = File("ca.pem");  // the certificate names loki.test, not 127.0.0.1
+    EXPECT_FALSE(Delivers(c, loki));
+  }
+  spdlog::default_logger()->flush();
+  spdlog::set_default_logger(previous);
+  const std::string text = log.str();
+  EXPECT_EQ(loki.TotalEntries(), 0u);
+  EXPECT_TRUE(proxy.RequestLines().empty());
+  EXPECT_THAT(text, ::testing::HasSubstr("the proxy's certificate did not verify")) << text;
+  EXPECT_THAT(text, ::testing::HasSubstr("an https proxy's certificate is checked as Loki's"))
+      << text;
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("Loki's certificate is not"))) << text;
 }
 
 }  // namespace

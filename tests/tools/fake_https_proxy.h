@@ -1,0 +1,58 @@
+// FakeHttpsProxy: an https proxy on 127.0.0.1 (TLS to the proxy itself, with the given
+// certificate) that serves both of a client's ways through it: CONNECT host:port (answered 200,
+// then the bytes relayed, e.g. the endpoint's own TLS inside the proxy's) and a request in the
+// absolute form (http://host:port/path, passed on as it came). Either way it connects to
+// 127.0.0.1 at the requested port, whatever the host. It records each request line and the
+// Proxy-Authorization sent with it. Start() before use; Stop() (or the destructor) ends every
+// connection.
+#pragma once
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+using SSL_CTX = struct ssl_ctx_st;
+using SSL = struct ssl_st;
+
+namespace skald::testkit {
+
+class FakeHttpsProxy {
+ public:
+  FakeHttpsProxy() = default;
+  ~FakeHttpsProxy();
+  FakeHttpsProxy(const FakeHttpsProxy&) = delete;
+  FakeHttpsProxy& operator=(const FakeHttpsProxy&) = delete;
+
+  // Listens with the certificate and key in these PEM files; false when they do not load.
+  bool Start(const std::string& cert_file, const std::string& key_file);
+  void Stop();
+
+  int port() const { return port_; }
+  // The first line of each request the proxy got (CONNECT's or the absolute form's), in order.
+  std::vector<std::string> RequestLines() const;
+  // The Proxy-Authorization value of each of those requests ("" when none), in the same order.
+  std::vector<std::string> ProxyAuthorizations() const;
+  // TLS handshakes that completed.
+  int Handshakes() const { return handshakes_.load(); }
+
+ private:
+  void AcceptLoop();
+  void Serve(int fd);
+  void Relay(SSL* tls, int fd, int upstream);
+
+  SSL_CTX* ctx_ = nullptr;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> handshakes_{0};
+  mutable std::mutex mu_;
+  std::vector<std::string> request_lines_;
+  std::vector<std::string> authorizations_;
+  std::vector<int> open_fds_;
+  std::vector<std::thread> threads_;
+  std::thread acceptor_;
+};
+
+}  // namespace skald::testkit
