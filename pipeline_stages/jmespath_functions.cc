@@ -1,12 +1,12 @@
 #include "pipeline_stages/jmespath_functions.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "pipeline_stages/go/go_json_reencode.h"
+#include "pipeline_stages/go/go_strconv.h"
 
 namespace skald::stages::jmes {
 namespace {
@@ -271,36 +271,14 @@ json ToString(const Evaluator&, const Args& a) {
   return out;
 }
 
-// Go's strconv.ParseFloat: decimal or 0x hexadecimal, an optional sign, inf/infinity/nan;
-// out of range is an error.
-std::optional<double> ParseFloat(std::string_view s) {
-  bool negative = false;
-  std::string_view body = s;
-  if (!body.empty() && (body[0] == '+' || body[0] == '-')) {
-    negative = body[0] == '-';
-    body.remove_prefix(1);
-  }
-  if (body.empty() || body[0] == '+' || body[0] == '-') return std::nullopt;
-  std::chars_format format = std::chars_format::general;
-  if (body.size() > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X')) {
-    body.remove_prefix(2);
-    format = std::chars_format::hex;
-    // Go requires the p exponent of a hexadecimal float.
-    if (body.find_first_of("pP") == std::string_view::npos) return std::nullopt;
-  }
-  double v = 0;
-  auto [p, ec] = std::from_chars(body.data(), body.data() + body.size(), v, format);
-  if (ec != std::errc() || p != body.data() + body.size()) return std::nullopt;
-  return negative ? -v : v;
-}
-
 json ToNumber(const Evaluator&, const Args& a) {
   const json& v = V(a, 0);
   if (v.is_number()) return v;
   if (!v.is_string()) return nullptr;
-  const std::optional<double> d = ParseFloat(v.get_ref<const std::string&>());
-  if (!d) return nullptr;
-  return *d;
+  // go-jmespath: strconv.ParseFloat, null on its error ("1e-400" is 0, "1e400" an error).
+  double d = 0;
+  if (!ParseGoFloat(v.get_ref<const std::string&>(), &d)) return nullptr;
+  return d;
 }
 
 json Type(const Evaluator&, const Args& a) { return TypeName(V(a, 0)); }

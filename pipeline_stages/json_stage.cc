@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <optional>
 
@@ -833,6 +834,21 @@ bool JsonStage::SearchGeneral(std::string_view text, bool null_document) {
   return true;
 }
 
+namespace {
+
+// Whether `value` holds NaN or an infinity (to_number('nan'), to_number('-inf')): Go's
+// json.Marshal refuses those ("unsupported value"), so Promtail leaves the key unset.
+bool HoldsNonFinite(const nlohmann::json& value) {
+  if (value.is_number_float()) return !std::isfinite(value.get<double>());
+  if (!value.is_structured()) return false;
+  for (const nlohmann::json& item : value) {
+    if (HoldsNonFinite(item)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool JsonStage::StoreResult(const nlohmann::json& result, Value& dst) {
   switch (result.type()) {
     case nlohmann::json::value_t::null:
@@ -849,6 +865,7 @@ bool JsonStage::StoreResult(const nlohmann::json& result, Value& dst) {
     }
     case nlohmann::json::value_t::object:
     case nlohmann::json::value_t::array: {
+      if (HoldsNonFinite(result)) return false;
       std::string& text = dst.MutableString();
       if (!ReencodeAsGoJson(result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
                             &text)) {

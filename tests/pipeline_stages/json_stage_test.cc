@@ -192,6 +192,29 @@ TEST(JsonStageJmesPath, RunTimeErrorLeavesTheKeyAndNullSetsNull) {
             "<no value>");
 }
 
+// Numbers at Go's edges, as go-jmespath's to_number (strconv.ParseFloat) gives them and
+// Promtail stores them: a float64 printed by strconv.FormatFloat, a composite by json.Marshal,
+// which refuses NaN and infinities (the key is then left as it was).
+TEST(JsonStageJmesPath, NumbersAtGosEdgesAsPromtailStoresThem) {
+  auto run = [](const std::string& expression) {
+    return OnlyLine("- json: {expressions: {r: s}}\n- json: {expressions: {r: \"" + expression +
+                        "\"}}\n- output: {source: r}",
+                    R"({"s":"unchanged"})");
+  };
+  EXPECT_EQ(run("to_number('1e-400')"), "0");  // below float64: 0, not an error
+  // A subnormal, printed by Go as "0." and 319 zeros before the 1.
+  EXPECT_EQ(run("to_number('1e-320')"), "0." + std::string(319, '0') + "1");
+  EXPECT_EQ(run("to_number('-0')"), "-0");
+  EXPECT_EQ(run("[to_number('-0')]"), "[-0]");
+  EXPECT_EQ(run("to_number('inf')"), "+Inf");
+  EXPECT_EQ(run("to_number('nan')"), "NaN");
+  EXPECT_EQ(run("to_number('1_000')"), "1000");
+  EXPECT_EQ(run("to_number('0x1p-2')"), "0.25");
+  EXPECT_EQ(run("[to_number('inf')]"), "unchanged");
+  EXPECT_EQ(run("{a: to_number('nan')}"), "unchanged");
+  EXPECT_EQ(run("[[`1`, to_number('-inf')]]"), "unchanged");
+}
+
 TEST(JsonStageJmesPath, SyntaxErrorsAndBoundsAreConfigErrors) {
   EXPECT_THAT(BuildError("- json: {expressions: {r: 'items[?a == ]'}}"),
               HasSubstr("at position 12"));
