@@ -1,7 +1,5 @@
 #include "tests/tools/fake_https_proxy.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <openssl/ssl.h>
 #include <poll.h>
 #include <strings.h>
@@ -15,29 +13,6 @@ namespace skald::testkit {
 namespace {
 
 constexpr std::size_t kMaxHead = 16 * 1024;
-
-bool WriteAll(int fd, const char* data, std::size_t n) {
-  while (n > 0) {
-    const ssize_t w = ::send(fd, data, n, MSG_NOSIGNAL);
-    if (w <= 0) return false;
-    data += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
-
-int ConnectLoopback(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 // The port of "host:port" or of "http://host:port/path" (0 when there is none).
 int PortOf(const std::string& target) {
@@ -60,32 +35,11 @@ bool FakeHttpsProxy::Start(const std::string& cert_file, const std::string& key_
       SSL_CTX_use_PrivateKey_file(ctx_, key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
     return false;
   }
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
-      ::listen(listen_fd_, 16) != 0 ||
-      ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    return false;
-  }
-  port_ = ntohs(a.sin_port);
-  acceptor_ = std::thread([this] { AcceptLoop(); });
-  return true;
+  return server_.Start([this](int fd) { Serve(fd); });
 }
 
 void FakeHttpsProxy::Stop() {
-  if (stopping_.exchange(true)) return;
-  if (listen_fd_ >= 0) ::shutdown(listen_fd_, SHUT_RDWR);
-  if (acceptor_.joinable()) acceptor_.join();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (int fd : open_fds_) ::shutdown(fd, SHUT_RDWR);
-  }
-  for (std::thread& t : threads_) t.join();
-  for (int fd : open_fds_) ::close(fd);
-  if (listen_fd_ >= 0) ::close(listen_fd_);
+  server_.Stop();
   if (ctx_ != nullptr) SSL_CTX_free(ctx_);
   ctx_ = nullptr;
 }
@@ -98,18 +52,6 @@ std::vector<std::string> FakeHttpsProxy::RequestLines() const {
 std::vector<std::string> FakeHttpsProxy::ProxyAuthorizations() const {
   std::lock_guard<std::mutex> lock(mu_);
   return authorizations_;
-}
-
-void FakeHttpsProxy::AcceptLoop() {
-  while (!stopping_) {
-    pollfd p{listen_fd_, POLLIN, 0};
-    if (::poll(&p, 1, 100) <= 0) continue;
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) continue;
-    std::lock_guard<std::mutex> lock(mu_);
-    open_fds_.push_back(fd);
-    threads_.emplace_back([this, fd] { Serve(fd); });
-  }
 }
 
 void FakeHttpsProxy::Serve(int fd) {
@@ -148,14 +90,11 @@ void FakeHttpsProxy::Serve(int fd) {
     const std::string target = line.substr(sp1 + 1, sp2 - sp1 - 1);
     upstream = ConnectLoopback(PortOf(target));
     if (upstream >= 0) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        open_fds_.push_back(upstream);
-      }
+      server_.Track(upstream);
       const bool started =
           method == "CONNECT"
               ? SSL_write(tls, "HTTP/1.1 200 Connection established\r\n\r\n", 39) == 39
-              : WriteAll(upstream, head.data(), head.size());
+              : SendAll(upstream, head.data(), head.size());
       if (started) Relay(tls, fd, upstream);
     } else {
       SSL_write(tls, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n", 47);
@@ -174,13 +113,13 @@ void FakeHttpsProxy::Relay(SSL* tls, int fd, int upstream) {
     if (SSL_pending(tls) == 0 && ::poll(p, 2, 200) < 0) return;
     if (SSL_pending(tls) > 0 || (p[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
       const int n = SSL_read(tls, buf, sizeof(buf));
-      if (n <= 0 || !WriteAll(upstream, buf, static_cast<std::size_t>(n))) return;
+      if (n <= 0 || !SendAll(upstream, buf, static_cast<std::size_t>(n))) return;
     }
     if ((p[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
       const ssize_t n = ::recv(upstream, buf, sizeof(buf), 0);
       if (n <= 0 || SSL_write(tls, buf, static_cast<int>(n)) != n) return;
     }
-    if (stopping_) return;
+    if (server_.stopping()) return;
   }
 }
 

@@ -10,8 +10,9 @@
 #include <atomic>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "tests/tools/loopback_server.h"
 
 using SSL_CTX = struct ssl_ctx_st;
 using SSL = struct ssl_st;
@@ -29,7 +30,7 @@ class FakeHttpsProxy {
   bool Start(const std::string& cert_file, const std::string& key_file);
   void Stop();
 
-  int port() const { return port_; }
+  int port() const { return server_.port(); }
   // The first line of each request the proxy got (CONNECT's or the absolute form's), in order.
   std::vector<std::string> RequestLines() const;
   // The Proxy-Authorization value of each of those requests ("" when none), in the same order.
@@ -38,21 +39,15 @@ class FakeHttpsProxy {
   int Handshakes() const { return handshakes_.load(); }
 
  private:
-  void AcceptLoop();
   void Serve(int fd);
   void Relay(SSL* tls, int fd, int upstream);
 
   SSL_CTX* ctx_ = nullptr;
-  int listen_fd_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stopping_{false};
   std::atomic<int> handshakes_{0};
   mutable std::mutex mu_;
   std::vector<std::string> request_lines_;
   std::vector<std::string> authorizations_;
-  std::vector<int> open_fds_;
-  std::vector<std::thread> threads_;
-  std::thread acceptor_;
+  LoopbackServer server_;  // last: stopped (its threads joined) before the rest goes
 };
 
 }  // namespace skald::testkit

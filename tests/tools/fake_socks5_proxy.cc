@@ -1,7 +1,6 @@
 #include "tests/tools/fake_socks5_proxy.h"
 
 #include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -23,28 +22,7 @@ bool ReadExact(int fd, void* into, std::size_t n) {
   return true;
 }
 
-bool WriteAll(int fd, const std::string& bytes) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-int ConnectLoopback(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
+bool WriteAll(int fd, const std::string& bytes) { return SendAll(fd, bytes.data(), bytes.size()); }
 
 // Copies bytes both ways until either side closes.
 void Relay(int a, int b) {
@@ -63,36 +41,9 @@ void Relay(int a, int b) {
 
 }  // namespace
 
-FakeSocks5Proxy::~FakeSocks5Proxy() { Stop(); }
-
 bool FakeSocks5Proxy::Start(Options options) {
   options_ = std::move(options);
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
-      ::listen(listen_fd_, 16) != 0 ||
-      ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    return false;
-  }
-  port_ = ntohs(a.sin_port);
-  acceptor_ = std::thread([this] { AcceptLoop(); });
-  return true;
-}
-
-void FakeSocks5Proxy::Stop() {
-  if (stopping_.exchange(true)) return;
-  if (listen_fd_ >= 0) ::shutdown(listen_fd_, SHUT_RDWR);
-  if (acceptor_.joinable()) acceptor_.join();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (int fd : open_fds_) ::shutdown(fd, SHUT_RDWR);
-  }
-  for (std::thread& t : threads_) t.join();
-  for (int fd : open_fds_) ::close(fd);
-  if (listen_fd_ >= 0) ::close(listen_fd_);
+  return server_.Start([this](int fd) { Serve(fd); });
 }
 
 std::vector<std::string> FakeSocks5Proxy::Connects() const {
@@ -100,27 +51,11 @@ std::vector<std::string> FakeSocks5Proxy::Connects() const {
   return connects_;
 }
 
-void FakeSocks5Proxy::AcceptLoop() {
-  while (!stopping_) {
-    pollfd p{listen_fd_, POLLIN, 0};
-    if (::poll(&p, 1, 100) <= 0) continue;
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) continue;
-    std::lock_guard<std::mutex> lock(mu_);
-    open_fds_.push_back(fd);
-    threads_.emplace_back([this, fd] { Serve(fd); });
-  }
-}
-
 void FakeSocks5Proxy::Serve(int fd) {
   int upstream = -1;
-  if (Handshake(fd, &upstream)) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      open_fds_.push_back(upstream);
-    }
-    Relay(fd, upstream);
-  }
+  const bool open = Handshake(fd, &upstream);
+  if (upstream >= 0) server_.Track(upstream);
+  if (open) Relay(fd, upstream);
   ::shutdown(fd, SHUT_RDWR);
   if (upstream >= 0) ::shutdown(upstream, SHUT_RDWR);
 }

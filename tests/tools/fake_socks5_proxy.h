@@ -9,8 +9,9 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "tests/tools/loopback_server.h"
 
 namespace skald::testkit {
 
@@ -22,33 +23,26 @@ class FakeSocks5Proxy {
   };
 
   FakeSocks5Proxy() = default;
-  ~FakeSocks5Proxy();
   FakeSocks5Proxy(const FakeSocks5Proxy&) = delete;
   FakeSocks5Proxy& operator=(const FakeSocks5Proxy&) = delete;
 
   bool Start(Options options);
-  void Stop();
+  void Stop() { server_.Stop(); }
 
-  int port() const { return port_; }
+  int port() const { return server_.port(); }
   // "host:port" of every CONNECT, in order; an address as its text (IPv6 in brackets).
   std::vector<std::string> Connects() const;
   uint64_t RefusedCredentials() const { return refused_credentials_.load(); }
 
  private:
-  void AcceptLoop();
   void Serve(int fd);
   bool Handshake(int fd, int* upstream);
 
   Options options_;
-  int listen_fd_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> refused_credentials_{0};
   mutable std::mutex mu_;
   std::vector<std::string> connects_;
-  std::vector<int> open_fds_;
-  std::vector<std::thread> threads_;
-  std::thread acceptor_;
+  LoopbackServer server_;  // last: stopped (its threads joined) before the rest goes
 };
 
 }  // namespace skald::testkit
