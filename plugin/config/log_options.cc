@@ -111,7 +111,8 @@ const std::vector<OptionSpec> kSpecs = {
     Option("loki-tls-server-name", Kind::kString, "", "Server name to verify Loki's certificate.",
            [](O& o, const V& v) { o.client.tls.server_name = v.text; }),
     Option("loki-tls-insecure-skip-verify", Kind::kBool, "false",
-           "Do not verify Loki's certificate.",
+           "Do not verify Loki's certificate (nor an https proxy's: its TLS uses the same "
+           "settings, as in Go's client).",
            [](O& o, const V& v) { o.client.tls.insecure_skip_verify = v.flag; }),
     Option("loki-proxy-url", Kind::kProxyUrl, "",
            "Proxy to reach Loki through: http://, https:// (TLS to the proxy), or socks5:// (the "

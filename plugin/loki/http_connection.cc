@@ -85,6 +85,7 @@ using TlsTunnel = HttpConnection::TlsTunnel;
 int TunnelBioIo(BIO* bio, char* data, int n, bool write) {
   BIO_clear_retry_flags(bio);
   auto* tunnel = static_cast<TlsTunnel*>(BIO_get_data(bio));
+  errno = 0;
   const int r = write ? SSL_write(tunnel->outer, data, n) : SSL_read(tunnel->outer, data, n);
   if (r > 0) return r;
   const int e = SSL_get_error(tunnel->outer, r);
@@ -97,8 +98,10 @@ int TunnelBioIo(BIO* bio, char* data, int n, bool write) {
     }
     return -1;
   }
-  // The proxy's session ended (close_notify, or the connection closed without one).
-  if (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0)) {
+  // The proxy's session ended (close_notify, or the connection closed without one; a reset,
+  // with errno set, is a failure as on a direct connection).
+  if (e == SSL_ERROR_ZERO_RETURN ||
+      (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0 && errno == 0)) {
     tunnel->eof = true;
     return 0;
   }
@@ -622,6 +625,8 @@ std::string HttpConnection::LoadTlsContext() {
 #ifdef SSL_OP_IGNORE_UNEXPECTED_EOF
   SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
 #endif
+  // A peer may not renegotiate (TLS 1.2) mid-exchange: never needed, and awkward inside a tunnel.
+  SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
   if (!endpoint_.ca_pem.empty()) {
     const std::vector<X509*> cas = ReadCertificates(endpoint_.ca_pem);
     if (cas.empty()) return fail("loki-tls-ca-file " + endpoint_.ca_file + " holds no certificate");
@@ -663,9 +668,19 @@ std::string HttpConnection::LoadTlsContext() {
 
 bool HttpConnection::StartTls(Io& io, Answer* answer, bool to_proxy) {
   const auto fail = [&](Failure failure, std::string error) {
+    // Inside an https proxy's tunnel, a proxy that closed it (after its 200 to CONNECT, as one
+    // does that cannot reach Loki) is the proxy's failure, not Loki's TLS.
+    if (!to_proxy && proxy_tls_ != nullptr && tunnel_.eof && failure != Failure::kTimeout &&
+        failure != Failure::kCut) {
+      failure = Failure::kRead;
+      error = "the proxy closed the tunnel to " + HostPort(endpoint_.host, endpoint_.port) +
+              " during the TLS handshake";
+      answer->at_proxy = true;
+    } else {
+      answer->at_proxy = to_proxy;
+    }
     answer->failure = failure;
     answer->error = std::move(error);
-    answer->at_proxy = to_proxy;
     Close();
     return false;
   };

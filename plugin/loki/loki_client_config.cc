@@ -183,7 +183,8 @@ std::string LokiClientConfig::Key() const {
     field("headers", Sha256Hex(all, 16));  // values may be keys: only a digest
   }
   field("proxy", RedactUrl(proxy_url));
-  if (!proxy_url.empty() && ParseUrl(proxy_url, parsed).empty() && parsed.has_userinfo) {
+  if (!proxy_url.empty() && ParseUrl(proxy_url, parsed, UrlRole::kProxy).empty() &&
+      parsed.has_userinfo) {
     field("proxy_auth", Sha256Hex(parsed.user + '\0' + parsed.password, 16));
   }
   field("max_buffered", std::to_string(max_buffered_bytes));

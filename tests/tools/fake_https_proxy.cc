@@ -95,7 +95,7 @@ void FakeHttpsProxy::Serve(int fd) {
           method == "CONNECT"
               ? SSL_write(tls, "HTTP/1.1 200 Connection established\r\n\r\n", 39) == 39
               : SendAll(upstream, head.data(), head.size());
-      if (started) Relay(tls, fd, upstream);
+      if (started && !(method == "CONNECT" && close_tunnels_.load())) Relay(tls, fd, upstream);
     } else {
       SSL_write(tls, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n", 47);
     }

@@ -37,6 +37,8 @@ class FakeHttpsProxy {
   std::vector<std::string> ProxyAuthorizations() const;
   // TLS handshakes that completed.
   int Handshakes() const { return handshakes_.load(); }
+  // From now on, answer CONNECT with 200 and then close (as a proxy that cannot reach the host).
+  void CloseTunnelsAtOnce() { close_tunnels_.store(true); }
 
  private:
   void Serve(int fd);
@@ -44,6 +46,7 @@ class FakeHttpsProxy {
 
   SSL_CTX* ctx_ = nullptr;
   std::atomic<int> handshakes_{0};
+  std::atomic<bool> close_tunnels_{false};
   mutable std::mutex mu_;
   std::vector<std::string> request_lines_;
   std::vector<std::string> authorizations_;

@@ -95,6 +95,15 @@ TEST(LokiClientConfigTest, KeySeparatesCredentialsWithoutShowingThem) {
   EXPECT_EQ(a.Key(), b.Key());
   b.tenant_id = "x";
   EXPECT_NE(a.Key(), b.Key());
+  // A proxy's credentials too, whatever its scheme: containers with other credentials for the
+  // same proxy must not share a client (it would send the first one's).
+  for (const std::string scheme : {"http", "https", "socks5", "socks5h"}) {
+    b = a;
+    a.proxy_url = scheme + "://alice:one@proxy:1080";
+    b.proxy_url = scheme + "://alice:two@proxy:1080";
+    EXPECT_NE(a.Key(), b.Key()) << scheme;
+    EXPECT_THAT(a.Key(), ::testing::Not(::testing::HasSubstr("one"))) << scheme;
+  }
 }
 
 TEST(LokiClientConfigTest, OneWayToAuthenticate) {

@@ -255,5 +255,34 @@ TEST_F(LokiClientTlsTest, AnHttpsProxyWhoseCertificateDoesNotVerifyIsNamedInTheL
   EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("Loki's certificate is not"))) << text;
 }
 
+// A proxy that accepts CONNECT and then closes the tunnel (it cannot reach Loki): the log says
+// the proxy closed it, without advice about Loki's client certificate.
+TEST_F(LokiClientTlsTest, AnHttpsProxyClosingTheTunnelIsBlamedOnTheProxy) {
+  std::ostringstream log;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  FakeLoki loki;
+  ASSERT_TRUE(loki.StartTls({File("server.pem"), File("server.key"), ""}));
+  FakeHttpsProxy proxy;
+  ASSERT_TRUE(proxy.Start(File("server.pem"), File("server.key")));
+  proxy.CloseTunnelsAtOnce();
+  {
+    LokiClientConfig c = Config(loki);
+    c.proxy_url = "https://127.0.0.1:" + std::to_string(proxy.port());
+    c.tls.ca_file = File("ca.pem");
+    c.tls.server_name = "loki.test";
+    EXPECT_FALSE(Delivers(c, loki));
+  }
+  spdlog::default_logger()->flush();
+  spdlog::set_default_logger(previous);
+  const std::string text = log.str();
+  EXPECT_FALSE(proxy.RequestLines().empty());
+  EXPECT_THAT(text, ::testing::HasSubstr("the proxy closed the tunnel to 127.0.0.1:" +
+                                         std::to_string(loki.port())))
+      << text;
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("loki-tls-cert-file"))) << text;
+}
+
 }  // namespace
 }  // namespace skald
