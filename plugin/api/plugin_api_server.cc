@@ -1,19 +1,10 @@
 #include "plugin/api/plugin_api_server.h"
 
-#include <httplib.h>
 #include <spdlog/spdlog.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <chrono>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "plugin/api/growing_thread_pool.h"
 #include "plugin/api/plugin_api_requests.h"
-#include "plugin/common/thread_name.h"
 #include "plugin/driver/driver.h"
 #include "plugin/journal/journal.h"
 
@@ -22,66 +13,27 @@ namespace skald {
 namespace {
 
 constexpr const char* kJsonType = "application/vnd.docker.plugins.v1.1+json";
-// A write waits this long for room in the socket before it looks at the server again.
-constexpr std::chrono::seconds kWriteTimeout{2};
+using Response = UnixHttpServer::Response;
+using Request = UnixHttpServer::Request;
 
-void Reply(httplib::Response& res, const nlohmann::json& body) {
-  res.status = 200;
-  res.set_content(body.dump() + "\n", kJsonType);
+void Reply(Response& res, const nlohmann::json& body) {
+  res.Send(200, kJsonType, body.dump() + "\n");
 }
 
-void ReplyErr(httplib::Response& res, const std::string& err) {
-  Reply(res, nlohmann::json{{"Err", err}});
-}
+void ReplyErr(Response& res, const std::string& err) { Reply(res, nlohmann::json{{"Err", err}}); }
 
-void ReplyStatusErr(httplib::Response& res, int status, const std::string& err) {
-  res.status = status;
-  res.set_content(nlohmann::json{{"Err", err}}.dump() + "\n", kJsonType);
-}
-
-// Hands `bytes` to a chunked response. A slow reader (`docker logs | less`) is waited for as
-// long as it takes, one write timeout at a time, so that httplib's timeout does not cut it off;
-// a gone one fails the write (MSG_NOSIGNAL: EPIPE, not SIGPIPE) or is reported not writable at
-// once. Slices stay well below the socket buffer, so a write that starts does not time out.
-bool WriteToClient(httplib::DataSink& sink, std::string_view bytes,
-                   const std::atomic<bool>& stopping) {
-  constexpr std::size_t kSlice = 32 * 1024;
-  while (!bytes.empty()) {
-    for (;;) {
-      auto asked = std::chrono::steady_clock::now();
-      if (sink.is_writable()) break;
-      if (stopping) return false;
-      if (std::chrono::steady_clock::now() - asked < kWriteTimeout / 2) return false;
-    }
-    std::size_t n = std::min(kSlice, bytes.size());
-    if (!sink.write(bytes.data(), n)) return false;
-    bytes.remove_prefix(n);
-  }
-  return true;
+void ReplyStatusErr(Response& res, int status, const std::string& err) {
+  res.Send(status, kJsonType, nlohmann::json{{"Err", err}}.dump() + "\n");
 }
 
 }  // namespace
 
-PluginApiServer::PluginApiServer(Driver& driver)
-    : driver_(driver), server_(std::make_unique<httplib::Server>()) {
-  server_->new_task_queue = [] {
-    return new GrowingThreadPool(4, 1024, std::chrono::seconds(30), std::chrono::seconds(2),
-                                 "skald-api-work");
-  };
-  // One request per connection ("Connection: close"): cpp-httplib waits for a connection's next
-  // request by polling its socket every 10 ms with a 1 ms sleep in between, which cost more
-  // plugin CPU than the requests themselves (dockerd keeps its idle connections open, so each
-  // one was polled until the keep-alive timeout). A new connection on the unix socket is cheap,
-  // and dockerd opens one when it needs one.
-  server_->set_keep_alive_max_count(1);
-  server_->set_keep_alive_timeout(1);
-  server_->set_write_timeout(kWriteTimeout);
-
-  server_->Post("/Plugin.Activate", [](const httplib::Request&, httplib::Response& res) {
+PluginApiServer::PluginApiServer(Driver& driver) : driver_(driver) {
+  server_.Handle("/Plugin.Activate", [](const Request&, Response& res) {
     Reply(res, nlohmann::json{{"Implements", {"LogDriver"}}});
   });
 
-  server_->Post("/LogDriver.Capabilities", [this](const httplib::Request&, httplib::Response& res) {
+  server_.Handle("/LogDriver.Capabilities", [this](const Request&, Response& res) {
     // Without a resolver there is no journal to read: the daemon's own cache serves docker logs.
     bool read_logs;
     {
@@ -91,36 +43,33 @@ PluginApiServer::PluginApiServer(Driver& driver)
     Reply(res, nlohmann::json{{"Cap", {{"ReadLogs", read_logs}}}});
   });
 
-  server_->Post("/LogDriver.StartLogging",
-                [this](const httplib::Request& req, httplib::Response& res) {
-                  try {
-                    StartLoggingRequest request = ParseStartLoggingRequest(req.body);
-                    driver_.StartLogging(request.file, request.info);
-                    ReplyErr(res, "");
-                  } catch (const BadRequest& e) {
-                    ReplyStatusErr(res, 400, e.what());
-                  } catch (const std::exception& e) {
-                    spdlog::warn("StartLogging refused: {}", e.what());
-                    ReplyErr(res, e.what());
-                  }
-                });
-
-  server_->Post("/LogDriver.StopLogging",
-                [this](const httplib::Request& req, httplib::Response& res) {
-                  StopLoggingRequest request;
-                  try {
-                    request = ParseStopLoggingRequest(req.body);
-                  } catch (const std::invalid_argument& e) {
-                    spdlog::warn("StopLogging refused: {}", e.what());
-                    return ReplyStatusErr(res, 400, e.what());
-                  }
-                  driver_.StopLogging(request.file);  // answers at once; the stream ends at EOF
-                  ReplyErr(res, "");
-                });
-
-  server_->Post("/LogDriver.ReadLogs", [this](const httplib::Request& req, httplib::Response& res) {
-    ReadLogs(req.body, res);
+  server_.Handle("/LogDriver.StartLogging", [this](const Request& req, Response& res) {
+    try {
+      StartLoggingRequest request = ParseStartLoggingRequest(req.body);
+      driver_.StartLogging(request.file, request.info);
+      ReplyErr(res, "");
+    } catch (const BadRequest& e) {
+      ReplyStatusErr(res, 400, e.what());
+    } catch (const std::exception& e) {
+      spdlog::warn("StartLogging refused: {}", e.what());
+      ReplyErr(res, e.what());
+    }
   });
+
+  server_.Handle("/LogDriver.StopLogging", [this](const Request& req, Response& res) {
+    StopLoggingRequest request;
+    try {
+      request = ParseStopLoggingRequest(req.body);
+    } catch (const std::invalid_argument& e) {
+      spdlog::warn("StopLogging refused: {}", e.what());
+      return ReplyStatusErr(res, 400, e.what());
+    }
+    driver_.StopLogging(request.file);  // answers at once; the stream ends at EOF
+    ReplyErr(res, "");
+  });
+
+  server_.Handle("/LogDriver.ReadLogs",
+                 [this](const Request& req, Response& res) { ReadLogs(req.body, res); });
 }
 
 void PluginApiServer::SetJournalResolver(JournalResolver resolver) {
@@ -151,7 +100,7 @@ PluginApiServer::FoundJournal PluginApiServer::FindJournal(const ContainerInfo& 
   return found;
 }
 
-void PluginApiServer::ReadLogs(const std::string& body, httplib::Response& res) {
+void PluginApiServer::ReadLogs(const std::string& body, Response& res) {
   ContainerInfo info;
   ReadLogsConfig config;
   try {
@@ -170,52 +119,39 @@ void PluginApiServer::ReadLogs(const std::string& body, httplib::Response& res) 
   const std::shared_ptr<Journal>& journal = found.journal;
   spdlog::debug("ReadLogs {}: tail {} follow {}", info.Name(), config.tail, config.follow);
 
-  res.status = 200;
-  res.set_chunked_content_provider(
-      "application/octet-stream",
-      [this, journal, config, name = info.Name()](std::size_t, httplib::DataSink& sink) {
-        FollowerRegistration registration(config.follow ? this : nullptr, journal);
-        ReadLogsSink out;
-        out.write = [this, &sink](std::string_view bytes) {
-          return WriteToClient(sink, bytes, stopping_);
-        };
-        ReadLogsOptions options;
-        options.stopping = [this] { return stopping_.load(); };
-        try {
-          ReadLogsResult result = ServeReadLogs(journal, config, out, options);
-          spdlog::debug("ReadLogs {}: {} lines, {} bytes, {} bad frames, {} bytes skipped{}", name,
-                        result.lines, result.bytes, result.bad_frames, result.skipped_bytes,
-                        result.end == ReadLogsResult::End::kClientGone ? ", client gone" : "");
-          if (result.end == ReadLogsResult::End::kClientGone) return false;
-        } catch (const std::exception& e) {
-          spdlog::warn("ReadLogs {}: {}", name, e.what());
-          return false;  // the connection closes: the daemon reports a cut stream
-        }
-        sink.done();
-        return true;
-      });
+  // Frames as chunks: a stream cut by an error ends without the last chunk, which the daemon
+  // reports as a cut stream.
+  if (!res.BeginChunked(200, "application/octet-stream")) return;
+  FollowerRegistration registration(config.follow ? this : nullptr, journal);
+  ReadLogsSink out;
+  out.write = [&res](std::string_view bytes) { return res.WriteChunk(bytes); };
+  ReadLogsOptions options;
+  options.stopping = [this] { return stopping_.load(); };
+  const std::string name = info.Name();
+  try {
+    ReadLogsResult result = ServeReadLogs(journal, config, out, options);
+    spdlog::debug("ReadLogs {}: {} lines, {} bytes, {} bad frames, {} bytes skipped{}", name,
+                  result.lines, result.bytes, result.bad_frames, result.skipped_bytes,
+                  result.end == ReadLogsResult::End::kClientGone ? ", client gone" : "");
+    if (result.end == ReadLogsResult::End::kClientGone) return;
+  } catch (const std::exception& e) {
+    spdlog::warn("ReadLogs {}: {}", name, e.what());
+    return;
+  }
+  res.EndChunked();
 }
 
 PluginApiServer::~PluginApiServer() { Stop(); }
 
 bool PluginApiServer::Bind(const std::string& socket_path) {
-  socket_path_ = socket_path;
-  unlink(socket_path.c_str());
-  server_->set_address_family(AF_UNIX);
-  if (!server_->bind_to_port(socket_path, 80)) {
-    spdlog::critical("cannot listen on {}", socket_path);
+  if (std::string why = server_.Bind(socket_path); !why.empty()) {
+    spdlog::critical("cannot listen on {}: {}", socket_path, why);
     return false;
   }
-  chmod(socket_path.c_str(), 0660);
   return true;
 }
 
-void PluginApiServer::Start() {
-  thread_ = std::thread([this] {
-    SetThreadName("skald-api");
-    server_->listen_after_bind();
-  });
-}
+void PluginApiServer::Start() { server_.Start("skald-api"); }
 
 void PluginApiServer::BeginStop() {
   if (stopping_.exchange(true)) return;
@@ -223,19 +159,14 @@ void PluginApiServer::BeginStop() {
     absl::MutexLock lock(&followers_mu_);
     for (const auto& journal : followers_) journal->Interrupt();
   }
-  if (server_) server_->stop();
-  if (!socket_path_.empty()) unlink(socket_path_.c_str());
+  server_.BeginStop();
 }
 
-bool PluginApiServer::Serving() const {
-  std::error_code ec;
-  return !stopping_ && server_ && server_->is_running() &&
-         std::filesystem::is_socket(socket_path_, ec);
-}
+bool PluginApiServer::Serving() const { return !stopping_ && server_.Serving(); }
 
 void PluginApiServer::Stop() {
   BeginStop();
-  if (thread_.joinable()) thread_.join();
+  server_.Stop();
 }
 
 PluginApiServer::FollowerRegistration::FollowerRegistration(PluginApiServer* server,

@@ -1,10 +1,9 @@
 // PluginApiServer: the HTTP/1.1 API dockerd calls on the plugin's unix socket.
 //
 // Serves /Plugin.Activate, /LogDriver.StartLogging, /LogDriver.StopLogging,
-// /LogDriver.Capabilities and /LogDriver.ReadLogs with the quirks of the real daemon
-// (../shared/docs/DOCKER_PROTOCOL.md): any Host, any or no Content-Type, JSON bodies with a
-// trailing newline, errors as {"Err":"..."}. Requests are served concurrently on a
-// GrowingThreadPool, so `docker logs -f` streams (each holds a worker while it lasts) do not
+// /LogDriver.Capabilities and /LogDriver.ReadLogs with the quirks of the real daemon: any Host,
+// any or no Content-Type, JSON bodies with a trailing newline, errors as {"Err":"..."}. Each
+// connection has a thread of its own (UnixHttpServer), so `docker logs -f` streams do not
 // starve the other calls. ReadLogs is reported and served only once a JournalResolver is set:
 // without one the daemon keeps its own cache for `docker logs`. Bind() comes first in main,
 // before any slow start-up work, because the daemon gives up on a plugin whose socket does not
@@ -18,14 +17,9 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <thread>
 
 #include "plugin/api/read_logs.h"
-
-namespace httplib {
-class Server;
-struct Response;
-}  // namespace httplib
+#include "plugin/api/unix_http_server.h"
 
 namespace skald {
 
@@ -45,10 +39,10 @@ class PluginApiServer {
   bool Bind(const std::string& socket_path);
   // Serves on a background thread.
   void Start();
-  // Stops accepting, ends `docker logs` answers (followers included) and returns at once; the
-  // serving thread ends once open connections close (idle keep-alive ones within a second).
+  // Stops accepting, ends `docker logs` answers (followers included) and idle connections, and
+  // returns at once; requests being answered finish.
   void BeginStop() ABSL_LOCKS_EXCLUDED(followers_mu_);
-  // BeginStop(), then waits for the serving thread.
+  // BeginStop(), then waits until every connection has closed.
   void Stop();
   // True while the daemon can reach the API: the server listens, is not stopping, and its
   // socket file is still there. Thread-safe.
@@ -68,7 +62,7 @@ class PluginApiServer {
     std::shared_ptr<Journal> journal_;
   };
 
-  void ReadLogs(const std::string& body, httplib::Response& res);
+  void ReadLogs(const std::string& body, UnixHttpServer::Response& res);
   // The container's journal from the resolver, or the status and message to answer with.
   struct FoundJournal {
     std::shared_ptr<Journal> journal;
@@ -85,9 +79,7 @@ class PluginApiServer {
   // followers of one container).
   absl::Mutex followers_mu_;
   std::multiset<std::shared_ptr<Journal>> followers_ ABSL_GUARDED_BY(followers_mu_);
-  std::unique_ptr<httplib::Server> server_;
-  std::string socket_path_;
-  std::thread thread_;
+  UnixHttpServer server_;
 };
 
 }  // namespace skald

@@ -3,7 +3,7 @@
 //   skald-reader    the FIFO reader's epoll loop (plugin/ingest/fifo_reader.h)
 //   skald-ship      the driver's shipping thread: pipelines, labels, hand-over to the clients
 //   skald-lane      a Loki client's sender lane; skald-watchdog its request watchdog
-//   skald-api       the plugin API's accept loop; skald-api-work its request workers
+//   skald-api       the plugin API's accept loop; skald-api-conn a connection's
 //   skald-metrics   the metrics endpoint's accept loop; skald-metr-work its workers
 #pragma once
 

@@ -65,7 +65,7 @@ std::string ValidateLokiClientConfig(const LokiClientConfig& config);
 // can be read now; otherwise a message naming the option, the path and why. What a client
 // checks when it is made; `skald check` calls it without making one.
 std::string CheckLokiClientFiles(const LokiClientConfig& config);
-// The TLS part of it: the CA, certificate and key files. httplib reads them only when the first
+// The TLS part of it: the CA, certificate and key files. The client reads them only when the first
 // request connects; a client checks them when it is made, so that a wrong path fails the
 // container's start with its name rather than every push later.
 std::string CheckLokiTlsFiles(const LokiClientConfig& config);

@@ -1,6 +1,6 @@
 // RequestWatchdog: cuts push requests that outlive loki-timeout, for every sender of a client.
 //
-// httplib's own timeouts bound each read and write, not a whole request: a peer that trickles
+// A socket's own timeouts bound each read and write, not a whole request: a peer that trickles
 // its answer could hold a sender for ever. Senders arm their request's deadline and Poke() the
 // watchdog, whose thread calls `sweep` with the time: the sweep cuts what is overdue and returns
 // the earliest deadline still running, which the watchdog sleeps until (or until the next Poke).

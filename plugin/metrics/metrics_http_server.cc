@@ -15,6 +15,7 @@
 #include <list>
 #include <vector>
 
+#include "plugin/common/http_reason_phrase.h"
 #include "plugin/common/thread_name.h"
 #include "plugin/metrics/metrics.h"
 
@@ -26,32 +27,9 @@ using Clock = std::chrono::steady_clock;
 // How long an answered connection is read (and what comes dropped) before it is closed.
 constexpr std::chrono::milliseconds kDrainTime{1'000};
 
-const char* Reason(int status) {
-  switch (status) {
-    case 200:
-      return "OK";
-    case 400:
-      return "Bad Request";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 408:
-      return "Request Timeout";
-    case 413:
-      return "Content Too Large";
-    case 431:
-      return "Request Header Fields Too Large";
-    case 503:
-      return "Service Unavailable";
-    default:
-      return "Error";
-  }
-}
-
 std::string Response(int status, const std::string& content_type, const std::string& body,
                      bool head_only) {
-  std::string out = "HTTP/1.1 " + std::to_string(status) + " " + Reason(status) +
+  std::string out = "HTTP/1.1 " + std::to_string(status) + " " + HttpReasonPhrase(status) +
                     "\r\nContent-Type: " + content_type +
                     "\r\nContent-Length: " + std::to_string(body.size()) +
                     "\r\nConnection: close\r\n\r\n";
