@@ -386,10 +386,20 @@ TEST_F(BadInput, ADockerLogsFollowerThatDisconnects) {
   std::this_thread::sleep_for(1s);
   const int during = SocketCount(pid_).value_or(0);
   for (auto& f : followers) f.join();
-  EXPECT_GE(during, before + 5) << "the followers were not connected";
-  EXPECT_TRUE(WaitUntil([&] { return SocketCount(pid_).value_or(0) <= before + 1; }, 30s, 1s))
-      << "sockets: " << before << " before, " << during << " with 5 followers, "
-      << SocketCount(pid_).value_or(0) << " 30 s after they left";
+  int after = during;
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        after = SocketCount(pid_).value_or(0);
+        return after <= before + 1;
+      },
+      30s, 1s))
+      << "sockets: " << before << " before, " << during << " with 5 followers, " << after
+      << " 30 s after they left";
+  // Each follower held a connection of its own, which ends with it. dockerd may carry some on
+  // connections it kept from earlier requests (the plugin keeps idle connections), so the count
+  // before says less than the count after: 5 connections, less one socket of slack as above.
+  EXPECT_GE(during - after, 4) << "the followers were not connected: " << before << " before, "
+                               << during << " with 5 followers, " << after << " after";
   // A follower that stays idle for more than two heartbeats shows exactly the lines.
   auto follow = RunCommand({"timeout", "12", "docker", "logs", "-f", "--timestamps", name}, 60s);
   EXPECT_EQ(SplitLines(follow.out).size(), 10u) << follow.out;
