@@ -153,10 +153,7 @@ void UnixHttpServer::AcceptLoop() {
       // At the bound, new connections wait in the listen backlog until one ends.
       absl::MutexLock lock(&connections_->mu);
       if (connections_->open >= kMaxConnections) {
-        connections_->mu.AwaitWithTimeout(
-            absl::Condition(
-                +[](std::size_t* open) { return *open < kMaxConnections; }, &connections_->open),
-            absl::Milliseconds(100));
+        connections_->ended.WaitWithTimeout(&connections_->mu, absl::Milliseconds(100));
         continue;
       }
     }
@@ -187,6 +184,7 @@ void UnixHttpServer::AcceptLoop() {
         }
         absl::MutexLock lock(&count->mu);
         --count->open;
+        count->ended.SignalAll();
       }).detach();
     } catch (const std::system_error& e) {
       // No thread to be had (a limit met): this connection is refused, the server goes on.
@@ -384,8 +382,7 @@ void UnixHttpServer::Stop() {
   }
   ConnectionCount& count = *connections_;
   absl::MutexLock lock(&count.mu);
-  count.mu.Await(absl::Condition(
-      +[](std::size_t* open) { return *open == 0; }, &count.open));
+  while (count.open > 0) count.ended.Wait(&count.mu);
 }
 
 bool UnixHttpServer::Serving() const {

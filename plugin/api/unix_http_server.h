@@ -118,6 +118,7 @@ class UnixHttpServer {
   // the count's mutex outlives the last of them, whatever happens to the server meanwhile.
   struct ConnectionCount {
     absl::Mutex mu;
+    absl::CondVar ended;  // signalled when a connection's thread ends
     std::size_t open ABSL_GUARDED_BY(mu) = 0;
   };
   std::shared_ptr<ConnectionCount> connections_ = std::make_shared<ConnectionCount>();
