@@ -3,15 +3,13 @@
 // Certificates are made with the openssl command at suite start (skipped when it is missing).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <spdlog/sinks/ostream_sink.h>
-#include <spdlog/spdlog.h>
 
 #include <cstdlib>
 #include <filesystem>
-#include <sstream>
 
 #include "plugin/loki/http_connection.h"
 #include "plugin/loki/loki_client.h"
+#include "tests/plugin/log_capture.h"
 #include "tests/tools/fake_https_proxy.h"
 #include "tests/tools/fake_loki.h"
 
@@ -146,10 +144,7 @@ TEST_F(LokiClientTlsTest, ServerRequiringClientCertificateRefusesNone) {
 // A TLS failure is logged with what to set: the lines wait in the journal meanwhile, and an
 // operator reading "transport error: SSL server verification failed" needs the option's name.
 TEST_F(LokiClientTlsTest, TlsFailuresAreLoggedWithTheOptionToSet) {
-  std::ostringstream log;
-  auto previous = spdlog::default_logger();
-  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
-      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  testkit::LogCapture log;
   {
     FakeLoki loki;
     ASSERT_TRUE(loki.StartTls({File("server.pem"), File("server.key"), ""}));
@@ -165,9 +160,7 @@ TEST_F(LokiClientTlsTest, TlsFailuresAreLoggedWithTheOptionToSet) {
     c.tls.server_name = "loki.test";  // no client certificate for a Loki that requires one
     EXPECT_FALSE(Delivers(c, loki));
   }
-  spdlog::default_logger()->flush();
-  spdlog::set_default_logger(previous);
-  const std::string text = log.str();
+  const std::string text = log.Text();
   EXPECT_THAT(text, ::testing::HasSubstr("set loki-tls-ca-file to the CA that signed it")) << text;
   EXPECT_THAT(text, ::testing::HasSubstr("loki-tls-cert-file and loki-tls-key-file")) << text;
 }
@@ -230,10 +223,7 @@ TEST_F(LokiClientTlsTest, SendsHttpsThroughAnHttpsProxyWithTlsInsideTls) {
 // The proxy's certificate is checked: one the CA does not vouch for stops the push, and the log
 // says it was the proxy's and what is checked (not advice about Loki's certificate).
 TEST_F(LokiClientTlsTest, AnHttpsProxyWhoseCertificateDoesNotVerifyIsNamedInTheLog) {
-  std::ostringstream log;
-  auto previous = spdlog::default_logger();
-  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
-      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  testkit::LogCapture log;
   FakeLoki loki;
   ASSERT_TRUE(loki.Start());
   FakeHttpsProxy proxy;
@@ -244,9 +234,7 @@ TEST_F(LokiClientTlsTest, AnHttpsProxyWhoseCertificateDoesNotVerifyIsNamedInTheL
     c.tls.ca_file = File("ca.pem");  // the certificate names loki.test, not 127.0.0.1
     EXPECT_FALSE(Delivers(c, loki));
   }
-  spdlog::default_logger()->flush();
-  spdlog::set_default_logger(previous);
-  const std::string text = log.str();
+  const std::string text = log.Text();
   EXPECT_EQ(loki.TotalEntries(), 0u);
   EXPECT_TRUE(proxy.RequestLines().empty());
   EXPECT_THAT(text, ::testing::HasSubstr("the proxy's certificate did not verify")) << text;
@@ -258,10 +246,7 @@ TEST_F(LokiClientTlsTest, AnHttpsProxyWhoseCertificateDoesNotVerifyIsNamedInTheL
 // A proxy that accepts CONNECT and then closes the tunnel (it cannot reach Loki): the log says
 // the proxy closed it, without advice about Loki's client certificate.
 TEST_F(LokiClientTlsTest, AnHttpsProxyClosingTheTunnelIsBlamedOnTheProxy) {
-  std::ostringstream log;
-  auto previous = spdlog::default_logger();
-  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
-      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  testkit::LogCapture log;
   FakeLoki loki;
   ASSERT_TRUE(loki.StartTls({File("server.pem"), File("server.key"), ""}));
   FakeHttpsProxy proxy;
@@ -274,9 +259,7 @@ TEST_F(LokiClientTlsTest, AnHttpsProxyClosingTheTunnelIsBlamedOnTheProxy) {
     c.tls.server_name = "loki.test";
     EXPECT_FALSE(Delivers(c, loki));
   }
-  spdlog::default_logger()->flush();
-  spdlog::set_default_logger(previous);
-  const std::string text = log.str();
+  const std::string text = log.Text();
   EXPECT_FALSE(proxy.RequestLines().empty());
   EXPECT_THAT(text, ::testing::HasSubstr("the proxy closed the tunnel to 127.0.0.1:" +
                                          std::to_string(loki.port())))
