@@ -57,7 +57,6 @@ bool UnixHttpServer::Response::Write(std::string_view bytes, bool until_stop) {
   while (!bytes.empty()) {
     const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
     if (n > 0) {
-      started_ = true;
       bytes.remove_prefix(static_cast<std::size_t>(n));
       continue;
     }
@@ -325,12 +324,9 @@ void UnixHttpServer::Serve(int fd) {
     const int refused = ReadRequest(fd, pending, request, keep_alive);
     Response response(*this, fd, keep_alive && refused == 0 && !stopping_);
     if (refused > 0) {
-      const std::string body =
-          std::string("{\"Err\":\"skald: ") + HttpReasonPhrase(refused) + "\"}\n";
-      response.Write(Head(refused, "application/json",
-                          "Content-Length: " + std::to_string(body.size()), true) +
-                         body,
-                     false);
+      // Answered, then closed: the response was made without keep-alive.
+      response.Send(refused, "application/json",
+                    std::string("{\"Err\":\"skald: ") + HttpReasonPhrase(refused) + "\"}\n");
       break;
     }
     if (refused < 0) break;

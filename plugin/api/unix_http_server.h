@@ -69,7 +69,6 @@ class UnixHttpServer {
     int fd_;
     const bool keep_alive_;   // the client keeps the connection (else the answer says close)
     bool attempted_ = false;  // an answer was begun (written or not)
-    bool started_ = false;    // something was written
     bool whole_ = false;      // the answer ended as HTTP frames it (the connection may be kept)
   };
 
