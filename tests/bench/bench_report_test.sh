@@ -93,6 +93,34 @@ fleet_short 0.25 1.50 >"$dir/fleet_short.json"
 expect "100 x 10 at 2.5 ms misses although 6x" 1 \
   'skald <= 2 ms per container.* \| 2.50 ms, 6.0x .* \| MISS' --fleet-docker "$dir/fleet_short.json"
 
+# Docker, idle memory (issue 24): a fresh plugin at <= 10 MB peak and, once the runs' clients
+# retired, within 2 MB of its fresh RSS with its fresh thread count, passes; 5.8 MB more, two
+# threads more or a fresh peak of 12.4 MB misses.
+fleet_idle() {  # FRESH_HWM_MB FRESH_THREADS SETTLED_RSS_MB SETTLED_THREADS
+  local mb=1048576
+  cat <<JSON
+{"runs_asked": [], "runs": [], "settle_s": 75, "idle": {
+  "empty": {"skald": {"seconds": 30, "cpu_s": 0, "cpu_percent": 0, "wakeups_per_s": 0.5,
+            "threads": $2, "rss_bytes": $((8 * mb)), "hwm_bytes": $(awk "BEGIN{print $1*$mb}")}},
+  "settled": {"skald": {"seconds": 5, "cpu_s": 0, "cpu_percent": 0, "wakeups_per_s": 0.5,
+              "threads": $4, "rss_bytes": $(awk "BEGIN{print $3*$mb}"), "hwm_bytes": $((30 * mb))}},
+  "journals": {"skald": $idle_ok}}}
+JSON
+}
+fleet_idle 9.1 4 9.5 4 >"$dir/fleet_idle.json"
+expect "back at the fresh figures after the runs passes" 0 \
+  'once their Loki clients retired.*\| fresh: VmHWM 9.1 MB, VmRSS 8.0 MB, 4 threads; settled: VmRSS 9.5 MB \(\+1.5 MB\), 4 threads \| PASS' \
+  --fleet-docker "$dir/fleet_idle.json"
+fleet_idle 9.1 4 13.8 4 >"$dir/fleet_idle.json"
+expect "5.8 MB over the fresh RSS after the runs misses" 1 \
+  'settled: VmRSS 13.8 MB \(\+5.8 MB\), 4 threads \| MISS' --fleet-docker "$dir/fleet_idle.json"
+fleet_idle 9.1 4 9.5 6 >"$dir/fleet_idle.json"
+expect "two threads more after the runs misses" 1 'settled: VmRSS 9.5 MB \(\+1.5 MB\), 6 threads \| MISS' \
+  --fleet-docker "$dir/fleet_idle.json"
+fleet_idle 12.4 4 9.5 4 >"$dir/fleet_idle.json"
+expect "a fresh peak over 10 MB misses" 1 'fresh: VmHWM 12.4 MB.* \| MISS' \
+  --fleet-docker "$dir/fleet_idle.json"
+
 # Part 2 ran, but its K=1 seed run was not ok (no CPU figure).
 cat >"$dir/load.json" <<JSON
 {"runs": [{"pipeline": "seed", "containers": 1, "ok": false, "lines": 1000, "delivered": 1000,

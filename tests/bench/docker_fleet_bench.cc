@@ -15,14 +15,15 @@
 // Loki holds for the run's containers (LogQL count over their names).
 // Idle (--idle-s S): CPU and wake-ups (voluntary context switches summed over
 // /proc/PID/task/*/status, per thread name) of each plugin over S seconds, nothing logging:
-// first with no journal kept, then after the runs, then (skald) with --journals N journals of
-// stopped containers kept: the plugin is disabled, one journal a run left is copied under new
-// container ids until N are kept, and the plugin is enabled again (it finds them as after a
-// host reboot).
+// first with no journal kept, then after the runs, then once the runs' Loki clients have
+// retired (--settle-s S after the runs ended, over 5 s: is the plugin back to its start's RSS
+// and threads?), then (skald) with --journals N journals of stopped containers kept: the
+// plugin is disabled, one journal a run left is copied under new container ids until N are
+// kept, and the plugin is enabled again (it finds them as after a host reboot).
 //
 //   docker_fleet_bench --skald-bundle DIR --go-driver PATH --loki-dir DIR [--loki-port P]
 //                      [--runs 100x10,100x2000] [--parallel 5] [--journals 1000]
-//                      [--idle-s 30] [--drivers skald,go] [--json FILE]
+//                      [--idle-s 30] [--settle-s 75] [--drivers skald,go] [--json FILE]
 #include <dirent.h>
 #include <signal.h>
 #include <unistd.h>
@@ -77,6 +78,9 @@ struct Options {
   int parallel = 5;
   int journals = 1000;
   int idle_s = 30;
+  // skald frees a Loki client no stream used for 60 s (its threads go with it), then gives
+  // the freed memory back to the system.
+  int settle_s = 75;
   std::string drivers = "skald,go";
   std::string json_path;
 };
@@ -254,6 +258,8 @@ int Main(int argc, char** argv) {
           opt.journals = std::stoi(v);
         } else if (a == "--idle-s") {
           opt.idle_s = std::max(1, std::stoi(v));
+        } else if (a == "--settle-s") {
+          opt.settle_s = std::max(0, std::stoi(v));
         } else if (a == "--drivers") {
           opt.drivers = v;
         } else if (a == "--json") {
@@ -271,7 +277,8 @@ int Main(int argc, char** argv) {
       opt.loki_dir.empty()) {
     std::cerr << "usage: docker_fleet_bench --skald-bundle DIR --go-driver PATH --loki-dir DIR\n"
                  "         [--loki-port P] [--runs 100x10,100x2000] [--parallel 5]\n"
-                 "         [--journals 1000] [--idle-s 30] [--drivers skald,go] [--json F]\n";
+                 "         [--journals 1000] [--idle-s 30] [--settle-s 75]\n"
+                 "         [--drivers skald,go] [--json F]\n";
     return 2;
   }
   if (opt.loki_port == 0) opt.loki_port = e2e::FreeTcpPort();
@@ -279,7 +286,8 @@ int Main(int argc, char** argv) {
   json out = {{"runs_asked", json::array()},
               {"parallel", opt.parallel},
               {"journals", opt.journals},
-              {"idle_s", opt.idle_s}};
+              {"idle_s", opt.idle_s},
+              {"settle_s", opt.settle_s}};
   for (const Workload& w : opt.runs) out["runs_asked"].push_back({w.containers, w.lines});
   {
     const std::string dir = fs::path(opt.go_driver).parent_path().filename();
@@ -310,14 +318,16 @@ int Main(int argc, char** argv) {
   auto print_idle = [](const std::string& what, const std::map<std::string, json>& m) {
     for (const auto& [name, r] : m) {
       std::string threads;
-      for (const auto& [t, rate] : r["wakeups_per_s_by_thread"].items()) {
+      const json by_thread = r.value("wakeups_per_s_by_thread", json::object());
+      for (const auto& [t, rate] : by_thread.items()) {
         threads += " " + t + "=" + std::to_string(rate.get<double>()).substr(0, 5);
       }
       std::fprintf(stderr,
-                   "docker fleet: idle %s, %-5s: %.3f%% of a core, %.2f wake-ups/s (%d "
-                   "threads:%s)\n",
-                   what.c_str(), name.c_str(), r["cpu_percent"].get<double>(),
-                   r["wakeups_per_s"].get<double>(), r["threads"].get<int>(), threads.c_str());
+                   "docker fleet: idle %s, %-5s: %.3f%% of a core, %.2f wake-ups/s, RSS %.1f "
+                   "MB (%d threads:%s)\n",
+                   what.c_str(), name.c_str(), r.value("cpu_percent", -1.0),
+                   r.value("wakeups_per_s", -1.0), r.value("rss_bytes", 0.0) / 1048576.0,
+                   r.value("threads", 0), threads.c_str());
     }
   };
   bool ok = true;
@@ -357,11 +367,18 @@ int Main(int argc, char** argv) {
     }
   }
   out["runs"] = runs;
+  const auto runs_ended = Clock::now();
   std::this_thread::sleep_for(5s);
   {
     auto m = MeasureIdle(pids(), opt.idle_s);
     print_idle("(after the runs)", m);
     for (auto& [name, r] : m) idle["after_runs"][name] = r;
+  }
+  if (opt.settle_s > 0) {
+    std::this_thread::sleep_until(runs_ended + std::chrono::seconds(opt.settle_s));
+    auto m = MeasureIdle(pids(), 5);
+    print_idle("(" + std::to_string(opt.settle_s) + " s after the runs)", m);
+    for (auto& [name, r] : m) idle["settled"][name] = r;
   }
   if (skald && opt.journals > 0) {
     try {

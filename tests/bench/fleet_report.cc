@@ -17,6 +17,10 @@ constexpr double kMaxIdleWakeups = 1.5;  // "about one wake-up per second at mos
 // Per-container cost against the Go driver (issue 24): 100 containers x 10 lines.
 constexpr double kMaxMsPerShortContainer = 2.0;
 constexpr double kMinGoOverSkaldShort = 5.0;
+// Idle memory (issue 24): a fresh plugin's peak, and where it is once a burst's clients retired.
+constexpr double kMb = 1048576.0;
+constexpr double kMaxStartHwmMb = 10.0;
+constexpr double kMaxSettledRssGrowthMb = 2.0;
 
 std::string Fmt(const char* format, double v) {
   char buf[64];
@@ -101,8 +105,11 @@ std::string Ratio(const json* go, const json* skald) {
 
 std::string Idle(const json& m) {
   if (!m.contains("cpu_percent")) return "-";
-  return Fmt("%.3f%% of a core", m["cpu_percent"].get<double>()) + ", " +
-         Fmt("%.2f wake-ups/s", m["wakeups_per_s"].get<double>());
+  std::string s = Fmt("%.3f%% of a core", m["cpu_percent"].get<double>()) + ", " +
+                  Fmt("%.2f wake-ups/s", m["wakeups_per_s"].get<double>());
+  if (m.contains("rss_bytes")) s += ", RSS " + Fmt("%.1f MB", m["rss_bytes"].get<double>() / kMb);
+  if (m.contains("threads")) s += ", " + std::to_string(m["threads"].get<int>()) + " threads";
+  return s;
 }
 
 std::string ByThread(const json& m) {
@@ -179,6 +186,9 @@ void PrintFleet(const std::optional<json>& alone, const std::optional<json>& doc
     const int s = f.value("idle_s", 0);
     idle_row("idle " + std::to_string(s) + " s, nothing kept", "empty");
     idle_row("idle " + std::to_string(s) + " s after the runs (their journals kept)", "after_runs");
+    idle_row("idle 5 s, " + std::to_string(f.value("settle_s", 0)) +
+                 " s after the runs (their Loki clients retired)",
+             "settled");
     if (idle.contains("journals") && idle["journals"].contains("skald")) {
       idle_row("idle " + std::to_string(s) + " s, " +
                    std::to_string(idle["journals"]["skald"].value("journals", 0)) +
@@ -186,7 +196,7 @@ void PrintFleet(const std::optional<json>& alone, const std::optional<json>& doc
                "journals");
     }
     std::cout << "\nWake-ups per second by thread (skald): ";
-    for (const char* key : {"empty", "after_runs", "journals"}) {
+    for (const char* key : {"empty", "after_runs", "settled", "journals"}) {
       if (idle.contains(key) && idle[key].contains("skald")) {
         std::cout << key << ": " << ByThread(idle[key]["skald"]) << "; ";
       }
@@ -298,6 +308,31 @@ std::vector<FleetTarget> FleetTargets(const std::optional<json>& alone,
           Status(r.ratio >= kMinGoOverSkald && sk.value("all_delivered", false) && r.started_all());
     }
     MissWhenNoFigure(x, r.skald != nullptr, r.error());
+    t.push_back(x);
+  }
+  {
+    FleetTarget x{
+        "Docker: skald idle, fresh: VmHWM <= 10 MB; after the runs, once their Loki clients "
+        "retired: VmRSS within 2 MB of the fresh figure, the same threads",
+        "-", "n/a"};
+    const json idle = docker_ran ? docker_fleet->value("idle", json::object()) : json::object();
+    const json start = idle.value("empty", json::object()).value("skald", json::object());
+    const json settled = idle.value("settled", json::object()).value("skald", json::object());
+    if (start.contains("hwm_bytes") && start.contains("rss_bytes") &&
+        settled.contains("rss_bytes") && start.contains("threads") && settled.contains("threads")) {
+      const double hwm = start["hwm_bytes"].get<double>() / kMb;
+      const double rss0 = start["rss_bytes"].get<double>() / kMb;
+      const double rss1 = settled["rss_bytes"].get<double>() / kMb;
+      const int threads0 = start["threads"].get<int>(), threads1 = settled["threads"].get<int>();
+      x.measured = "fresh: VmHWM " + Fmt("%.1f MB", hwm) + ", VmRSS " + Fmt("%.1f MB", rss0) +
+                   ", " + std::to_string(threads0) + " threads; settled: VmRSS " +
+                   Fmt("%.1f MB", rss1) + " (" + Fmt("%+.1f MB", rss1 - rss0) + "), " +
+                   std::to_string(threads1) + " threads";
+      x.status = Status(hwm > 0 && hwm <= kMaxStartHwmMb && rss1 - rss0 <= kMaxSettledRssGrowthMb &&
+                        threads1 == threads0);
+    }
+    const bool measured = docker_ran && idle.contains("settled");
+    MissWhenNoFigure(x, measured, ErrorOf(settled.contains("error") ? &settled : &start));
     t.push_back(x);
   }
   auto idle_target = [&](const std::string& name, const json* m, const std::string& extra,

@@ -90,6 +90,7 @@ std::map<std::string, nlohmann::json> MeasureIdle(const std::map<std::string, pi
                  {"threads", after.size()},
                  {"threads_seen", last[name].size()},
                  {"rss_bytes", ProcessStatusBytes(pid, "VmRSS")},
+                 {"hwm_bytes", ProcessStatusBytes(pid, "VmHWM")},
                  {"wakeups_per_s_by_thread", threads}};
   }
   return out;

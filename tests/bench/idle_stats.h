@@ -17,8 +17,9 @@ std::map<int, std::pair<std::string, long long>> ThreadSwitches(pid_t pid);
 
 // The idle figures of the processes `pids` (by a name of the caller's) over the same
 // `seconds`: seconds, cpu_s, cpu_percent, wakeups_per_s (of every thread that lived in the
-// window: threads are read every 50 ms), threads (at the end), threads_seen, rss_bytes,
-// wakeups_per_s_by_thread; or seconds and `error` when a process was gone (no figure).
+// window: threads are read every 50 ms), threads (at the end), threads_seen, rss_bytes, hwm_bytes
+// (the process's peak so far), wakeups_per_s_by_thread; or seconds and `error` when a process was
+// gone (no figure).
 std::map<std::string, nlohmann::json> MeasureIdle(const std::map<std::string, pid_t>& pids,
                                                   int seconds);
 
