@@ -109,6 +109,10 @@ UnixHttpServer::~UnixHttpServer() {
   if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
+UnixHttpServer::ConnectionCount::~ConnectionCount() {
+  if (park_fd >= 0) ::close(park_fd);
+}
+
 void UnixHttpServer::Handle(const std::string& path, Handler handler) {
   handlers_[path] = std::move(handler);
 }
@@ -125,8 +129,9 @@ std::string UnixHttpServer::Bind(const std::string& socket_path) {
   if (listen_fd_ >= 0) return "already bound";
   ::unlink(socket_path.c_str());
   if (wake_fd_ < 0) wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (connections_->park_fd < 0) connections_->park_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (wake_fd_ < 0 || listen_fd_ < 0 ||
+  if (wake_fd_ < 0 || connections_->park_fd < 0 || listen_fd_ < 0 ||
       ::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0 ||
       ::listen(listen_fd_, SOMAXCONN) != 0) {
     const std::string why = std::strerror(errno);
@@ -147,18 +152,46 @@ void UnixHttpServer::Start(const char* thread_name) {
 }
 
 void UnixHttpServer::AcceptLoop() {
+  std::vector<int> watched;  // parked connections this loop polls
+  std::vector<pollfd> p;
   while (!stopping_) {
+    bool at_bound = false;
     {
-      // At the bound, new connections wait in the listen backlog until one ends.
       absl::MutexLock lock(&connections_->mu);
-      if (connections_->open >= kMaxConnections) {
-        connections_->ended.WaitWithTimeout(&connections_->mu, absl::Milliseconds(100));
-        continue;
-      }
+      watched.insert(watched.end(), connections_->parked.begin(), connections_->parked.end());
+      connections_->parked.clear();
+      at_bound = connections_->open >= kMaxConnections;
     }
-    pollfd p[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    if (::poll(p, 2, -1) < 0 && errno != EINTR) break;
+    // At the bound, new connections wait in the listen backlog until one ends (looked at again
+    // every 100 ms); parked ones are still served when they speak.
+    p.clear();
+    p.push_back({at_bound ? -1 : listen_fd_, POLLIN, 0});  // poll skips a negative descriptor
+    p.push_back({wake_fd_, POLLIN, 0});
+    p.push_back({connections_->park_fd, POLLIN, 0});
+    for (int fd : watched) p.push_back({fd, POLLIN, 0});
+    if (::poll(p.data(), p.size(), at_bound ? 100 : -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
     if (stopping_) break;
+    if (p[2].revents & POLLIN) {
+      uint64_t parked = 0;
+      [[maybe_unused]] const ssize_t n = ::read(connections_->park_fd, &parked, sizeof(parked));
+    }
+    // A parked connection with a request (or closed) gets a thread again; when none can be had,
+    // it stays parked and is tried again (dockerd may have sent a request on it already).
+    std::size_t kept = 0;
+    bool retry = false;
+    for (std::size_t i = 0; i < watched.size(); ++i) {
+      if (p[3 + i].revents != 0 && Spawn(watched[i])) continue;
+      if (p[3 + i].revents != 0) retry = true;
+      watched[kept++] = watched[i];
+    }
+    watched.resize(kept);
+    if (retry) {
+      pollfd wake{wake_fd_, POLLIN, 0};
+      ::poll(&wake, 1, 100);
+    }
     if ((p[0].revents & POLLIN) == 0) continue;
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {
@@ -174,28 +207,55 @@ void UnixHttpServer::AcceptLoop() {
       absl::MutexLock lock(&connections_->mu);
       ++connections_->open;
     }
-    try {
-      std::thread([this, fd, count = connections_] {
-        try {
-          Serve(fd);                         // the last use of the server
-        } catch (const std::exception& e) {  // memory exhausted: this connection ends (closed)
-          spdlog::warn("plugin API: a connection ended: {}", e.what());
-        }
-        absl::MutexLock lock(&count->mu);
-        --count->open;
-        count->ended.SignalAll();
-      }).detach();
-    } catch (const std::system_error& e) {
-      // No thread to be had (a limit met): this connection is refused, the server goes on.
+    if (!Spawn(fd)) {
+      // No thread to be had (a limit met): this new connection is refused, the server goes on.
       ::close(fd);
       absl::MutexLock lock(&connections_->mu);
       --connections_->open;
-      spdlog::warn("plugin API: cannot serve a connection: {}", e.what());
+      connections_->ended.SignalAll();
     }
   }
   listening_ = false;
   ::close(listen_fd_);
   listen_fd_ = -1;
+  // Parked connections end with the acceptor; one parked from now on is closed by its thread.
+  absl::MutexLock lock(&connections_->mu);
+  connections_->acceptor_done = true;
+  watched.insert(watched.end(), connections_->parked.begin(), connections_->parked.end());
+  connections_->parked.clear();
+  for (int fd : watched) ::close(fd);
+  connections_->open -= watched.size();
+  connections_->ended.SignalAll();
+}
+
+bool UnixHttpServer::Spawn(int fd) {
+  try {
+    std::thread([this, fd, count = connections_] {
+      bool parked = false;
+      try {
+        parked = Serve(fd, *count);        // the last use of the server
+      } catch (const std::exception& e) {  // memory exhausted: this connection ends (closed)
+        spdlog::warn("plugin API: a connection ended: {}", e.what());
+      }
+      if (parked) return;  // still open, counted, and the acceptor's
+      absl::MutexLock lock(&count->mu);
+      --count->open;
+      count->ended.SignalAll();
+    }).detach();
+    return true;
+  } catch (const std::system_error& e) {
+    spdlog::warn("plugin API: no thread to serve a connection: {}", e.what());
+    return false;
+  }
+}
+
+bool UnixHttpServer::Park(ConnectionCount& count, int fd) {
+  absl::MutexLock lock(&count.mu);
+  if (count.acceptor_done) return false;
+  count.parked.push_back(fd);
+  const uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = ::write(count.park_fd, &one, sizeof(one));
+  return true;
 }
 
 bool UnixHttpServer::WaitFor(int fd, short events, Clock::time_point deadline,
@@ -311,14 +371,31 @@ int UnixHttpServer::ReadRequest(int fd, std::string& pending, Request& request, 
   return 0;
 }
 
-void UnixHttpServer::Serve(int fd) {
+bool UnixHttpServer::Serve(int fd, ConnectionCount& count) {
   SetThreadName("skald-api-conn");
   struct Closer {
     int fd;
-    ~Closer() { ::close(fd); }
+    ~Closer() {
+      if (fd >= 0) ::close(fd);
+    }
   } closer{fd};
   std::string pending;
   for (;;) {
+    if (pending.empty()) {
+      // Between requests: the next one of a burst comes soon; a connection idle for longer
+      // waits in the acceptor's poll, not on a thread.
+      pollfd p[2] = {{fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+      int r = 0;
+      do {
+        r = ::poll(p, 2, static_cast<int>(kIdleLinger.count()));
+      } while (r < 0 && errno == EINTR);
+      if (r > 0 && p[0].revents == 0) break;  // only the wake descriptor: stopping
+      if (r == 0) {
+        if (!Park(count, fd)) break;
+        closer.fd = -1;
+        return true;
+      }
+    }
     Request request;
     bool keep_alive = false;
     const int refused = ReadRequest(fd, pending, request, keep_alive);
@@ -354,6 +431,7 @@ void UnixHttpServer::Serve(int fd) {
     }
     if (!response.whole_ || !keep_alive || stopping_) break;
   }
+  return false;
 }
 
 void UnixHttpServer::BeginStop() {

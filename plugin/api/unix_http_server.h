@@ -1,9 +1,12 @@
 // UnixHttpServer: the HTTP/1.1 server under the plugin API, on a unix socket, written for what
 // dockerd sends (Go's net/http client): POST requests with a Content-Length body over kept
-// connections. A thread per connection, so a slow StartLogging or a `docker logs -f` stream
-// holding its connection never delays the others. An idle connection is kept, as Go's own
-// server keeps it, and costs no wake-up: closing it could cross a request dockerd is sending on
-// it, which Go's client does not send again (a POST); dockerd keeps at most two idle.
+// connections. A thread per busy connection, so a slow StartLogging or a `docker logs -f`
+// stream holding its connection never delays the others. An idle connection is kept, as Go's
+// own server keeps it: closing it could cross a request dockerd is sending on it, which Go's
+// client does not send again (a POST); dockerd keeps at most two idle. Its thread waits
+// kIdleLinger for the next request (a container's start brings several), then parks the
+// connection with the accepting thread, whose poll watches it, and ends: an idle plugin holds
+// no thread per connection, and a parked connection costs no wake-up until it speaks again.
 //
 // Bounded before anything parses it: a request head of at most kMaxHeadBytes, a body of at most
 // kMaxBodyBytes (413), both within kRequestTimeout once the request began; at most
@@ -26,6 +29,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 namespace skald {
 
@@ -39,7 +43,8 @@ class UnixHttpServer {
   // After BeginStop(), how long a request being read or a plain answer being written may still
   // take (a streaming answer ends at once).
   static constexpr std::chrono::seconds kStopGrace{2};
-  static constexpr std::size_t kMaxConnections = 256;
+  static constexpr std::size_t kMaxConnections = 256;  // busy and parked
+  static constexpr std::chrono::milliseconds kIdleLinger{1000};
 
   struct Request {
     std::string method;
@@ -88,7 +93,8 @@ class UnixHttpServer {
   // Stops accepting, removes the socket file, closes idle connections, makes chunked writes
   // fail, and returns at once; answers being written end, then their connections close.
   void BeginStop();
-  // BeginStop(), then waits until every connection's thread has ended.
+  // BeginStop(), then waits until every connection is closed (a thread that served one may
+  // still be returning; it touches nothing of the server).
   void Stop();
   // Listening and not stopping, and the socket file is still there. Thread-safe.
   bool Serving() const;
@@ -96,7 +102,17 @@ class UnixHttpServer {
 
  private:
   void AcceptLoop();
-  void Serve(int fd);
+  struct ConnectionCount;
+  // Serves `fd` on a thread of its own; it is counted in connections_ already. False when no
+  // thread could be had (`fd` is left as it is).
+  bool Spawn(int fd);
+  // Serves `fd` until it closes (closing it; false) or stays idle for kIdleLinger (parked with
+  // the acceptor; true).
+  bool Serve(int fd, ConnectionCount& count);
+  // Hands an idle connection to the acceptor's poll; false when the acceptor has ended (the
+  // caller closes it). Touches only `count`, which the calling thread co-owns: the server may
+  // be gone as soon as the acceptor has the connection.
+  static bool Park(ConnectionCount& count, int fd);
   // Reads one request into `request` (bytes beyond it stay in `pending`). Returns 0 with a
   // request, -1 when the connection is to be closed quietly (closed, idle, stopping), or the
   // status to answer before closing (400, 413, 501).
@@ -113,12 +129,16 @@ class UnixHttpServer {
   std::atomic<bool> stopping_{false};
   std::atomic<Clock::rep> stopped_at_{0};  // when BeginStop() ran (steady clock)
   std::thread acceptor_;
-  // The threads serving a connection (detached): counted in a state each of them co-owns, so
-  // the count's mutex outlives the last of them, whatever happens to the server meanwhile.
+  // The connections, busy (a detached thread each) or parked: counted in a state each thread
+  // co-owns, so its mutex outlives the last of them, whatever happens to the server meanwhile.
   struct ConnectionCount {
     absl::Mutex mu;
-    absl::CondVar ended;  // signalled when a connection's thread ends
-    std::size_t open ABSL_GUARDED_BY(mu) = 0;
+    absl::CondVar ended;                          // signalled when a connection closes
+    std::size_t open ABSL_GUARDED_BY(mu) = 0;     // busy and parked
+    std::vector<int> parked ABSL_GUARDED_BY(mu);  // handed to the acceptor, not yet polled
+    bool acceptor_done ABSL_GUARDED_BY(mu) = false;
+    int park_fd = -1;  // an eventfd, readable while `parked` holds connections
+    ~ConnectionCount();
   };
   std::shared_ptr<ConnectionCount> connections_ = std::make_shared<ConnectionCount>();
 };

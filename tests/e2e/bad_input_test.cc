@@ -396,9 +396,10 @@ TEST_F(BadInput, ADockerLogsFollowerThatDisconnects) {
       << "sockets: " << before << " before, " << during << " with 5 followers, " << after
       << " 30 s after they left";
   // Each follower held a connection of its own, which ends with it. dockerd may carry some on
-  // connections it kept from earlier requests (the plugin keeps idle connections), so the count
-  // before says less than the count after: 5 connections, less one socket of slack as above.
-  EXPECT_GE(during - after, 4) << "the followers were not connected: " << before << " before, "
+  // connections it kept from earlier requests (the plugin keeps idle connections), and keeps up
+  // to two of the followers' as idle ones when they end (Go's MaxIdleConnsPerHost): of the 5,
+  // at least 3 end.
+  EXPECT_GE(during - after, 3) << "the followers were not connected: " << before << " before, "
                                << during << " with 5 followers, " << after << " after";
   // A follower that stays idle for more than two heartbeats shows exactly the lines.
   auto follow = RunCommand({"timeout", "12", "docker", "logs", "-f", "--timestamps", name}, 60s);

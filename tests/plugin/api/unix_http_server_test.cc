@@ -10,8 +10,11 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "plugin/loki/http_response_reader.h"
 
@@ -246,6 +249,82 @@ TEST_F(UnixHttpServerTest, AnIdleConnectionStaysForALaterRequest) {
   EXPECT_FALSE(c.ClosedWithin(milliseconds(1500)));
   ASSERT_TRUE(c.Send(Post("/echo", "later")));
   EXPECT_EQ(c.Read().body(), "later");
+}
+
+// The threads serving a connection (SetThreadName: skald-api-conn) in this process.
+int ConnectionThreads() {
+  int n = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    if (name == "skald-api-conn") ++n;
+  }
+  return n;
+}
+
+std::size_t OpenDescriptors() {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+// Waits up to `within` for ConnectionThreads() to be `want`.
+bool ConnectionThreadsBecome(int want, milliseconds within) {
+  const auto until = steady_clock::now() + within;
+  while (ConnectionThreads() != want) {
+    if (steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  return true;
+}
+
+// Kept connections idle for kIdleLinger are parked: no thread waits on them, each is served
+// again when it speaks, and one closed while parked lets its thread go again.
+TEST_F(UnixHttpServerTest, AnIdleConnectionHoldsNoThreadAfterTheLinger) {
+  const milliseconds settle = UnixHttpServer::kIdleLinger + milliseconds(2000);
+  std::vector<std::unique_ptr<RawClient>> clients;
+  for (int i = 0; i < 3; ++i) {
+    clients.push_back(std::make_unique<RawClient>(socket_));
+    ASSERT_TRUE(clients.back()->Send(Post("/echo", "first " + std::to_string(i))));
+    EXPECT_EQ(clients.back()->Read().body(), "first " + std::to_string(i));
+  }
+  EXPECT_TRUE(ConnectionThreadsBecome(0, settle)) << ConnectionThreads() << " threads idle";
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 3; ++i) {
+      const std::string body = "again " + std::to_string(round) + " " + std::to_string(i);
+      ASSERT_TRUE(clients[i]->Send(Post("/echo", body)));
+      const HttpResponseReader r = clients[i]->Read();
+      ASSERT_EQ(r.state(), HttpResponseReader::State::kDone) << r.error();
+      EXPECT_EQ(r.body(), body);
+      EXPECT_TRUE(r.keeps_connection());
+    }
+    EXPECT_TRUE(ConnectionThreadsBecome(0, settle)) << "round " << round;
+  }
+  // Closed while parked: a thread reads the end, closes the server's side, and goes.
+  const std::size_t fds = OpenDescriptors();
+  clients[0].reset();  // the client's side
+  const auto until = steady_clock::now() + settle;
+  while (OpenDescriptors() > fds - 2 && steady_clock::now() < until) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_EQ(OpenDescriptors(), fds - 2) << "the server's side of the closed connection stayed";
+  EXPECT_TRUE(ConnectionThreadsBecome(0, settle));
+  RawClient after(socket_);
+  ASSERT_TRUE(after.Send(Post("/echo", "still")));
+  EXPECT_EQ(after.Read().body(), "still");
+}
+
+// Stopping closes parked connections at once too.
+TEST_F(UnixHttpServerTest, StopClosesParkedConnections) {
+  RawClient c(socket_);
+  ASSERT_TRUE(c.Send(Post("/echo", "a")));
+  EXPECT_EQ(c.Read().body(), "a");
+  ASSERT_TRUE(ConnectionThreadsBecome(0, UnixHttpServer::kIdleLinger + milliseconds(2000)));
+  const auto started = steady_clock::now();
+  server_.Stop();
+  EXPECT_LT(steady_clock::now() - started, std::chrono::seconds(3));
+  EXPECT_TRUE(c.ClosedWithin(milliseconds(3000)));
 }
 
 // A request begun before the stop is answered 503 (the driver behind the handlers is going),
