@@ -3,6 +3,7 @@
 // Wiring only: flags and environment -> the plugin API socket (bound first), the driver, the
 // metrics endpoint; SIGTERM/SIGINT flush what can be sent within a few seconds, then exit.
 #include <absl/synchronization/mutex.h>
+#include <malloc.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
@@ -209,6 +210,12 @@ int main(int argc, char** argv) {
   // every container. The tests keep it on; the lock order is also checked by the compiler
   // (-Wthread-safety).
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  // glibc raises its mmap threshold each time a large block is freed, and its trim threshold
+  // with it (to twice that): a per-thread arena then keeps megabytes of freed memory at its
+  // top, which malloc_trim does not give back for such an arena. Fixed thresholds keep each
+  // arena's free top small, so an idle plugin returns to its start's memory after a burst.
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+  mallopt(M_TRIM_THRESHOLD, 256 * 1024);
   // The plugin's own log lines, while a command runs here, go to stderr and only when they are
   // errors (all commands print their own report).
   spdlog::set_level(spdlog::level::off);
