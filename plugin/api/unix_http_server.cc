@@ -113,6 +113,17 @@ UnixHttpServer::ConnectionCount::~ConnectionCount() {
   if (park_fd >= 0) ::close(park_fd);
 }
 
+void UnixHttpServer::ConnectionCount::Closed(std::size_t n) {
+  absl::MutexLock lock(&mu);
+  open -= n;
+  ended.SignalAll();
+}
+
+void UnixHttpServer::Pause() const {
+  pollfd wake{wake_fd_, POLLIN, 0};
+  ::poll(&wake, 1, 100);
+}
+
 void UnixHttpServer::Handle(const std::string& path, Handler handler) {
   handlers_[path] = std::move(handler);
 }
@@ -188,19 +199,13 @@ void UnixHttpServer::AcceptLoop() {
       watched[kept++] = watched[i];
     }
     watched.resize(kept);
-    if (retry) {
-      pollfd wake{wake_fd_, POLLIN, 0};
-      ::poll(&wake, 1, 100);
-    }
+    if (retry) Pause();
     if ((p[0].revents & POLLIN) == 0) continue;
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) {
       // Out of descriptors (EMFILE, ENFILE) or memory: the connection waits in the backlog;
       // pause instead of spinning on a listener that stays readable.
-      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-        pollfd wake{wake_fd_, POLLIN, 0};
-        ::poll(&wake, 1, 100);
-      }
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) Pause();
       continue;
     }
     {
@@ -210,22 +215,21 @@ void UnixHttpServer::AcceptLoop() {
     if (!Spawn(fd)) {
       // No thread to be had (a limit met): this new connection is refused, the server goes on.
       ::close(fd);
-      absl::MutexLock lock(&connections_->mu);
-      --connections_->open;
-      connections_->ended.SignalAll();
+      connections_->Closed();
     }
   }
   listening_ = false;
   ::close(listen_fd_);
   listen_fd_ = -1;
   // Parked connections end with the acceptor; one parked from now on is closed by its thread.
-  absl::MutexLock lock(&connections_->mu);
-  connections_->acceptor_done = true;
-  watched.insert(watched.end(), connections_->parked.begin(), connections_->parked.end());
-  connections_->parked.clear();
+  {
+    absl::MutexLock lock(&connections_->mu);
+    connections_->acceptor_done = true;
+    watched.insert(watched.end(), connections_->parked.begin(), connections_->parked.end());
+    connections_->parked.clear();
+  }
   for (int fd : watched) ::close(fd);
-  connections_->open -= watched.size();
-  connections_->ended.SignalAll();
+  connections_->Closed(watched.size());
 }
 
 bool UnixHttpServer::Spawn(int fd) {
@@ -237,10 +241,7 @@ bool UnixHttpServer::Spawn(int fd) {
       } catch (const std::exception& e) {  // memory exhausted: this connection ends (closed)
         spdlog::warn("plugin API: a connection ended: {}", e.what());
       }
-      if (parked) return;  // still open, counted, and the acceptor's
-      absl::MutexLock lock(&count->mu);
-      --count->open;
-      count->ended.SignalAll();
+      if (!parked) count->Closed();  // else still open, counted, and the acceptor's
     }).detach();
     return true;
   } catch (const std::system_error& e) {

@@ -113,6 +113,8 @@ class UnixHttpServer {
   // caller closes it). Touches only `count`, which the calling thread co-owns: the server may
   // be gone as soon as the acceptor has the connection.
   static bool Park(ConnectionCount& count, int fd);
+  // Waits up to 100 ms, less when the server stops: a pause before trying again what failed.
+  void Pause() const;
   // Reads one request into `request` (bytes beyond it stay in `pending`). Returns 0 with a
   // request, -1 when the connection is to be closed quietly (closed, idle, stopping), or the
   // status to answer before closing (400, 413, 501).
@@ -139,6 +141,8 @@ class UnixHttpServer {
     bool acceptor_done ABSL_GUARDED_BY(mu) = false;
     int park_fd = -1;  // an eventfd, readable while `parked` holds connections
     ~ConnectionCount();
+    // `n` connections closed.
+    void Closed(std::size_t n = 1) ABSL_LOCKS_EXCLUDED(mu);
   };
   std::shared_ptr<ConnectionCount> connections_ = std::make_shared<ConnectionCount>();
 };
