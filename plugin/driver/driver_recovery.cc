@@ -2,6 +2,7 @@
 // and the FIFOs of sessions that were live when it stopped are read again (plugin/driver/driver.h).
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <thread>
 
 #include "plugin/common/container_id.h"
@@ -91,11 +92,15 @@ void Driver::Recover() {
         kCrashedReplayDelay.count(), ReplayGuard::kDeathsToQuarantine);
     std::this_thread::sleep_for(kCrashedReplayDelay);
   }
+  const auto started = std::chrono::steady_clock::now();
+  int looked_at = 0, replayed = 0, set_aside = 0;
   for (const std::string& id : ids) {
     if (!ValidContainerId(id)) continue;
+    ++looked_at;
     const std::filesystem::path dir = store_->ContainerDir(id);
     if (std::string why = replay_guard_->Begin(id, dir); !why.empty()) {
       spdlog::error("journal of container {}: not replayed: {}", id.substr(0, 12), why);
+      ++set_aside;
       continue;
     }
     bool replaying = false;
@@ -104,7 +109,16 @@ void Driver::Recover() {
     } catch (const std::exception& e) {
       spdlog::error("journal of container {}: cannot recover it: {}", id.substr(0, 12), e.what());
     }
+    if (replaying) ++replayed;
     if (!replaying) replay_guard_->Clear(dir);
+  }
+  if (looked_at > 0) {
+    spdlog::info("recovery: {} journal(s) looked at in {} ms; {} replaying, {} not replayed",
+                 looked_at,
+                 std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::steady_clock::now() - started)
+                     .count(),
+                 replayed, set_aside);
   }
   series_.journals_quarantined.Set(static_cast<int64_t>(QuarantinedJournals().size()));
   // Secrets no journal refers to any more (their containers' journals are gone) go.

@@ -211,7 +211,9 @@ json RunIdle(const Options& opt, int journals) {
   if (ok) out["after_run"] = MeasureIdle(daemon.pid(), opt.idle_s);
   if (ok && journals > 0) {
     daemon.KillAndRestartPlugin();
-    std::this_thread::sleep_for(std::chrono::seconds(3));  // Recover() and settle
+    // A killed plugin waits 3 s before it replays (Driver::kCrashedReplayDelay), then Recover()
+    // goes through the journals (the plugin logs how long it took) and settles.
+    std::this_thread::sleep_for(std::chrono::seconds(6));
     out["after_restart"] = MeasureIdle(daemon.pid(), opt.idle_s);
     out["after_restart"]["rss_bytes"] = ProcessStatusBytes(daemon.pid(), "VmRSS");
   }
