@@ -199,7 +199,7 @@ void PrintDocker(const json& docker) {
       notes += " **" + std::to_string(r.value("restarted_runs", 0)) +
                " run(s): plugin died and was restarted**";
     }
-    if (plugin) {
+    if (r.value("ships", plugin)) {
       delivered = std::to_string(static_cast<long long>(Median(r, "delivered"))) + " / " +
                   std::to_string(docker.value("lines", 0));
       if (!r.value("all_delivered", false))
@@ -377,6 +377,30 @@ std::vector<Target> Targets(const std::optional<json>& load, const std::optional
       x.status = Status(ratio <= 1.2);
     }
     MissWhenNoFigure(x, docker_ran);
+    t.push_back(x);
+  }
+  {
+    // The floor of any logging plugin, measured in the same run: a plugin that only reads its
+    // FIFO. No bound: the distance is shown.
+    Target x{
+        "Docker: app time, container wall time with skald (seed pipeline) against a plugin that "
+        "only drains its FIFO: shown",
+        "-", "n/a"};
+    const json* drain = docker ? DockerResult(*docker, "drain", "none") : nullptr;
+    if (skald_seed && drain && Median(*drain, "container_s") > 0 &&
+        Median(*skald_seed, "container_s") > 0 && docker->value("lines", 0) > 0) {
+      const double skald_s = Median(*skald_seed, "container_s");
+      const double drain_s = Median(*drain, "container_s");
+      x.measured = Fmt("%.2fx", skald_s / drain_s) + " (" + Fmt("%.2f", skald_s) + " s vs " +
+                   Fmt("%.2f", drain_s) +
+                   " s: " + Fmt("%+.2f", (skald_s - drain_s) * 1e6 / docker->value("lines", 0)) +
+                   " us per line" +
+                   (json_file ? Fmt("; json-file %.2f s", Median(*json_file, "container_s"))
+                              : std::string()) +
+                   ")";
+      x.status = "shown";
+    }
+    MissWhenNoFigure(x, docker_ran && drain != nullptr);
     t.push_back(x);
   }
   {

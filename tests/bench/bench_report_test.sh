@@ -131,11 +131,16 @@ expect "a load run without a figure misses its target" 1 \
 
 # Part 3, side by side: skald 20x cheaper than the Go driver in every run and fresh on a quiet
 # stream passes every docker target; a stale line or one run below 15x misses.
-docker_json() {  # FRESH_P50 FRESH_P99 SKALD_CPU_RUN2
+# The drain-only plugin's row shows the floor and skald's distance to it.
+docker_json() {  # FRESH_P50 FRESH_P99 SKALD_CPU_RUN2 [DRAIN_MEDIAN]
+  local drain_median='{"run_s": 1.9, "container_s": 1.4, "plugin_cpu_s": 0.05}'
+  [[ $# -ge 4 ]] && drain_median=$4
   cat <<JSON
 {"lines": 200000, "repeat": 3, "go_driver_version": "3.7.8", "ok": true, "results": [
  {"driver": "json-file", "pipeline": "none", "plugin": false, "all_delivered": true,
   "median": {"run_s": 2.0, "container_s": 1.5}, "runs": []},
+ {"driver": "drain", "pipeline": "none", "plugin": true, "ships": false, "all_delivered": true,
+  "median": $drain_median, "runs": []},
  {"driver": "skald", "pipeline": "seed", "plugin": true, "all_delivered": true,
   "median": {"run_s": 2.1, "container_s": 1.6, "plugin_cpu_s": 0.25, "delivered": 200000,
              "pushes": 60},
@@ -156,6 +161,15 @@ expect "a fresh, cheap skald passes the docker targets" 0 \
   --docker "$dir/docker_ok.json"
 expect "the CPU ratio is judged per run" 0 'median 24.0x \(runs 24.0x / 24.0x / 24.0x' \
   --docker "$dir/docker_ok.json"
+expect "skald's app time is shown against the drain-only plugin's" 0 \
+  'drains its FIFO: shown \| 1.14x \(1.60 s vs 1.40 s: \+1.00 us per line; json-file 1.50 s\) \| shown' \
+  --docker "$dir/docker_ok.json"
+expect "the drain-only plugin's row has no delivery figure" 0 \
+  '^\| drain \| none \| 1.90 \| 1.40 \| 0.05 \| 4.00M \| -1.00 \| - \| - \| 0.93 \|' \
+  --docker "$dir/docker_ok.json"
+docker_json 60 120 0.25 '{"run_s": 1.9}' >"$dir/docker_no_drain_figure.json"
+expect "a drain-only run without a figure misses the app-time line" 1 \
+  'drains its FIFO: shown \| no figure.* \| MISS' --docker "$dir/docker_no_drain_figure.json"
 docker_json 300 450 0.25 >"$dir/docker_stale.json"
 expect "a stale quiet line misses" 1 'write -> queryable.*\| p50 300 ms, p99 450 ms.*\| MISS' \
   --docker "$dir/docker_stale.json"

@@ -1,6 +1,10 @@
 // docker_bench: the real dockerd, one container writing pino-style JSON lines (`loggen --json`
 // in the e2e test image) through `none`, `json-file`, the installed skald plugin and Grafana's
-// Go driver, the two plugins pushing to the same real Loki, with and without the seed pipeline.
+// Go driver, the two plugins pushing to the same real Loki, with and without the seed pipeline,
+// and through a plugin that only drains its FIFO (drain_plugin.cc, as `skald-bench-drain`, reading
+// with skald's reader's pipe size and pacing): the floor of any logging plugin, measured in the
+// same run, against which the container's time with skald is printed (how long dockerd waits
+// on the plugin's FIFO).
 //
 // The Go driver (tests/e2e/loki/build-go-driver.sh) is installed for the run as the managed
 // plugin `skald-bench-go-driver`, from a rootfs holding just its static binary and Grafana's
@@ -15,8 +19,9 @@
 // --repeat times; the report shows medians. Then each plugin's freshness on a quiet stream
 // (Freshness below).
 //
-//   docker_bench --go-driver PATH --loki-dir DIR [--loki-port P] [--skald-plugin NAME]
-//                [--lines N] [--repeat R] [--drivers none,json-file,skald,go] [--json FILE]
+//   docker_bench --go-driver PATH --drain-plugin PATH --loki-dir DIR [--loki-port P]
+//                [--skald-plugin NAME] [--lines N] [--repeat R]
+//                [--drivers none,json-file,drain,skald,go] [--json FILE]
 //                [--skald-is-build true|false]   (recorded: is the installed skald the one built)
 //                [--fresh-lines N] [--fresh-interval-ms MS]   (the freshness run; 0 lines: none)
 #include <signal.h>
@@ -50,17 +55,19 @@ using json = nlohmann::json;
 using e2e::Docker;
 using namespace std::chrono_literals;
 
-constexpr const char* kGoPlugin = "skald-bench-go-driver";  // the bench's own plugin name
+constexpr const char* kGoPlugin = "skald-bench-go-driver";  // the bench's own plugin names
+constexpr const char* kDrainPlugin = "skald-bench-drain";
 
 struct Options {
   std::string go_driver;
+  std::string drain_plugin;  // drain_plugin's binary
   std::string loki_dir;
   int loki_port = 0;
   std::string skald_plugin = "skald";
   int lines = 200'000;
   int repeat = 3;
   std::string json_path;
-  std::string drivers = "none,json-file,skald,go";
+  std::string drivers = "none,json-file,drain,skald,go";
   std::string skald_is_build;    // "true"/"false": whether the installed skald is the one built
   std::string skald_state;       // host directory of skald's journals (found at start)
   int fresh_lines = 30;          // freshness: lines of the quiet container (0: no freshness run)
@@ -112,10 +119,11 @@ std::string SkaldStateSource(const std::string& plugin) {
 }
 
 struct Variant {
-  std::string driver;    // none, json-file, skald, go
+  std::string driver;    // none, json-file, drain, skald, go
   std::string pipeline;  // none, seed
   std::string log_driver;
   bool plugin = false;
+  bool ships = false;  // pushes to Loki (not the drain-only plugin)
 };
 
 json RunOnce(const Options& opt, const Variant& v, const std::string& image,
@@ -125,7 +133,7 @@ json RunOnce(const Options& opt, const Variant& v, const std::string& image,
   std::vector<std::string> args = {"run",          "-d",        "--name",  name,
                                    "--network",    "none",      "--label", "skald-bench=1",
                                    "--log-driver", v.log_driver};
-  if (v.plugin) {
+  if (v.ships) {
     args.insert(args.end(), {"--log-opt", "loki-url=" + loki.PushUrl()});
     if (v.pipeline == "seed") {
       args.insert(args.end(), {"--log-opt", std::string("loki-pipeline-stages=") + kSeedPipeline});
@@ -136,7 +144,9 @@ json RunOnce(const Options& opt, const Variant& v, const std::string& image,
 
   const auto dockerd = PidsByComm("dockerd");
   const pid_t dockerd_pid = dockerd.empty() ? -1 : dockerd.front();
-  const std::string plugin_name = v.driver == "go" ? kGoPlugin : opt.skald_plugin;
+  const std::string plugin_name = v.driver == "go"      ? kGoPlugin
+                                  : v.driver == "drain" ? kDrainPlugin
+                                                        : opt.skald_plugin;
   const std::string plugin_id = v.plugin ? PluginId(plugin_name) : "";
   const pid_t plugin_pid = v.plugin ? PluginPid(plugin_id) : -1;
   if (v.plugin && plugin_pid <= 0) throw std::runtime_error("cannot find the plugin's process");
@@ -160,7 +170,18 @@ json RunOnce(const Options& opt, const Variant& v, const std::string& image,
   if (started && finished) {
     r["container_s"] = ParseDockerTime(*finished) - ParseDockerTime(*started);
   }
-  if (v.plugin) {
+  if (v.plugin && !v.ships) {
+    // dockerd has written the last line into the FIFO when the container is reported exited;
+    // the drain-only plugin reads what the pipe still holds within a moment.
+    std::this_thread::sleep_for(300ms);
+    if (const auto cpu = CpuBetween(plugin_cpu0, ProcessCpuSeconds(plugin_pid))) {
+      r["plugin_cpu_s"] = *cpu;
+      r["peak_rss_bytes"] = ProcessStatusBytes(plugin_pid, "VmHWM");
+    } else {
+      r["restarted"] = true;
+    }
+  }
+  if (v.ships) {
     // Wait on Loki's cheap counter until it has every line, or until it has not moved for 5 s
     // (a driver that lost lines); then count the container's lines once.
     const auto deadline = t_exit + 180s;
@@ -307,6 +328,8 @@ int Main(int argc, char** argv) {
       ParseFlags(argc, argv, "docker_bench", [&](const std::string& a, const std::string& v) {
         if (a == "--go-driver") {
           opt.go_driver = v;
+        } else if (a == "--drain-plugin") {
+          opt.drain_plugin = v;
         } else if (a == "--loki-dir") {
           opt.loki_dir = v;
         } else if (a == "--loki-port") {
@@ -336,8 +359,10 @@ int Main(int argc, char** argv) {
   auto wanted = [&](const std::string& driver) {
     return ("," + opt.drivers + ",").find("," + driver + ",") != std::string::npos;
   };
-  if ((wanted("go") && opt.go_driver.empty()) || opt.loki_dir.empty()) {
-    std::cerr << "usage: docker_bench --go-driver PATH --loki-dir DIR [--loki-port P]\n"
+  if ((wanted("go") && opt.go_driver.empty()) || (wanted("drain") && opt.drain_plugin.empty()) ||
+      opt.loki_dir.empty()) {
+    std::cerr << "usage: docker_bench --go-driver PATH --drain-plugin PATH --loki-dir DIR\n"
+                 "                    [--loki-port P] [--drivers none,json-file,drain,skald,go]\n"
                  "                    [--skald-plugin NAME] [--lines N] [--repeat R] [--json F]\n";
     return 2;
   }
@@ -364,20 +389,29 @@ int Main(int argc, char** argv) {
   const std::string image = e2e::E2eEnv::Get().TestImage();
   std::cerr << "docker side by side: starting Loki on 127.0.0.1:" << opt.loki_port << "\n";
   LokiProcess loki(opt.loki_dir, opt.loki_port);
-  std::optional<GoPlugin> go;
+  std::optional<BenchPlugin> go;
   if (wanted("go")) {
     std::cerr << "docker side by side: installing Grafana's Go driver as " << kGoPlugin << "\n";
-    go.emplace(opt.go_driver, kGoPlugin);
+    go.emplace(opt.go_driver, "docker-driver", e2e::SourceDir() + "/tests/bench/go-driver",
+               kGoPlugin);
+  }
+  std::optional<BenchPlugin> drain;
+  if (wanted("drain")) {
+    std::cerr << "docker side by side: installing the drain-only plugin as " << kDrainPlugin
+              << "\n";
+    drain.emplace(opt.drain_plugin, "drain-plugin", e2e::SourceDir() + "/tests/bench/drain-plugin",
+                  kDrainPlugin);
   }
 
   std::vector<Variant> variants;
   for (const Variant& v : std::vector<Variant>{
-           {"none", "none", "none", false},
-           {"json-file", "none", "json-file", false},
-           {"skald", "none", opt.skald_plugin, true},
-           {"skald", "seed", opt.skald_plugin, true},
-           {"go", "none", kGoPlugin, true},
-           {"go", "seed", kGoPlugin, true},
+           {"none", "none", "none", false, false},
+           {"json-file", "none", "json-file", false, false},
+           {"drain", "none", kDrainPlugin, true, false},
+           {"skald", "none", opt.skald_plugin, true, true},
+           {"skald", "seed", opt.skald_plugin, true, true},
+           {"go", "none", kGoPlugin, true, true},
+           {"go", "seed", kGoPlugin, true, true},
        }) {
     if (wanted(v.driver)) variants.push_back(v);
   }
@@ -411,7 +445,7 @@ int Main(int argc, char** argv) {
   }
   json freshness = json::array();
   for (const Variant& v : variants) {
-    if (!v.plugin || v.pipeline != "none" || opt.fresh_lines <= 0 || !stopped.empty()) continue;
+    if (!v.ships || v.pipeline != "none" || opt.fresh_lines <= 0 || !stopped.empty()) continue;
     json f = Freshness(opt, v, image, loki);
     char line[256];
     std::snprintf(line, sizeof line,
@@ -428,7 +462,7 @@ int Main(int argc, char** argv) {
   for (std::size_t i = 0; i < variants.size(); ++i) {
     bool all = true;
     int interrupted = 0, restarted = 0;
-    if (variants[i].plugin) {
+    if (variants[i].ships) {
       for (const auto& r : runs[i]) {
         if (r.contains("interrupted")) {
           ++interrupted;
@@ -443,6 +477,7 @@ int Main(int argc, char** argv) {
     results.push_back({{"driver", variants[i].driver},
                        {"pipeline", variants[i].pipeline},
                        {"plugin", variants[i].plugin},
+                       {"ships", variants[i].ships},
                        {"runs", runs[i]},
                        {"median", Medians(runs[i])},
                        {"all_delivered", all},

@@ -93,9 +93,11 @@ e2e::LokiQuery LokiProcess::Query() const {
   return e2e::LokiQuery("http://127.0.0.1:" + std::to_string(port_));
 }
 
-GoPlugin::GoPlugin(const std::string& binary, std::string name) : name_(std::move(name)) {
+BenchPlugin::BenchPlugin(const std::string& binary, const std::string& entry,
+                         const std::string& config_dir, std::string name)
+    : name_(std::move(name)) {
   Remove();
-  char tmpl[] = "/tmp/skald-bench-go-driver.XXXXXX";
+  char tmpl[] = "/tmp/skald-bench-plugin.XXXXXX";
   if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
   bundle_ = tmpl;
   namespace fs = std::filesystem;
@@ -104,20 +106,19 @@ GoPlugin::GoPlugin(const std::string& binary, std::string name) : name_(std::mov
        {"bin", "etc", "tmp", "var/log/docker", "run/docker/plugins", "proc", "dev", "sys"}) {
     fs::create_directories(root / d);
   }
-  fs::copy_file(binary, root / "bin/docker-driver");
-  fs::copy_file(e2e::SourceDir() + "/tests/bench/go-driver/config.json",
-                fs::path(bundle_) / "config.json");
+  fs::copy_file(binary, root / "bin" / entry);
+  fs::copy_file(fs::path(config_dir) / "config.json", fs::path(bundle_) / "config.json");
   Must(Docker({"plugin", "create", name_, bundle_}, 300s));
   Must(Docker({"plugin", "enable", name_}, 120s));
 }
 
-GoPlugin::~GoPlugin() {
+BenchPlugin::~BenchPlugin() {
   Remove();
   std::error_code ec;
   std::filesystem::remove_all(bundle_, ec);
 }
 
-void GoPlugin::Remove() {
+void BenchPlugin::Remove() {
   Docker({"plugin", "disable", "-f", name_}, 60s);
   Docker({"plugin", "rm", "-f", name_}, 60s);
 }

@@ -1,6 +1,6 @@
 // What the real-Docker benchmarks (docker_bench, docker_fleet_bench) share: a Loki of their
-// own, Grafana's Go driver installed as a managed plugin for the run, and finding a managed
-// plugin's process.
+// own, Grafana's Go driver (and a drain-only plugin) installed as managed plugins for the run, and
+// finding a managed plugin's process.
 #pragma once
 
 #include <sys/types.h>
@@ -44,15 +44,17 @@ class LokiProcess {
   int port_;
 };
 
-// Grafana's Go driver (the static binary of tests/e2e/loki/build-go-driver.sh) as the managed
-// plugin `name`, from a rootfs holding just the binary and Grafana's config.json
-// (tests/bench/go-driver/), for the lifetime of the object: disabled and removed at the end.
-class GoPlugin {
+// A static binary as the managed plugin `name`, from a rootfs holding just the binary (at
+// /bin/<entry>) and the config.json of `config_dir` (tests/bench/go-driver/: Grafana's Go driver
+// of tests/e2e/loki/build-go-driver.sh; tests/bench/drain-plugin/: drain_plugin.cc), for the
+// lifetime of the object: disabled and removed at the end.
+class BenchPlugin {
  public:
-  GoPlugin(const std::string& binary, std::string name);
-  ~GoPlugin();
-  GoPlugin(const GoPlugin&) = delete;
-  GoPlugin& operator=(const GoPlugin&) = delete;
+  BenchPlugin(const std::string& binary, const std::string& entry, const std::string& config_dir,
+              std::string name);
+  ~BenchPlugin();
+  BenchPlugin(const BenchPlugin&) = delete;
+  BenchPlugin& operator=(const BenchPlugin&) = delete;
   const std::string& name() const { return name_; }
 
  private:

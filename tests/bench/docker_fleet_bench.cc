@@ -298,7 +298,7 @@ int Main(int argc, char** argv) {
   LokiProcess loki(opt.loki_dir, opt.loki_port);
   const int metrics_port = e2e::FreeTcpPort();
   std::optional<SkaldPlugin> skald;
-  std::optional<GoPlugin> go;
+  std::optional<BenchPlugin> go;
   std::vector<Driver> drivers;
   if (wanted("skald")) {
     std::cerr << "docker fleet: installing " << opt.skald_bundle << " as " << kSkaldPlugin << "\n";
@@ -307,7 +307,8 @@ int Main(int argc, char** argv) {
   }
   if (wanted("go")) {
     std::cerr << "docker fleet: installing Grafana's Go driver as " << kGoPlugin << "\n";
-    go.emplace(opt.go_driver, kGoPlugin);
+    go.emplace(opt.go_driver, "docker-driver", e2e::SourceDir() + "/tests/bench/go-driver",
+               kGoPlugin);
     drivers.push_back({"go", kGoPlugin});
   }
   auto pids = [&] {

@@ -7,7 +7,8 @@
 #   1. micro    Google Benchmark: frame decode, reassembly, pipeline, labels, batch encoding
 #   2. load     the real skald binary driven by a load generator, no Docker (plugin_load_bench)
 #   3. docker   the real dockerd: none, json-file, skald, Grafana's Go driver -> one real Loki
-#               (CPU, wall time, pushes per 10k lines), then each plugin's freshness: a line on
+#               (CPU, wall time, pushes per 10k lines), a plugin that only drains its FIFO (the
+#               floor of a plugin's app time), then each plugin's freshness: a line on
 #               a quiet stream, from its write to queryable (p50/p99 of 30 lines 1.5 s apart)
 #   4. fleet    many short containers and many retained journals: per-container CPU, idle CPU
 #               and wake-ups; first the plugin alone (fleet_bench), then the real dockerd with
@@ -61,7 +62,7 @@ fi
 if [[ "${BENCH_NO_BUILD:-0}" != 1 ]]; then
   log "building the benchmark targets in $build"
   ninja -C "$build" -j"$jobs" skald fake-loki pipeline_bench micro_bench plugin_load_bench \
-    docker_bench fleet_bench docker_fleet_bench bench_report >&2
+    docker_bench drain_plugin fleet_bench docker_fleet_bench bench_report >&2
 fi
 
 report_args=()
@@ -140,13 +141,16 @@ if has_part docker; then
     loki_dir="$(mktemp -d /tmp/skald-bench-loki.XXXXXX)"
     cleanup() {
       docker ps -aq --filter label=skald-bench=1 | xargs -r docker rm -f >/dev/null 2>&1 || true
-      docker plugin disable -f skald-bench-go-driver >/dev/null 2>&1 || true
-      docker plugin rm -f skald-bench-go-driver >/dev/null 2>&1 || true
+      for p in skald-bench-go-driver skald-bench-drain; do
+        docker plugin disable -f "$p" >/dev/null 2>&1 || true
+        docker plugin rm -f "$p" >/dev/null 2>&1 || true
+      done
       tests/e2e/loki/stop-loki.sh "$loki_dir" >/dev/null 2>&1 || true
       rm -rf "$loki_dir"
     }
     trap cleanup EXIT
-    run_program docker_bench "$bin/docker_bench" --go-driver "$go_driver" --loki-dir "$loki_dir" \
+    run_program docker_bench "$bin/docker_bench" --go-driver "$go_driver" \
+      --drain-plugin "$bin/drain_plugin" --loki-dir "$loki_dir" \
       --lines "$lines" --repeat "$repeat" --skald-is-build "$skald_same" \
       --json "$out/docker.json"
     cleanup
