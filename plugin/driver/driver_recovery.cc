@@ -104,21 +104,27 @@ void Driver::Recover() {
       continue;
     }
     bool replaying = false;
+    // A death while this thread opens the journal counts against it (not against a journal
+    // another thread is replaying meanwhile).
+    replay_guard_->Enter(ReplayGuard::kRecoverySlot, id);
     try {
       replaying = RecoverContainer(id);
     } catch (const std::exception& e) {
       spdlog::error("journal of container {}: cannot recover it: {}", id.substr(0, 12), e.what());
     }
+    replay_guard_->Leave(ReplayGuard::kRecoverySlot);
     if (replaying) ++replayed;
     if (!replaying) replay_guard_->Clear(dir);
   }
   if (looked_at > 0) {
-    spdlog::info("recovery: {} journal(s) looked at in {} ms; {} replaying, {} not replayed",
-                 looked_at,
-                 std::chrono::duration_cast<std::chrono::milliseconds>(
-                     std::chrono::steady_clock::now() - started)
-                     .count(),
-                 replayed, set_aside);
+    spdlog::info(
+        "recovery: {} journal(s) in {} ms: {} with lines to replay, {} set aside after "
+        "deaths in a row",
+        looked_at,
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                              started)
+            .count(),
+        replayed, set_aside);
   }
   series_.journals_quarantined.Set(static_cast<int64_t>(QuarantinedJournals().size()));
   // Secrets no journal refers to any more (their containers' journals are gone) go.
@@ -205,6 +211,7 @@ bool Driver::RecoverContainer(const std::string& id) {
     }
     stream = MakeHeldStream(info, fifos.front(), unusable);
   }
+  if (replaying && stream->held_reason.empty()) ReplayGuard::MakeDurable(journal->dir());
   RegisterRecovered(id, stream, journal, cursor, replaying, fifos);
   journal->SetAcknowledged(cursor);
   reader_->AddJournalStream(stream->id, journal, cursor, stream->options.max_line_size);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <system_error>
@@ -44,7 +45,7 @@ ReplayGuard::ReplayGuard(fs::path state_root) : root_(std::move(state_root)) {
   last_run_died_ = inflight_[kRunStateOffset] == 'R';
   inflight_[kRunStateOffset] = 'R';
   for (int slot = 0; slot < kSlots; ++slot) {
-    const char* s = inflight_ + slot * kSlotBytes;
+    const char* s = inflight_ + SlotOffset(slot);
     const std::string id(s, strnlen(s, kSlotBytes - 1));
     if (ValidContainerId(id)) died_on_.push_back(id);
     Leave(static_cast<Slot>(slot));
@@ -57,14 +58,14 @@ ReplayGuard::~ReplayGuard() {
 
 void ReplayGuard::Enter(Slot slot, std::string_view container_id) {
   if (inflight_ == nullptr) return;
-  char* s = inflight_ + slot * kSlotBytes;
+  char* s = inflight_ + SlotOffset(slot);
   const std::size_t n = std::min(container_id.size(), kSlotBytes - 1);
   std::memcpy(s, container_id.data(), n);
   s[n] = '\0';
 }
 
 void ReplayGuard::Leave(Slot slot) {
-  if (inflight_ != nullptr) inflight_[slot * kSlotBytes] = '\0';
+  if (inflight_ != nullptr) inflight_[SlotOffset(slot)] = '\0';
 }
 
 bool ReplayGuard::DiedOn(const std::string& id) const {
@@ -77,12 +78,16 @@ int ReplayGuard::DeathsOf(const fs::path& dir) {
   std::string text(kMaxMarkerBytes, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<std::size_t>(in.gcount()));
+  // A marker is written before each replay: one that is there means that run died. Its count
+  // is the deaths before that run: digits and a newline. Anything else (a marker a host crash
+  // left empty or with stale bytes) counts no earlier death.
   int deaths = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') break;
-    deaths = std::min(deaths * 10 + (c - '0'), 1000);
+  const bool well_formed =
+      text.size() >= 2 && text.back() == '\n' &&
+      std::all_of(text.begin(), text.end() - 1, [](char c) { return c >= '0' && c <= '9'; });
+  for (std::size_t i = 0; well_formed && i + 1 < text.size(); ++i) {
+    deaths = std::min(deaths * 10 + (text[i] - '0'), 1000);
   }
-  // A marker is written before each replay: one that is there means that run died.
   return deaths + 1;
 }
 
@@ -108,10 +113,10 @@ std::string ReplayGuard::Begin(const std::string& id, const fs::path& dir) {
            " (`skald quarantine list`, `skald quarantine release " + to.filename().string() +
            "` replays it at the next start)";
   }
-  // Not fsynced: the marker counts deaths of the process, and what a process wrote survives its
-  // death (the page cache is the kernel's). Only a crash of the host can lose it, and that is
-  // not the plugin dying on this journal. Two fsyncs per journal made a restart on 1000
-  // stopped containers' journals take half a minute on a slow disk.
+  // Not fsynced here: what a process wrote survives its death (the page cache is the kernel's),
+  // and most journals have nothing to replay (two fsyncs each made a restart on 1000 stopped
+  // containers' journals take half a minute on a slow disk). A journal whose replay starts is
+  // made durable then (MakeDurable): a replay that takes the host down is counted too.
   if (std::error_code w = WriteFileAtomically(dir / kMarkerName, std::to_string(deaths) + "\n",
                                               0600, FileSync::kNoFsync)) {
     spdlog::warn(
@@ -122,6 +127,19 @@ std::string ReplayGuard::Begin(const std::string& id, const fs::path& dir) {
   absl::MutexLock lock(&mu_);
   marked_.push_back(dir);
   return "";
+}
+
+void ReplayGuard::MakeDurable(const fs::path& dir) {
+  for (const fs::path& p : {dir / kMarkerName, dir}) {
+    UniqueFd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd || ::fsync(fd.get()) != 0) {
+      spdlog::warn(
+          "journal {}: cannot sync its replay marker ({}): a host crash while replaying it "
+          "may not be counted",
+          dir.string(), std::strerror(errno));
+      return;
+    }
+  }
 }
 
 void ReplayGuard::Clear(const fs::path& dir) {

@@ -5,11 +5,11 @@
 //
 // Before a journal is replayed, a marker file (`replaying` in its directory) records how many
 // runs in a row died while replaying it; the marker goes when the replay makes progress (the
-// cursor moves on) and when the plugin stops cleanly. Which journal's lines each thread that
-// handles them (the reader, the shipping thread) is working on is kept in a small file mapped
-// in memory (<state>/replay-inflight), which outlives the process: a death is counted only
-// against the journals a thread was working on when it came (or, when none was named, against
-// every journal being replayed), so that a journal replayed beside the one that kills the
+// cursor moves on) and when the plugin stops cleanly. Which journal each thread that handles
+// one (the reader, the shipping thread, the recovery thread opening it) is working on is kept in a
+// small file mapped in memory (<state>/replay-inflight), which outlives the process: a death is
+// counted only against the journals a thread was working on when it came (or, when none was named,
+// against every journal being replayed), so that a journal replayed beside the one that kills the
 // plugin is not set aside with it. A journal whose replay was running when
 // the process died kDeathsToQuarantine times in a row is set aside: moved, whole, to
 // <state>/quarantine/<container id>, reported in the log, /healthz and
@@ -41,16 +41,20 @@ class ReplayGuard {
   ReplayGuard(const ReplayGuard&) = delete;
   ReplayGuard& operator=(const ReplayGuard&) = delete;
 
-  // The threads that handle lines: each names the container whose lines it works on now.
-  enum Slot { kReaderSlot = 0, kShipperSlot = 1, kSlots = 2 };
+  // The threads that handle a journal: each names the container whose journal it works on now
+  // (the recovery thread while it opens one).
+  enum Slot { kReaderSlot = 0, kShipperSlot = 1, kRecoverySlot = 2, kSlots = 3 };
   void Enter(Slot slot, std::string_view container_id);
   void Leave(Slot slot);
 
-  // Before the journal in `dir` (of container `id`) is replayed. Empty: replay it (its marker
-  // now counts the deaths so far). Otherwise it was quarantined now, and this says why and
-  // where it went.
+  // Before the journal in `dir` (of container `id`) is opened for a replay. Empty: go on (its
+  // marker now counts the deaths so far). Otherwise it was quarantined now, and this says why
+  // and where it went. The marker is not synced to disk: a process's death does not lose it.
   std::string Begin(const std::string& id, const std::filesystem::path& dir)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // The journal in `dir` has lines to replay and its replay starts now: its marker is synced
+  // to disk, so that a replay that takes the whole host down is counted too.
+  static void MakeDurable(const std::filesystem::path& dir);
   // The replay of `dir` made progress, or ended without anything to do: its marker goes.
   void Clear(const std::filesystem::path& dir) ABSL_LOCKS_EXCLUDED(mu_);
   // A clean stop: every marker Begin wrote goes.
@@ -82,10 +86,15 @@ class ReplayGuard {
 
   const std::filesystem::path root_;
   static constexpr std::size_t kSlotBytes = 128;
-  // After the slots: whether a run is going on ('R') or stopped cleanly ('S').
-  static constexpr std::size_t kRunStateOffset = kSlots * kSlotBytes;
-  static constexpr std::size_t kInflightBytes = kRunStateOffset + 1;
-  char* inflight_ = nullptr;          // kSlots x kSlotBytes, mapped shared from the file
+  // The file: the reader's and the shipper's slots, whether a run is going on ('R') or stopped
+  // cleanly ('S'), then the recovery thread's slot (added later: the older layout stays).
+  static constexpr std::size_t kRunStateOffset = 2 * kSlotBytes;
+  static constexpr std::size_t kInflightBytes = kRunStateOffset + 1 + kSlotBytes;
+  static constexpr std::size_t SlotOffset(int slot) {
+    return slot < kRecoverySlot ? slot * kSlotBytes
+                                : kRunStateOffset + 1 + (slot - kRecoverySlot) * kSlotBytes;
+  }
+  char* inflight_ = nullptr;          // kInflightBytes, mapped shared from the file
   std::vector<std::string> died_on_;  // what the last run's slots named
   bool last_run_died_ = false;
   absl::Mutex mu_;
