@@ -108,8 +108,15 @@ BenchPlugin::BenchPlugin(const std::string& binary, const std::string& entry,
   }
   fs::copy_file(binary, root / "bin" / entry);
   fs::copy_file(fs::path(config_dir) / "config.json", fs::path(bundle_) / "config.json");
-  Must(Docker({"plugin", "create", name_, bundle_}, 300s));
-  Must(Docker({"plugin", "enable", name_}, 120s));
+  try {
+    Must(Docker({"plugin", "create", name_, bundle_}, 300s));
+    Must(Docker({"plugin", "enable", name_}, 120s));
+  } catch (...) {
+    Remove();  // the destructor does not run for an object whose constructor threw
+    std::error_code ec;
+    fs::remove_all(bundle_, ec);
+    throw;
+  }
 }
 
 BenchPlugin::~BenchPlugin() {

@@ -12,8 +12,9 @@
 // dockerd's one-frame writes (0 0 0: the pipe as dockerd made it, a read per wake-up).
 //
 // Answers Plugin.Activate, LogDriver.Capabilities (no ReadLogs), StartLogging (a thread opens
-// the FIFO and reads it until dockerd closes its end) and StopLogging (nothing to do: the reader
-// ends at the FIFO's end). Linked statically: its rootfs holds only itself.
+// the FIFO and reads it until dockerd closes its end) and StopLogging (the reader ends at the
+// FIFO's end; one still waiting to open it is released). Linked statically: its rootfs holds only
+// itself.
 #include <fcntl.h>
 #include <strings.h>
 #include <sys/socket.h>
@@ -23,6 +24,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -74,7 +76,17 @@ std::string Answer(const std::string& path, const std::string& body) {
     std::thread(Drain, request["File"].get<std::string>()).detach();
     return R"({"Err":""})";
   }
-  if (path == "/LogDriver.StopLogging") return R"({"Err":""})";
+  if (path == "/LogDriver.StopLogging") {
+    // A reader still blocked opening the FIFO (dockerd gave up on the container before it
+    // opened its end) opens now and reads the end of the FIFO at once.
+    const nlohmann::json request = nlohmann::json::parse(body, nullptr, false);
+    if (request.is_object() && request.contains("File") && request["File"].is_string()) {
+      const int fd =
+          ::open(request["File"].get<std::string>().c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+      if (fd >= 0) ::close(fd);
+    }
+    return R"({"Err":""})";
+  }
   return R"({"Err":"drain-plugin: not implemented"})";
 }
 
@@ -131,6 +143,7 @@ void Serve(int conn) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);  // a connection dockerd closed must not end the plugin
   if (argc != 2 && argc != 5) {
     std::fprintf(stderr,
                  "usage: drain-plugin SOCKET_PATH [PIPE_BYTES COALESCE_BYTES COALESCE_MS]\n");
