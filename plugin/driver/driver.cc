@@ -387,6 +387,10 @@ void Driver::OnEvicted(uint64_t stream_id, uint64_t lines) {
 
 void Driver::Shutdown(std::chrono::milliseconds deadline) {
   auto until = std::chrono::steady_clock::now() + deadline;
+  {
+    absl::MutexLock lock(&recovery_mu_);
+    recovery_stop_ = true;  // a recovery still running ends between two journals
+  }
   AwaitRecovery();
   if (recovery_.joinable()) recovery_.join();
   if (reader_) reader_->Stop();

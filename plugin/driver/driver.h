@@ -123,6 +123,7 @@ class Driver : public LineSink, public DeliveryListener, private ShipperWork {
   // journal whose replay was running when the process died twice in a row is quarantined
   // instead (plugin/journal/replay_guard.h); when the last run did not stop cleanly, the replay
   // begins kCrashedReplayDelay after the call, so that the daemon finds the plugin up first.
+  // A Shutdown meanwhile ends it early (the delay, or between two journals).
   void Recover() ABSL_LOCKS_EXCLUDED(mu_, recovery_mu_);
   // Recover() on a thread of its own, returning at once: the plugin answers the daemon before
   // any journal is replayed. StartLogging, StopLogging, JournalFor and Shutdown wait for it.
@@ -291,9 +292,11 @@ class Driver : public LineSink, public DeliveryListener, private ShipperWork {
   // The Loki clients and their windows (a lock of its own, never taken while mu_ is held).
   ClientPool clients_;
 
-  // RecoverInBackground's thread, and whether it still runs.
+  // RecoverInBackground's thread, whether it still runs, and whether Shutdown asked it to end
+  // (it ends between two journals; the others are recovered at the next start).
   absl::Mutex recovery_mu_;
   bool recovering_ ABSL_GUARDED_BY(recovery_mu_) = false;
+  bool recovery_stop_ ABSL_GUARDED_BY(recovery_mu_) = false;
   std::thread recovery_;
 
   // The registry. Streams' own fields say which of them mu_ guards; a stream's

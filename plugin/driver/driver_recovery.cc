@@ -1,5 +1,6 @@
 // Driver::Recover: at start, the journals a previous run left are replayed from their cursors,
 // and the FIFOs of sessions that were live when it stopped are read again (plugin/driver/driver.h).
+#include <absl/time/time.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -90,12 +91,25 @@ void Driver::Recover() {
         "the last run of the plugin did not stop cleanly: replaying in {} ms (a journal whose "
         "replay was running at {} deaths in a row is set aside)",
         kCrashedReplayDelay.count(), ReplayGuard::kDeathsToQuarantine);
-    std::this_thread::sleep_for(kCrashedReplayDelay);
+    absl::MutexLock lock(&recovery_mu_);
+    recovery_mu_.AwaitWithTimeout(absl::Condition(&recovery_stop_),
+                                  absl::FromChrono(kCrashedReplayDelay));
   }
+  auto stop_asked = [this] {
+    absl::MutexLock lock(&recovery_mu_);
+    return recovery_stop_;
+  };
   const auto started = std::chrono::steady_clock::now();
   int looked_at = 0, replayed = 0, set_aside = 0;
   for (const std::string& id : ids) {
     if (!ValidContainerId(id)) continue;
+    if (stop_asked()) {
+      // The plugin is stopping (a `docker plugin disable`, a host shutdown): a stop is not a
+      // death, and the rest of the pass (secrets no journal refers to go) needs every journal.
+      spdlog::info("recovery: stopped after {} of {} journal(s): the plugin is stopping", looked_at,
+                   ids.size());
+      return;
+    }
     ++looked_at;
     const std::filesystem::path dir = store_->ContainerDir(id);
     if (std::string why = replay_guard_->Begin(id, dir); !why.empty()) {

@@ -32,6 +32,7 @@ fs::path FreeQuarantineName(const fs::path& quarantine, const std::string& id) {
 }  // namespace
 
 ReplayGuard::ReplayGuard(fs::path state_root) : root_(std::move(state_root)) {
+  static_assert(SlotOffset(kSlots - 1) + kSlotBytes <= kInflightBytes, "a slot past the file");
   const fs::path path = root_ / "replay-inflight";
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return;  // no attribution: every journal being replayed counts a death

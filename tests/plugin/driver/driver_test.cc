@@ -69,6 +69,25 @@ const std::string kId2 = std::string(64, 'b');
 
 // A container id names a directory: only letters, digits and '_'. Bytes from 0x80 up are none
 // of these whether `char` is signed (x86-64) or unsigned (arm64).
+// `docker plugin disable` right after a crash restart: the stop does not wait out the delay
+// before the replay (nor a long recovery pass); the journals are recovered at the next start.
+TEST_F(DriverTest, AStopDuringTheDelayAfterACrashDoesNotWaitItOut) {
+  fs::create_directories(config_.state_dir);
+  {
+    // The in-flight file of a run that did not stop cleanly (its run-state byte 'R').
+    std::string inflight(257, '\0');
+    inflight[256] = 'R';
+    std::ofstream(config_.state_dir / "replay-inflight", std::ios::binary) << inflight;
+  }
+  StartDriver();
+  driver_->RecoverInBackground();
+  std::this_thread::sleep_for(100ms);  // within Driver::kCrashedReplayDelay (3 s)
+  const auto t0 = std::chrono::steady_clock::now();
+  driver_->Shutdown(0ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms)
+      << "the stop waited out the delay before a replay";
+}
+
 TEST_F(DriverTest, AContainerIdWithBytesOutsideAsciiIsRefused) {
   StartDriver();
   int fd = -1;
