@@ -101,11 +101,17 @@ void Driver::Recover() {
   };
   const auto started = std::chrono::steady_clock::now();
   int looked_at = 0, replayed = 0, set_aside = 0;
-  for (const std::string& id : ids) {
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const std::string& id = ids[i];
     if (!ValidContainerId(id)) continue;
     if (stop_asked()) {
       // The plugin is stopping (a `docker plugin disable`, a host shutdown): a stop is not a
       // death, and the rest of the pass (secrets no journal refers to go) needs every journal.
+      // The journals not reached keep their counts as Begin would have left them: the last
+      // run's death stays on the journal that was to blame, not on them.
+      for (std::size_t j = i; j < ids.size(); ++j) {
+        if (ValidContainerId(ids[j])) replay_guard_->Settle(ids[j], store_->ContainerDir(ids[j]));
+      }
       spdlog::info("recovery: stopped after {} of {} journal(s): the plugin is stopping", looked_at,
                    ids.size());
       return;

@@ -130,6 +130,22 @@ std::string ReplayGuard::Begin(const std::string& id, const fs::path& dir) {
   return "";
 }
 
+void ReplayGuard::Settle(const std::string& id, const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir / kMarkerName, ec)) return;
+  // As Begin counts: the deaths so far, the last run's among them when it was to blame.
+  const int deaths = DiedOn(id) ? DeathsOf(dir) : DeathsOf(dir) - 1;
+  if (deaths <= 0) {
+    fs::remove(dir / kMarkerName, ec);
+    return;
+  }
+  // A marker's count is the deaths before a run that died: these are all of them.
+  if (std::error_code w = WriteFileAtomically(dir / kMarkerName, std::to_string(deaths - 1) + "\n",
+                                              0600, FileSync::kNoFsync)) {
+    spdlog::warn("journal {}: cannot rewrite its replay marker ({})", dir.string(), w.message());
+  }
+}
+
 void ReplayGuard::MakeDurable(const fs::path& dir) {
   for (const fs::path& p : {dir / kMarkerName, dir}) {
     UniqueFd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC));

@@ -55,6 +55,10 @@ class ReplayGuard {
   // The journal in `dir` has lines to replay and its replay starts now: its marker is synced
   // to disk, so that a replay that takes the whole host down is counted too.
   static void MakeDurable(const std::filesystem::path& dir);
+  // The journal in `dir` (of container `id`) is not looked at in this run (the plugin stops
+  // before recovery reaches it): its marker keeps the deaths counted so far against it, and
+  // the last run's death goes on it only when it was to blame (as Begin would count it).
+  void Settle(const std::string& id, const std::filesystem::path& dir) ABSL_LOCKS_EXCLUDED(mu_);
   // The replay of `dir` made progress, or ended without anything to do: its marker goes.
   void Clear(const std::filesystem::path& dir) ABSL_LOCKS_EXCLUDED(mu_);
   // A clean stop: every marker Begin wrote goes.

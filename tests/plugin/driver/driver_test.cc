@@ -12,12 +12,14 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <string>
 #include <thread>
 
 #include "plugin/driver/shipping_client.h"
 #include "plugin/ingest/frame_codec.h"
 #include "plugin/journal/journal_format.h"
+#include "plugin/journal/replay_guard.h"
 #include "tests/plugin/driver_fixture.h"
 #include "tests/plugin/plugin_test_support.h"
 #include "tests/tools/fake_loki.h"
@@ -67,27 +69,39 @@ class DriverTest : public testkit::DriverFixture {
 const std::string kId1 = std::string(64, 'a');
 const std::string kId2 = std::string(64, 'b');
 
-// A container id names a directory: only letters, digits and '_'. Bytes from 0x80 up are none
-// of these whether `char` is signed (x86-64) or unsigned (arm64).
 // `docker plugin disable` right after a crash restart: the stop does not wait out the delay
 // before the replay (nor a long recovery pass); the journals are recovered at the next start.
+// A journal the recovery did not reach is not charged with the last run's death, which a
+// thread working on another journal was named for.
 TEST_F(DriverTest, AStopDuringTheDelayAfterACrashDoesNotWaitItOut) {
-  fs::create_directories(config_.state_dir);
+  const std::string blamed = std::string(64, 'c');
+  fs::create_directories(JournalDir(kId1));
+  std::ofstream(JournalDir(kId1) / std::string(ReplayGuard::kMarkerName)) << "0\n";
   {
-    // The in-flight file of a run that did not stop cleanly (its run-state byte 'R').
+    // The in-flight file of a run that did not stop cleanly (its run-state byte 'R'), its
+    // reader working on another container's journal.
     std::string inflight(257, '\0');
+    inflight.replace(0, blamed.size(), blamed);
     inflight[256] = 'R';
     std::ofstream(config_.state_dir / "replay-inflight", std::ios::binary) << inflight;
   }
   StartDriver();
   driver_->RecoverInBackground();
   std::this_thread::sleep_for(100ms);  // within Driver::kCrashedReplayDelay (3 s)
+  // The recovery is in its delay: a StopLogging waits for it.
+  auto stop_logging = std::async(std::launch::async, [&] { driver_->StopLogging("none"); });
+  EXPECT_EQ(stop_logging.wait_for(50ms), std::future_status::timeout);
   const auto t0 = std::chrono::steady_clock::now();
   driver_->Shutdown(0ms);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms)
       << "the stop waited out the delay before a replay";
+  stop_logging.get();
+  EXPECT_FALSE(fs::exists(JournalDir(kId1) / std::string(ReplayGuard::kMarkerName)))
+      << "a journal recovery did not reach kept a death the reader's journal was to blame for";
 }
 
+// A container id names a directory: only letters, digits and '_'. Bytes from 0x80 up are none
+// of these whether `char` is signed (x86-64) or unsigned (arm64).
 TEST_F(DriverTest, AContainerIdWithBytesOutsideAsciiIsRefused) {
   StartDriver();
   int fd = -1;

@@ -78,6 +78,22 @@ TEST_F(ReplayGuardTest, ADeathWhileTheRecoveryThreadOpensAJournalCountsAgainstIt
   EXPECT_TRUE(fs::is_directory(root_ / "quarantine" / "bbbb"));
 }
 
+// A run stopped before its recovery reached the journals: the last run's death stays on the
+// journal a thread was working on then, and no other is charged with it.
+TEST_F(ReplayGuardTest, JournalsARecoveryDidNotReachKeepTheirCounts) {
+  RunAndDie(root_, "aaaa");
+  {
+    ReplayGuard guard(root_);
+    guard.Settle("aaaa", Dir("aaaa"));
+    guard.Settle("bbbb", Dir("bbbb"));
+    guard.ClearAll();  // a clean stop
+  }
+  EXPECT_EQ(ReplayGuard::DeathsOf(Dir("aaaa")), 1);  // its death, kept
+  EXPECT_EQ(ReplayGuard::DeathsOf(Dir("bbbb")), 0);  // not to blame: no marker
+  RunAndDie(root_, "aaaa");                          // the next run dies on it again
+  EXPECT_EQ(RunAndDie(root_, ""), std::vector<std::string>{"aaaa"});
+}
+
 // A marker a host crash left empty or with stale bytes counts no earlier death.
 TEST_F(ReplayGuardTest, AMalformedMarkerCountsOnlyTheRunThatLeftIt) {
   auto write_marker = [&](const std::string& text) {
