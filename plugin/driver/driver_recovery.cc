@@ -124,15 +124,11 @@ void Driver::Recover() {
       continue;
     }
     bool replaying = false;
-    // A death while this thread opens the journal counts against it (not against a journal
-    // another thread is replaying meanwhile).
-    replay_guard_->Enter(ReplayGuard::kRecoverySlot, id);
     try {
       replaying = RecoverContainer(id);
     } catch (const std::exception& e) {
       spdlog::error("journal of container {}: cannot recover it: {}", id.substr(0, 12), e.what());
     }
-    replay_guard_->Leave(ReplayGuard::kRecoverySlot);
     if (replaying) ++replayed;
     if (!replaying) replay_guard_->Clear(dir);
   }

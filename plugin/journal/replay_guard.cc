@@ -32,7 +32,6 @@ fs::path FreeQuarantineName(const fs::path& quarantine, const std::string& id) {
 }  // namespace
 
 ReplayGuard::ReplayGuard(fs::path state_root) : root_(std::move(state_root)) {
-  static_assert(SlotOffset(kSlots - 1) + kSlotBytes <= kInflightBytes, "a slot past the file");
   const fs::path path = root_ / "replay-inflight";
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return;  // no attribution: every journal being replayed counts a death
@@ -46,7 +45,7 @@ ReplayGuard::ReplayGuard(fs::path state_root) : root_(std::move(state_root)) {
   last_run_died_ = inflight_[kRunStateOffset] == 'R';
   inflight_[kRunStateOffset] = 'R';
   for (int slot = 0; slot < kSlots; ++slot) {
-    const char* s = inflight_ + SlotOffset(slot);
+    const char* s = inflight_ + slot * kSlotBytes;
     const std::string id(s, strnlen(s, kSlotBytes - 1));
     if (ValidContainerId(id)) died_on_.push_back(id);
     Leave(static_cast<Slot>(slot));
@@ -59,14 +58,14 @@ ReplayGuard::~ReplayGuard() {
 
 void ReplayGuard::Enter(Slot slot, std::string_view container_id) {
   if (inflight_ == nullptr) return;
-  char* s = inflight_ + SlotOffset(slot);
+  char* s = inflight_ + slot * kSlotBytes;
   const std::size_t n = std::min(container_id.size(), kSlotBytes - 1);
   std::memcpy(s, container_id.data(), n);
   s[n] = '\0';
 }
 
 void ReplayGuard::Leave(Slot slot) {
-  if (inflight_ != nullptr) inflight_[SlotOffset(slot)] = '\0';
+  if (inflight_ != nullptr) inflight_[slot * kSlotBytes] = '\0';
 }
 
 bool ReplayGuard::DiedOn(const std::string& id) const {

@@ -6,7 +6,7 @@
 // Before a journal is replayed, a marker file (`replaying` in its directory) records how many
 // runs in a row died while replaying it; the marker goes when the replay makes progress (the
 // cursor moves on) and when the plugin stops cleanly. Which journal each thread that handles
-// one (the reader, the shipping thread, the recovery thread opening it) is working on is kept in a
+// one (the reader, the shipping thread) is working on is kept in a
 // small file mapped in memory (<state>/replay-inflight), which outlives the process: a death is
 // counted only against the journals a thread was working on when it came (or, when none was named,
 // against every journal being replayed), so that a journal replayed beside the one that kills the
@@ -41,9 +41,10 @@ class ReplayGuard {
   ReplayGuard(const ReplayGuard&) = delete;
   ReplayGuard& operator=(const ReplayGuard&) = delete;
 
-  // The threads that handle a journal: each names the container whose journal it works on now
-  // (the recovery thread while it opens one).
-  enum Slot { kReaderSlot = 0, kShipperSlot = 1, kRecoverySlot = 2, kSlots = 3 };
+  // The threads that handle lines: each names the container whose lines it works on now. (Not
+  // the recovery thread: it opens one journal after another while earlier ones replay, so its
+  // slot would charge a healthy journal with nearly every death during a recovery.)
+  enum Slot { kReaderSlot = 0, kShipperSlot = 1, kSlots = 2 };
   void Enter(Slot slot, std::string_view container_id);
   void Leave(Slot slot);
 
@@ -90,14 +91,9 @@ class ReplayGuard {
 
   const std::filesystem::path root_;
   static constexpr std::size_t kSlotBytes = 128;
-  // The file: the reader's and the shipper's slots, whether a run is going on ('R') or stopped
-  // cleanly ('S'), then the recovery thread's slot (added later: the older layout stays).
-  static constexpr std::size_t kRunStateOffset = 2 * kSlotBytes;
-  static constexpr std::size_t kInflightBytes = kRunStateOffset + 1 + kSlotBytes;
-  static constexpr std::size_t SlotOffset(int slot) {
-    return slot < kRecoverySlot ? slot * kSlotBytes
-                                : kRunStateOffset + 1 + (slot - kRecoverySlot) * kSlotBytes;
-  }
+  // After the slots: whether a run is going on ('R') or stopped cleanly ('S').
+  static constexpr std::size_t kRunStateOffset = kSlots * kSlotBytes;
+  static constexpr std::size_t kInflightBytes = kRunStateOffset + 1;
   char* inflight_ = nullptr;          // kInflightBytes, mapped shared from the file
   std::vector<std::string> died_on_;  // what the last run's slots named
   bool last_run_died_ = false;

@@ -51,33 +51,6 @@ TEST_F(ReplayGuardTest, OnlyTheJournalBeingWorkedOnCountsADeath) {
   EXPECT_TRUE(fs::exists(Dir("bbbb"))) << "a journal replayed beside it was set aside too";
 }
 
-// The recovery thread dies opening bbbb while the reader replays aaaa: which thread died is not
-// known, so both are counted; bbbb was not counted at all before the recovery thread had a slot
-// (a journal whose opening kills the plugin kept it in a crash loop while another replayed).
-TEST_F(ReplayGuardTest, ADeathWhileTheRecoveryThreadOpensAJournalCountsAgainstIt) {
-  for (int run = 1; run <= 3; ++run) {
-    ReplayGuard guard(root_);
-    std::vector<std::string> quarantined;
-    for (const char* id : {"aaaa", "bbbb"}) {
-      if (!fs::exists(Dir(id))) continue;
-      guard.Enter(ReplayGuard::kRecoverySlot, id);
-      if (!guard.Begin(id, Dir(id)).empty()) {
-        quarantined.push_back(id);
-        continue;
-      }
-      if (std::string(id) == "bbbb") break;  // dies here, opening bbbb
-      guard.Leave(ReplayGuard::kRecoverySlot);
-      guard.Enter(ReplayGuard::kReaderSlot, id);  // aaaa's replay goes on meanwhile
-    }
-    if (run < 3) {
-      EXPECT_TRUE(quarantined.empty()) << "run " << run;
-    } else {
-      EXPECT_EQ(quarantined, (std::vector<std::string>{"aaaa", "bbbb"}));
-    }
-  }
-  EXPECT_TRUE(fs::is_directory(root_ / "quarantine" / "bbbb"));
-}
-
 // A run stopped before its recovery reached the journals: the last run's death stays on the
 // journal a thread was working on then, and no other is charged with it.
 TEST_F(ReplayGuardTest, JournalsARecoveryDidNotReachKeepTheirCounts) {
