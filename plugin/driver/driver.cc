@@ -390,6 +390,7 @@ void Driver::Shutdown(std::chrono::milliseconds deadline) {
   {
     absl::MutexLock lock(&recovery_mu_);
     recovery_stop_ = true;  // a recovery still running ends between two journals
+    recovery_cv_.SignalAll();
   }
   AwaitRecovery();
   if (recovery_.joinable()) recovery_.join();

@@ -297,6 +297,7 @@ class Driver : public LineSink, public DeliveryListener, private ShipperWork {
   absl::Mutex recovery_mu_;
   bool recovering_ ABSL_GUARDED_BY(recovery_mu_) = false;
   bool recovery_stop_ ABSL_GUARDED_BY(recovery_mu_) = false;
+  absl::CondVar recovery_cv_;  // recovering_ or recovery_stop_ changed
   std::thread recovery_;
 
   // The registry. Streams' own fields say which of them mu_ guards; a stream's

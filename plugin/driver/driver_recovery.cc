@@ -60,8 +60,9 @@ void Driver::RecoverInBackground() {
 
 void Driver::AwaitRecovery() {
   absl::MutexLock lock(&recovery_mu_);
-  recovery_mu_.Await(absl::Condition(
-      +[](bool* recovering) { return !*recovering; }, &recovering_));
+  // A CondVar, not Mutex::Await: ThreadSanitizer does not see Debian's absl evaluate an Await
+  // condition under the lock, and reports the flag's write as a race.
+  while (recovering_) recovery_cv_.Wait(&recovery_mu_);
 }
 
 std::vector<std::string> Driver::QuarantinedJournals() const {
@@ -79,6 +80,7 @@ void Driver::Recover() {
     ~Done() {
       absl::MutexLock lock(&driver->recovery_mu_);
       driver->recovering_ = false;
+      driver->recovery_cv_.SignalAll();
     }
   } done{this};
   if (!store_) return;
@@ -92,8 +94,9 @@ void Driver::Recover() {
         "replay was running at {} deaths in a row is set aside)",
         kCrashedReplayDelay.count(), ReplayGuard::kDeathsToQuarantine);
     absl::MutexLock lock(&recovery_mu_);
-    recovery_mu_.AwaitWithTimeout(absl::Condition(&recovery_stop_),
-                                  absl::FromChrono(kCrashedReplayDelay));
+    const absl::Time until = absl::Now() + absl::FromChrono(kCrashedReplayDelay);
+    while (!recovery_stop_ && !recovery_cv_.WaitWithDeadline(&recovery_mu_, until)) {
+    }
   }
   auto stop_asked = [this] {
     absl::MutexLock lock(&recovery_mu_);
