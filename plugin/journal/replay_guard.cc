@@ -91,12 +91,17 @@ int ReplayGuard::DeathsOf(const fs::path& dir) {
   return deaths + 1;
 }
 
-std::string ReplayGuard::Begin(const std::string& id, const fs::path& dir) {
+int ReplayGuard::DeathsSoFar(const std::string& id, const fs::path& dir) const {
   std::error_code ec;
-  const bool had_marker = fs::exists(dir / kMarkerName, ec);
+  if (!fs::exists(dir / kMarkerName, ec)) return 0;
   // A death counts against this journal only when a thread was working on its lines then (or
   // no thread named any): the marker's count stays as it was otherwise.
-  const int deaths = !had_marker ? 0 : DiedOn(id) ? DeathsOf(dir) : DeathsOf(dir) - 1;
+  return DiedOn(id) ? DeathsOf(dir) : DeathsOf(dir) - 1;
+}
+
+std::string ReplayGuard::Begin(const std::string& id, const fs::path& dir) {
+  std::error_code ec;
+  const int deaths = DeathsSoFar(id, dir);
   if (deaths >= kDeathsToQuarantine) {
     const fs::path quarantine = root_ / "quarantine";
     fs::create_directories(quarantine, ec);
@@ -130,11 +135,9 @@ std::string ReplayGuard::Begin(const std::string& id, const fs::path& dir) {
 }
 
 void ReplayGuard::Settle(const std::string& id, const fs::path& dir) {
-  std::error_code ec;
-  if (!fs::exists(dir / kMarkerName, ec)) return;
-  // As Begin counts: the deaths so far, the last run's among them when it was to blame.
-  const int deaths = DiedOn(id) ? DeathsOf(dir) : DeathsOf(dir) - 1;
+  const int deaths = DeathsSoFar(id, dir);  // as Begin counts them
   if (deaths <= 0) {
+    std::error_code ec;
     fs::remove(dir / kMarkerName, ec);
     return;
   }

@@ -6,14 +6,14 @@
 // Before a journal is replayed, a marker file (`replaying` in its directory) records how many
 // runs in a row died while replaying it; the marker goes when the replay makes progress (the
 // cursor moves on) and when the plugin stops cleanly. Which journal each thread that handles
-// one (the reader, the shipping thread) is working on is kept in a
-// small file mapped in memory (<state>/replay-inflight), which outlives the process: a death is
-// counted only against the journals a thread was working on when it came (or, when none was named,
-// against every journal being replayed), so that a journal replayed beside the one that kills the
-// plugin is not set aside with it. A journal whose replay was running when
-// the process died kDeathsToQuarantine times in a row is set aside: moved, whole, to
-// <state>/quarantine/<container id>, reported in the log, /healthz and
-// skald_journals_quarantined, never deleted. `skald quarantine` lists and releases them.
+// one (the reader, the shipping thread) is working on is kept in a small file mapped in memory
+// (<state>/replay-inflight), which outlives the process: a death is counted only against the
+// journals a thread was working on when it came (or, when none was named, against every journal
+// being replayed), so that a journal replayed beside the one that kills the plugin is not set aside
+// with it. A journal whose replay was running when the process died kDeathsToQuarantine times in a
+// row is set aside: moved, whole, to <state>/quarantine/<container id>, reported in the log,
+// /healthz and skald_journals_quarantined, never deleted. `skald quarantine` lists and releases
+// them.
 //
 // Thread-safe.
 #pragma once
@@ -88,6 +88,9 @@ class ReplayGuard {
  private:
   // Whether the last run died while a thread worked on `id`'s lines; true when it named none.
   bool DiedOn(const std::string& id) const;
+  // The deaths in a row counted against the journal in `dir` so far, the last run's among them
+  // when it was to blame (0: no marker).
+  int DeathsSoFar(const std::string& id, const std::filesystem::path& dir) const;
 
   const std::filesystem::path root_;
   static constexpr std::size_t kSlotBytes = 128;
