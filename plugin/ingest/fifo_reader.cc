@@ -266,6 +266,10 @@ bool FifoReader::Feed(Session& session, Journaled& j) {
           session.blocked = false;
           Repoll(session.fd.get());
         }
+        // The FIFO is empty for now: what dockerd writes next comes a frame per write(2), so
+        // this round ends and the loop lets it gather (kCoalesceDelay) rather than taking
+        // it a frame per splice.
+        if (r.drained) return true;
         continue;
       case Journal::Writer::Status::kWouldBlock:
         return true;

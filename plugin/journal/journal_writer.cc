@@ -74,9 +74,11 @@ struct Journal::Writer::State {
   // with errno (EINVAL from splice is taken care of: it moves nothing, so returns -1 with
   // EINTR, to be tried again). Throws when the write fails after a read (those bytes are lost).
   ssize_t MoveChunk(int in, std::size_t want, uint64_t off);
-  // MoveChunk until `n` bytes moved after `size` (not yet counted in it), the input ends
-  // (`eof`) or would block, or an error (`err`, else 0). Returns the bytes moved.
-  std::size_t MoveUpTo(int in, std::size_t n, JournalSegments& segs, bool& eof, int& err);
+  // MoveChunk until `n` bytes moved after `size` (not yet counted in it), a chunk empties the
+  // input (`drained`: it moved fewer bytes than it asked for), the input ends (`eof`) or would
+  // block, or an error (`err`, else 0). Returns the bytes moved.
+  std::size_t MoveUpTo(int in, std::size_t n, JournalSegments& segs, bool& eof, bool& drained,
+                       int& err);
 
   // The segment becomes `seq`, empty (its file is created by the first byte).
   void Switch(uint64_t new_seq, const fs::path& new_path) {
@@ -129,9 +131,11 @@ ssize_t Journal::Writer::State::MoveChunk(int in, std::size_t want, uint64_t off
 }
 
 std::size_t Journal::Writer::State::MoveUpTo(int in, std::size_t n, JournalSegments& segs,
-                                             bool& eof, int& err) {
+                                             bool& eof, bool& drained, int& err) {
   std::size_t moved = 0;
   while (moved < n) {
+    // What one MoveChunk asks for: a splice takes up to all of it, a read one copy block.
+    const std::size_t asked = splice_works ? n - moved : std::min(kCopyBlock, n - moved);
     ssize_t r;
     try {
       r = MoveChunk(in, n - moved, size + moved);
@@ -144,6 +148,12 @@ std::size_t Journal::Writer::State::MoveUpTo(int in, std::size_t n, JournalSegme
     }
     if (r > 0) {
       moved += static_cast<std::size_t>(r);
+      // Fewer than asked: the FIFO is empty now. Going on would take what its writer adds
+      // meanwhile, a frame per splice.
+      if (static_cast<std::size_t>(r) < asked) {
+        drained = true;
+        break;
+      }
     } else if (r == 0) {
       eof = true;
       break;
@@ -177,7 +187,8 @@ Journal::Writer::Result Journal::Writer::SpliceFrom(int fd, std::size_t max_byte
 
   int err = 0;
   bool eof = false;
-  const std::size_t moved = s.MoveUpTo(fd, n, segs, eof, err);
+  bool drained = false;
+  const std::size_t moved = s.MoveUpTo(fd, n, segs, eof, drained, err);
   if (moved == 0) {
     if (created) {
       s.fd.reset();
@@ -198,7 +209,7 @@ Journal::Writer::Result Journal::Writer::SpliceFrom(int fd, std::size_t max_byte
     spdlog::debug("{}", e.what());
     s.next_end = 0;
   }
-  return {Status::kMoved, moved};
+  return {Status::kMoved, moved, drained};
 }
 
 void Journal::Writer::Append(std::string_view bytes) {

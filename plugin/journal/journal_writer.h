@@ -34,6 +34,10 @@ class Journal::Writer {
   struct Result {
     Status status;
     std::size_t bytes = 0;
+    // kMoved: the last splice took fewer bytes than it asked for, so the FIFO was empty then.
+    // Its writer (dockerd: one write(2) per frame) is adding more as it goes; a caller that
+    // went on at once would take them a frame per call, so it should let them gather first.
+    bool drained = false;
   };
 
   ~Writer();  // does NOT seal: a writer destroyed by shutdown is resumed at the next start

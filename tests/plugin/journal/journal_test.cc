@@ -89,6 +89,7 @@ TEST_F(JournalTest, SpliceFromFifoMovesFrames) {
   auto moved = writer->SpliceFrom(rd_, 1 << 20);
   EXPECT_EQ(moved.status, WriterStatus::kMoved);
   EXPECT_EQ(moved.bytes, all.size());
+  EXPECT_TRUE(moved.drained);  // the FIFO held less than was asked for
   EXPECT_EQ(writer->SpliceFrom(rd_, 1 << 20).status, WriterStatus::kWouldBlock);
   CloseFd(wr_);
   EXPECT_EQ(writer->SpliceFrom(rd_, 1 << 20).status, WriterStatus::kEof);
@@ -110,7 +111,47 @@ TEST_F(JournalTest, SpliceFromStopsAtMaxBytes) {
   auto moved = writer->SpliceFrom(rd_, 10);
   EXPECT_EQ(moved.status, WriterStatus::kMoved);
   EXPECT_EQ(moved.bytes, 10u);
+  EXPECT_FALSE(moved.drained);  // bytes are still waiting in the FIFO
   EXPECT_EQ(FifoBytes(rd_), static_cast<int>(all.size() - 10));
+}
+
+// dockerd writes a frame per write(2), and a splice is faster than its writes: a call that
+// went on after emptying the FIFO took each new frame with a splice of its own (measured:
+// 0.3 splices per line). It stops there, so that a caller can let the frames gather.
+TEST_F(JournalTest, SpliceFromStopsOnceTheFifoIsEmpty) {
+  MakeFifo();
+  ASSERT_GT(fcntl(wr_, F_SETPIPE_SZ, 64 * 1024), 0);
+  const int capacity = fcntl(wr_, F_GETPIPE_SZ);
+  auto journal = Journal::Open(dir_, {});
+  auto writer = journal->StartWriter(fifo_);
+  // A writer that keeps the FIFO busy: four times its capacity, in frames written one by one.
+  std::vector<std::string> frames;
+  std::string all;
+  for (int i = 0; all.size() < 4 * static_cast<std::size_t>(capacity); ++i) {
+    frames.push_back(Frame(LineText(i)));
+    all += frames.back();
+  }
+  std::thread feeder([&] {
+    for (const std::string& f : frames) WriteAll(wr_, f);
+  });
+  while (FifoBytes(rd_) < capacity / 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto moved = writer->SpliceFrom(rd_, 1 << 20);
+  EXPECT_EQ(moved.status, WriterStatus::kMoved);
+  EXPECT_TRUE(moved.drained);
+  // One splice: at most what the FIFO can hold, not what the feeder added while it ran.
+  EXPECT_LE(moved.bytes, static_cast<std::size_t>(capacity));
+  std::size_t total = moved.bytes;
+  while (total < all.size()) {
+    auto more = writer->SpliceFrom(rd_, 1 << 20);
+    if (more.status == WriterStatus::kWouldBlock) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    ASSERT_EQ(more.status, WriterStatus::kMoved);
+    total += more.bytes;
+  }
+  feeder.join();
+  EXPECT_EQ(ReadFile(SegPath(dir_, writer->segment())), all);
 }
 
 TEST_F(JournalTest, ResumeWriterCompletesFrameCutByRestart) {
