@@ -54,7 +54,7 @@ DEB_PACKAGES += clang libclang-rt-14-dev llvm ccache
 
 .PHONY: all deps build test unit integration e2e e2e-of-build e2e-cluster unit-arm64 e2e-arm64 plugin bundle \
   install uninstall \
-  push bench format check-format check-layers clean thread-safety asan tsan fuzz
+  push bench profile format check-format check-layers clean thread-safety asan tsan fuzz
 
 all: build
 
@@ -199,6 +199,11 @@ BENCH_BUILD ?= build-bench
 BENCH_OUT ?= build/bench
 bench:
 	BENCH_BUILD=$(BENCH_BUILD) BENCH_OUT=$(BENCH_OUT) BENCH_JOBS=$(JOBS) tests/bench/run-bench.sh
+
+# Where the plugin spends its CPU under load: threads, top functions, syscalls per 10k lines
+# (perf over plugin_load_bench; tests/bench/profile-load.sh, PROFILE_* variables).
+profile: build
+	PROFILE_BUILD=$(BUILD) tests/bench/profile-load.sh
 
 # The clang builds (README: Fuzzing and sanitizers). One build directory, CLANG_BUILD, holds
 # the product built once by clang with ASan + UBSan, libFuzzer's coverage instrumentation and
