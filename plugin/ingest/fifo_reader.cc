@@ -244,6 +244,8 @@ void FifoReader::Repoll(int fd) {
 
 bool FifoReader::Feed(Session& session, Journaled& j) {
   // Splicing into the journal decodes nothing: a longer round, then other FIFOs have a turn.
+  // A round ends sooner when a splice empties the FIFO (below): it reaches this only while
+  // every splice comes back full, the writer faster than the reader.
   constexpr std::size_t kRoundBytes = 16 * 1024 * 1024;
   if (!session.writer) return FeedMemory(session, j);
   if (session.blocked && std::chrono::steady_clock::now() < session.retry_at) return true;

@@ -74,9 +74,9 @@ struct Journal::Writer::State {
   // with errno (EINVAL from splice is taken care of: it moves nothing, so returns -1 with
   // EINTR, to be tried again). Throws when the write fails after a read (those bytes are lost).
   ssize_t MoveChunk(int in, std::size_t want, uint64_t off);
-  // MoveChunk until `n` bytes moved after `size` (not yet counted in it), a chunk empties the
-  // input (`drained`: it moved fewer bytes than it asked for), the input ends (`eof`) or would
-  // block, or an error (`err`, else 0). Returns the bytes moved.
+  // MoveChunk until `n` bytes moved after `size` (not yet counted in it), the input is empty
+  // (`drained`: a chunk moved fewer bytes than it asked for, or would block), the input ends
+  // (`eof`), or an error (`err`, else 0). Returns the bytes moved.
   std::size_t MoveUpTo(int in, std::size_t n, JournalSegments& segs, bool& eof, bool& drained,
                        int& err);
 
@@ -158,7 +158,11 @@ std::size_t Journal::Writer::State::MoveUpTo(int in, std::size_t n, JournalSegme
       eof = true;
       break;
     } else if (errno != EINTR) {
-      if (errno != EAGAIN) err = errno;
+      if (errno == EAGAIN) {
+        drained = true;
+      } else {
+        err = errno;
+      }
       break;
     }
   }

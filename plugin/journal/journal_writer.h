@@ -34,9 +34,11 @@ class Journal::Writer {
   struct Result {
     Status status;
     std::size_t bytes = 0;
-    // kMoved: the last splice took fewer bytes than it asked for, so the FIFO was empty then.
-    // Its writer (dockerd: one write(2) per frame) is adding more as it goes; a caller that
-    // went on at once would take them a frame per call, so it should let them gather first.
+    // kMoved: the last splice (or read) took fewer bytes than it asked for, or the next one
+    // found nothing: the FIFO was empty then (as a rule; a short write into a full disk also
+    // ends a move early, and the next call meets its error). The FIFO's writer (dockerd: one
+    // write(2) per frame) adds more as it goes; a caller that went on at once would take them
+    // a frame per call, so it should let them gather first.
     bool drained = false;
   };
 

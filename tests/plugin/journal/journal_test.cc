@@ -8,7 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <system_error>
 #include <thread>
@@ -28,6 +31,7 @@ using namespace journal_testkit;
 using JournalTest = JournalFixture;
 using Status = JournalFrameReader::Status;
 using WriterStatus = Journal::Writer::Status;
+using namespace std::chrono_literals;
 
 TEST_F(JournalTest, AppendedFramesReadBackAcrossRotations) {
   auto journal = Journal::Open(dir_, {.max_segment_bytes = 200, .max_segments = 1000});
@@ -131,10 +135,27 @@ TEST_F(JournalTest, SpliceFromStopsOnceTheFifoIsEmpty) {
     frames.push_back(Frame(LineText(i)));
     all += frames.back();
   }
+  std::atomic<bool> fed{false};
   std::thread feeder([&] {
     for (const std::string& f : frames) WriteAll(wr_, f);
+    fed = true;
   });
-  while (FifoBytes(rd_) < capacity / 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // However the test ends, the feeder is not left blocked on a full FIFO.
+  struct DrainAndJoin {
+    std::function<void()> run;
+    ~DrainAndJoin() { run(); }
+  } drain_and_join{[&] {
+    char sink[4096];
+    while (!fed) {
+      if (read(rd_, sink, sizeof sink) <= 0) std::this_thread::sleep_for(1ms);
+    }
+    feeder.join();
+  }};
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (FifoBytes(rd_) < capacity / 2) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the feeder wrote nothing";
+    std::this_thread::sleep_for(1ms);
+  }
   auto moved = writer->SpliceFrom(rd_, 1 << 20);
   EXPECT_EQ(moved.status, WriterStatus::kMoved);
   EXPECT_TRUE(moved.drained);
@@ -142,15 +163,16 @@ TEST_F(JournalTest, SpliceFromStopsOnceTheFifoIsEmpty) {
   EXPECT_LE(moved.bytes, static_cast<std::size_t>(capacity));
   std::size_t total = moved.bytes;
   while (total < all.size()) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+        << "moved " << total << " of " << all.size() << " bytes";
     auto more = writer->SpliceFrom(rd_, 1 << 20);
     if (more.status == WriterStatus::kWouldBlock) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      std::this_thread::sleep_for(1ms);
       continue;
     }
     ASSERT_EQ(more.status, WriterStatus::kMoved);
     total += more.bytes;
   }
-  feeder.join();
   EXPECT_EQ(ReadFile(SegPath(dir_, writer->segment())), all);
 }
 
