@@ -51,8 +51,6 @@ DEB_PACKAGES := build-essential cmake ninja-build pkg-config clang-format \
 # make asan / tsan / fuzz / thread-safety: clang with its sanitizer and libFuzzer runtimes;
 # ccache (.ci/run keeps its cache with the Loki build's).
 DEB_PACKAGES += clang libclang-rt-14-dev llvm ccache
-# The skald program's allocator (CMake's SKALD_ALLOCATOR).
-DEB_PACKAGES += libjemalloc-dev
 
 .PHONY: all deps build test unit integration e2e e2e-of-build e2e-cluster unit-arm64 e2e-arm64 plugin bundle \
   install uninstall \

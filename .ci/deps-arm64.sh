@@ -3,20 +3,18 @@
 # runs it): Debian's aarch64 cross compiler, qemu-user-static and the :arm64 variants of the
 # libraries skald links (Debian multiarch co-installs them with the amd64 ones).
 #
-# libsimdjson-dev, libyaml-cpp-dev and libjemalloc-dev are not `Multi-Arch: same`: their :arm64
-# packages would remove the amd64 ones. Only their runtime libraries are installed as :arm64
-# packages; the -dev packages (with the runtime ones, so that their CMake files find what they
-# name) are unpacked into $SKALD_ARM64_DEV (default /opt/skald/arm64-dev), which .ci/toolchain-arm64.cmake searches.
+# libsimdjson-dev and libyaml-cpp-dev are not `Multi-Arch: same`: their :arm64 packages would
+# remove the amd64 ones. Only their runtime libraries are installed as :arm64 packages; the -dev
+# packages (with the runtime ones, so that their CMake files find what they name) are unpacked
+# into $SKALD_ARM64_DEV (default /opt/skald/arm64-dev), which .ci/toolchain-arm64.cmake searches.
 # crossbuild-essential-arm64 is not used: it does not co-install with libabsl-dev:arm64.
 set -euo pipefail
 prefix=${SKALD_ARM64_DEV:-/opt/skald/arm64-dev}
 host_packages=(g++-aarch64-linux-gnu qemu-user-static)
 arm64_packages=(libcpp-httplib-dev libprotobuf-dev libre2-dev libspdlog-dev libsnappy-dev
-  libssl-dev libabsl-dev libgtest-dev libgmock-dev libmaxminddb-dev libsimdjson14 libyaml-cpp0.7
-  libjemalloc2)
+  libssl-dev libabsl-dev libgtest-dev libgmock-dev libmaxminddb-dev libsimdjson14 libyaml-cpp0.7)
 # -dev package (unpacked) and the runtime package of the same version (installed and unpacked)
-unpacked=(libsimdjson-dev:libsimdjson14 libyaml-cpp-dev:libyaml-cpp0.7
-  libjemalloc-dev:libjemalloc2)
+unpacked=(libsimdjson-dev:libsimdjson14 libyaml-cpp-dev:libyaml-cpp0.7)
 
 installed() { dpkg-query -W -f='${Status}\n' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 

@@ -1,7 +1,7 @@
 # Cross-compiling skald for arm64 (aarch64) on an amd64 Debian host: `make plugin ARCH=arm64`,
 # `make test-arm64`. What it needs is installed by .ci/deps-arm64.sh (`make deps`): Debian's
 # aarch64-linux-gnu compiler, the :arm64 libraries in /usr/lib/aarch64-linux-gnu (multiarch)
-# and, for the -dev packages that do not co-install, their unpacked copies in
+# and, for the two -dev packages that do not co-install, their unpacked copies in
 # SKALD_ARM64_DEV (default /opt/skald/arm64-dev). protoc is the host's; test programs run under
 # qemu-aarch64-static (also what gtest_discover_tests and ctest use to start them).
 set(CMAKE_SYSTEM_NAME Linux)

@@ -3,6 +3,7 @@
 // Wiring only: flags and environment -> the plugin API socket (bound first), the driver, the
 // metrics endpoint; SIGTERM/SIGINT flush what can be sent within a few seconds, then exit.
 #include <absl/synchronization/mutex.h>
+#include <malloc.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
@@ -37,7 +38,6 @@
 
 #include "plugin/api/plugin_api_server.h"
 #include "plugin/cli/cli.h"
-#include "plugin/common/allocator.h"
 #include "plugin/common/fault_injection.h"
 #include "plugin/common/user_files.h"
 #include "plugin/config/log_options.h"
@@ -64,8 +64,7 @@ std::string EnvOr(const char* name, const char* fallback) {
 std::string Version() {
   // A test build says so: its end-to-end tests need the fault switch
   // (plugin/common/fault_injection.h).
-  return std::string("skald ") + SKALD_VERSION + " (commit " + SKALD_COMMIT + ", " +
-         std::string(skald::AllocatorName()) + ")" +
+  return std::string("skald ") + SKALD_VERSION + " (commit " + SKALD_COMMIT + ")" +
          (skald::FaultInjectionCompiledIn() ? " test build, with the fault switch" : "");
 }
 
@@ -211,7 +210,12 @@ int main(int argc, char** argv) {
   // every container. The tests keep it on; the lock order is also checked by the compiler
   // (-Wthread-safety).
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  skald::ConfigureAllocator();
+  // glibc raises its mmap threshold each time a large block is freed, and its trim threshold
+  // with it (to twice that): a per-thread arena then keeps megabytes of freed memory at its
+  // top, which malloc_trim does not give back for such an arena. Fixed thresholds keep each
+  // arena's free top small, so an idle plugin returns to its start's memory after a burst.
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+  mallopt(M_TRIM_THRESHOLD, 256 * 1024);
   // The plugin's own log lines, while a command runs here, go to stderr and only when they are
   // errors (all commands print their own report).
   spdlog::set_level(spdlog::level::off);

@@ -1,13 +1,13 @@
 // The Driver's maintenance, run on the reader's tick when something is due: cursors
 // persisted, idle Loki clients retired, free memory given back once the plugin is idle, the
 // journal budget and the age limit applied (plugin/driver/driver.h).
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <optional>
 #include <unordered_set>
 
-#include "plugin/common/allocator.h"
 #include "plugin/config/replay_info.h"
 #include "plugin/driver/driver.h"
 #include "plugin/driver/driver_stream.h"
@@ -70,9 +70,9 @@ void Driver::GiveMemoryBackIfIdle() {
     if (!trim_due_ || !IdleLocked()) return;
     trim_due_ = false;
   }
-  // The threads that read, shipped and pushed the burst left free memory in the allocator's
-  // arenas, which it keeps; an idle plugin hands it back to the system.
-  ReturnFreeMemory();
+  // The threads that read, shipped and pushed the burst each left free memory in their own
+  // malloc arena, which glibc keeps; an idle plugin hands it back to the system.
+  malloc_trim(0);
 }
 
 void Driver::StreamLeftLocked() {
