@@ -74,6 +74,11 @@ struct Journal::Writer::State {
   // with errno (EINVAL from splice is taken care of: it moves nothing, so returns -1 with
   // EINTR, to be tried again). Throws when the write fails after a read (those bytes are lost).
   ssize_t MoveChunk(int in, std::size_t want, uint64_t off);
+  // What one MoveChunk asks of `in` for `want`: a splice all of it, a read one copy block. A
+  // chunk that moves fewer bytes than this found the input empty.
+  std::size_t ChunkAsk(std::size_t want) const {
+    return splice_works ? want : std::min(kCopyBlock, want);
+  }
   // MoveChunk until `n` bytes moved after `size` (not yet counted in it), the input is empty
   // (`drained`: a chunk moved fewer bytes than it asked for, or would block), the input ends
   // (`eof`), or an error (`err`, else 0). Returns the bytes moved.
@@ -119,7 +124,7 @@ ssize_t Journal::Writer::State::MoveChunk(int in, std::size_t want, uint64_t off
     return -1;
   }
   if (!copy_buffer) copy_buffer.reset(new char[kCopyBlock]);
-  const ssize_t r = read(in, copy_buffer.get(), std::min(kCopyBlock, want));
+  const ssize_t r = read(in, copy_buffer.get(), ChunkAsk(want));
   if (r <= 0) return r;
   try {
     PwriteOrThrow(fd.get(), copy_buffer.get(), static_cast<std::size_t>(r), off, path);
@@ -134,8 +139,7 @@ std::size_t Journal::Writer::State::MoveUpTo(int in, std::size_t n, JournalSegme
                                              bool& eof, bool& drained, int& err) {
   std::size_t moved = 0;
   while (moved < n) {
-    // What one MoveChunk asks for: a splice takes up to all of it, a read one copy block.
-    const std::size_t asked = splice_works ? n - moved : std::min(kCopyBlock, n - moved);
+    const std::size_t asked = ChunkAsk(n - moved);
     ssize_t r;
     try {
       r = MoveChunk(in, n - moved, size + moved);
