@@ -568,7 +568,6 @@ void LokiClient::Impl::LaneLoop(Lane& lane) {
     }
 
     // Take up to batch_size bytes (at least one entry) of that tenant, oldest first.
-    batch.clear();
     std::size_t batch_bytes = 0;
     while (!ready->entries.empty()) {
       Queued& q = ready->entries.front();
@@ -585,6 +584,9 @@ void LokiClient::Impl::LaneLoop(Lane& lane) {
 
     mu_.Unlock();
     Deliver(lane, batch);
+    // The entries' lines are freed here, not under mu_ at the next batch: producers queue
+    // meanwhile.
+    batch.clear();
     mu_.Lock();
     queues_[lane.index].inflight_min_seq = UINT64_MAX;
     done_cv_.SignalAll();
