@@ -727,6 +727,36 @@ TEST_F(LokiClientTest, FullBufferDropsTheOldestUnsentEntries) {
   }
 }
 
+// Thousands dropped from the front of one queue (its storage compacted on the way): every
+// entry is delivered or counted, the newest survive, in order and without a gap.
+TEST_F(LokiClientTest, AFullBufferDropsThousandsOfTheOldestAndKeepsTheRestInOrder) {
+  loki_.FailAll(503);
+  LokiClientConfig c = FastConfig(loki_);
+  c.lanes = 1;
+  c.max_retries = -1;  // the first batch stays in flight until Loki recovers
+  c.batch_size_bytes = 100;
+  c.max_buffered_bytes = 10'000;  // about a hundred entries
+  LokiClient client(c, metrics_);
+  constexpr int kPushed = 6'000;
+  for (int i = 0; i < kPushed; ++i) client.Push(Entry(Labels(0), i, std::to_string(i)));
+  EXPECT_GT(Dropped(metrics_, "buffer_full"), 4'000u);
+  loki_.ClearFailures();
+  ASSERT_TRUE(client.Flush(kLong));
+  EXPECT_EQ(client.Pending(), 0u);
+  EXPECT_EQ(loki_.TotalEntries() + Dropped(metrics_, "buffer_full"), uint64_t{kPushed});
+  const auto entries = loki_.EntriesOf(Labels(0));
+  ASSERT_GT(entries.size(), 50u);
+  EXPECT_EQ(entries.back().line, std::to_string(kPushed - 1));
+  // Past the batch that was in flight, the survivors are the newest, one after the other.
+  const std::size_t tail = 50;
+  for (std::size_t i = entries.size() - tail; i < entries.size(); ++i) {
+    EXPECT_EQ(std::stoi(entries[i - 1].line) + 1, std::stoi(entries[i].line)) << "at " << i;
+  }
+  for (std::size_t i = 1; i < entries.size(); ++i) {
+    EXPECT_LT(std::stoi(entries[i - 1].line), std::stoi(entries[i].line));
+  }
+}
+
 TEST_F(LokiClientTest, StopCountsUnsentEntriesAsShutdownDrops) {
   loki_.FailAll(503);
   LokiClientConfig c = FastConfig(loki_);
