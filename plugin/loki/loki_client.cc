@@ -85,8 +85,7 @@ struct LokiClient::Impl {
         v_.clear();
         head_ = 0;
       } else if (head_ >= kCompactAfter && head_ * 2 >= v_.size()) {
-        v_.erase(v_.begin(), v_.begin() + static_cast<std::ptrdiff_t>(head_));
-        head_ = 0;
+        DropHead();
       }
     }
     std::vector<Queued>::iterator begin() {
@@ -95,14 +94,18 @@ struct LokiClient::Impl {
     std::vector<Queued>::iterator end() { return v_.end(); }
     // Moves every entry, in order, to `out` (empty), whose storage this queue keeps.
     void SwapAll(std::vector<Queued>& out) {
-      if (head_ > 0) v_.erase(v_.begin(), v_.begin() + static_cast<std::ptrdiff_t>(head_));
-      head_ = 0;
+      DropHead();
       v_.swap(out);
       v_.clear();
     }
 
    private:
     static constexpr std::size_t kCompactAfter = 1024;
+    // Removes the popped slots before head_.
+    void DropHead() {
+      v_.erase(v_.begin(), v_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
     std::vector<Queued> v_;
     std::size_t head_ = 0;
   };

@@ -702,14 +702,27 @@ TEST_F(LokiClientTest, TheOldestPendingEntryIsKnownUntilDelivered) {
   EXPECT_FALSE(client.OldestPendingSince());
 }
 
+// One lane whose first batch stays in flight (retried without end) while Loki refuses
+// everything, and a buffer of `max_buffered_bytes` behind it.
+LokiClientConfig StuckLaneConfig(const FakeLoki& loki, std::size_t max_buffered_bytes) {
+  LokiClientConfig c = FastConfig(loki);
+  c.lanes = 1;
+  c.max_retries = -1;
+  c.batch_size_bytes = 100;
+  c.max_buffered_bytes = max_buffered_bytes;
+  return c;
+}
+
+// Each entry's line (a number) is larger than the one before.
+void ExpectIncreasing(const std::vector<FakeLoki::Entry>& entries) {
+  for (std::size_t i = 1; i < entries.size(); ++i) {
+    EXPECT_LT(std::stoi(entries[i - 1].line), std::stoi(entries[i].line)) << "at " << i;
+  }
+}
+
 TEST_F(LokiClientTest, FullBufferDropsTheOldestUnsentEntries) {
   loki_.FailAll(503);
-  LokiClientConfig c = FastConfig(loki_);
-  c.lanes = 1;
-  c.max_retries = -1;  // the first batch stays in flight until Loki recovers
-  c.batch_size_bytes = 100;
-  c.max_buffered_bytes = 2'000;
-  LokiClient client(c, metrics_);
+  LokiClient client(StuckLaneConfig(loki_, 2'000), metrics_);
   constexpr int kPushed = 200;
   for (int i = 0; i < kPushed; ++i) client.Push(Entry(Labels(0), i, std::to_string(i)));
   EXPECT_GT(Dropped(metrics_, "buffer_full"), 0u);
@@ -722,21 +735,14 @@ TEST_F(LokiClientTest, FullBufferDropsTheOldestUnsentEntries) {
   const auto entries = loki_.EntriesOf(Labels(0));
   ASSERT_FALSE(entries.empty());
   EXPECT_EQ(entries.back().line, std::to_string(kPushed - 1));
-  for (std::size_t i = 1; i < entries.size(); ++i) {
-    EXPECT_LT(std::stoi(entries[i - 1].line), std::stoi(entries[i].line));
-  }
+  ExpectIncreasing(entries);
 }
 
 // Thousands dropped from the front of one queue (its storage compacted on the way): every
 // entry is delivered or counted, the newest survive, in order and without a gap.
 TEST_F(LokiClientTest, AFullBufferDropsThousandsOfTheOldestAndKeepsTheRestInOrder) {
   loki_.FailAll(503);
-  LokiClientConfig c = FastConfig(loki_);
-  c.lanes = 1;
-  c.max_retries = -1;  // the first batch stays in flight until Loki recovers
-  c.batch_size_bytes = 100;
-  c.max_buffered_bytes = 10'000;  // about a hundred entries
-  LokiClient client(c, metrics_);
+  LokiClient client(StuckLaneConfig(loki_, 10'000), metrics_);  // about a hundred entries
   constexpr int kPushed = 6'000;
   for (int i = 0; i < kPushed; ++i) client.Push(Entry(Labels(0), i, std::to_string(i)));
   EXPECT_GT(Dropped(metrics_, "buffer_full"), 4'000u);
@@ -752,9 +758,7 @@ TEST_F(LokiClientTest, AFullBufferDropsThousandsOfTheOldestAndKeepsTheRestInOrde
   for (std::size_t i = entries.size() - tail; i < entries.size(); ++i) {
     EXPECT_EQ(std::stoi(entries[i - 1].line) + 1, std::stoi(entries[i].line)) << "at " << i;
   }
-  for (std::size_t i = 1; i < entries.size(); ++i) {
-    EXPECT_LT(std::stoi(entries[i - 1].line), std::stoi(entries[i].line));
-  }
+  ExpectIncreasing(entries);
 }
 
 TEST_F(LokiClientTest, StopCountsUnsentEntriesAsShutdownDrops) {
