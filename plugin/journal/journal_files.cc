@@ -1,5 +1,9 @@
 #include "plugin/journal/journal_files.h"
 
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -17,6 +21,15 @@ void ThrowJournalError(int err, std::string_view op, const fs::path& path) {
 void CreatePrivateDirectory(const fs::path& dir, std::error_code& ec) {
   fs::create_directories(dir, ec);
   if (!ec) fs::permissions(dir, kJournalDirPerms, fs::perm_options::replace, ec);
+}
+
+bool SpreadSubdirectories(const fs::path& dir) {
+  UniqueFd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  int flags = 0;  // the kernel reads and writes an int, whatever the macro's type says
+  if (!fd || ioctl(fd.get(), FS_IOC_GETFLAGS, &flags) != 0) return false;
+  if ((flags & FS_TOPDIR_FL) != 0) return true;
+  flags |= FS_TOPDIR_FL;
+  return ioctl(fd.get(), FS_IOC_SETFLAGS, &flags) == 0;
 }
 
 std::size_t PreadOrThrow(int fd, char* buf, std::size_t n, uint64_t offset, const fs::path& path) {

@@ -23,6 +23,7 @@ JournalStore::JournalStore(fs::path root) : root_(std::move(root)) {
   if (ec) ThrowJournalError(ec.value(), "create", containers);
   if (access(containers.c_str(), W_OK | X_OK) != 0)
     ThrowJournalError(errno, "write to", containers);
+  SpreadSubdirectories(containers);
   const fs::path lock = root_ / "lock";
   lock_fd_.reset(open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
   if (!lock_fd_) ThrowJournalError(errno, "create", lock);

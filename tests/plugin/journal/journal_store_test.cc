@@ -1,7 +1,14 @@
 #include "plugin/journal/journal_store.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
+#include <optional>
+
+#include "plugin/journal/journal_files.h"
 #include "tests/plugin/journal/journal_fixture.h"
 
 namespace skald {
@@ -23,6 +30,54 @@ TEST(JournalStoreTest, ListsContainerDirectories) {
     Journal::Open(store.ContainerDir("a"), {});
     WriteFile(root / "containers" / "stray-file", "x");
     EXPECT_EQ(store.ContainerIds(), (std::vector<std::string>{"a", "b"}));
+  }
+  fs::remove_all(tmpl);
+}
+
+// The inode flags of `dir`; nullopt where its filesystem keeps none.
+std::optional<int> InodeFlags(const fs::path& dir) {
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  int flags = 0;
+  const bool ok = ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
+  close(fd);
+  return ok ? std::optional<int>(flags) : std::nullopt;
+}
+
+// Each container's journal is a directory of its own in a block group of its own (ext4's
+// FS_TOPDIR_FL on containers/), also when the directory was made by an earlier version.
+TEST(JournalStoreTest, AsksTheFilesystemToSpreadTheJournalDirectories) {
+  char tmpl[] = "/tmp/journal_store_test.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const fs::path root = fs::path(tmpl) / "state";
+  fs::create_directories(root / "containers");
+  const std::optional<int> before = InodeFlags(root / "containers");
+  if (!before) {
+    fs::remove_all(tmpl);
+    GTEST_SKIP() << tmpl << " is on a filesystem without inode flags";
+  }
+  // Where the filesystem has no such flag (xfs), setting it is refused and nothing changes.
+  const bool supported = SpreadSubdirectories(root / "containers");
+  EXPECT_EQ((*before & FS_TOPDIR_FL) != 0, false);
+  if (!supported) {
+    fs::remove_all(tmpl);
+    GTEST_SKIP() << tmpl << " is on a filesystem without FS_TOPDIR_FL";
+  }
+  // Cleared again, as a directory made by a version before the flag.
+  int cleared = *before & ~FS_TOPDIR_FL;
+  const int fd = open((root / "containers").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ioctl(fd, FS_IOC_SETFLAGS, &cleared), 0);
+  close(fd);
+  ASSERT_EQ(InodeFlags(root / "containers").value_or(0) & FS_TOPDIR_FL, 0);
+  {
+    JournalStore store(root);
+    EXPECT_NE(InodeFlags(root / "containers").value_or(0) & FS_TOPDIR_FL, 0);
+  }
+  fs::remove_all(root);
+  {
+    JournalStore store(root);  // a new state directory
+    EXPECT_NE(InodeFlags(root / "containers").value_or(0) & FS_TOPDIR_FL, 0);
   }
   fs::remove_all(tmpl);
 }
