@@ -33,9 +33,10 @@ struct JournalFrameReader::State {
   uint64_t seq = 0;      // the segment open (when fd is)
   UniqueFd fd;
   uint64_t pos = 0;
-  uint64_t limit = 0;      // bytes readable in `seq`, as last looked up
-  bool sealed = false;     // `limit` is final
-  uint64_t file_size = 0;  // sealed: the file's size (bytes past `limit` are a torn tail)
+  bool from_start = false;  // entered `seq` at offset 0: `pos` is a frame boundary of the file
+  uint64_t limit = 0;       // bytes readable in `seq`, as last looked up
+  bool sealed = false;      // `limit` is final
+  uint64_t file_size = 0;   // sealed: the file's size (bytes past `limit` are a torn tail)
   std::unique_ptr<char[]> buf;
   std::size_t cap = 0;
   uint64_t buf_off = 0;  // buf holds the file's bytes [buf_off, buf_off + buf_len)
@@ -133,6 +134,7 @@ std::optional<JournalFrameReader::Status> JournalFrameReader::OpenNextSegment() 
   }
   s.seq = found;
   s.pos = s.want_offset;
+  s.from_start = s.pos == 0;
   s.limit = 0;
   s.sealed = false;
   s.buf_len = 0;
@@ -207,6 +209,11 @@ std::optional<JournalFrameReader::Status> JournalFrameReader::LookUpLimit() {
     exists = it != segs.segments.end();
     live = exists && it->second.live;
     size = exists ? it->second.size : 0;
+    // Every frame before `pos` was taken whole, walking from offset 0: the writer need not
+    // walk them again when it rotates or seals.
+    if (live && s.from_start && s.pos <= size) {
+      it->second.walked = std::max(it->second.walked, s.pos);
+    }
   }
   if (!exists) {
     // Evicted while open: read what the file holds.

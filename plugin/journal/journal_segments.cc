@@ -166,6 +166,12 @@ uint64_t JournalSegments::Reserve(const std::string& fifo_path) {
   return seq;
 }
 
+uint64_t JournalSegments::Walked(uint64_t seq) const {
+  absl::MutexLock lock(&mu);
+  auto it = segments.find(seq);
+  return it == segments.end() ? 0 : it->second.walked;
+}
+
 void JournalSegments::Unreserve(uint64_t seq) {
   unlink(SegmentPath(seq).c_str());
   unlink(MarkerPath(seq).c_str());

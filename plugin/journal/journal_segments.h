@@ -31,6 +31,10 @@ struct JournalSegments {
     // A reader could not open or read this live segment (its file was removed, an I/O
     // error): the writer moves to a new segment at its next write.
     bool unreadable = false;
+    // A live segment's frames from offset 0 up to here are whole: a reader that entered it at 0
+    // has taken them (a boundary, never past `size`). Its writer's rotation and seal scan from
+    // here, not again over what was read already.
+    uint64_t walked = 0;
     std::string fifo_path;
   };
 
@@ -81,6 +85,8 @@ struct JournalSegments {
   // Returns true when a reader found the segment unreadable (the writer should rotate).
   bool Publish(uint64_t seq, uint64_t size) ABSL_LOCKS_EXCLUDED(mu);
   void Seal(uint64_t seq, uint64_t readable) ABSL_LOCKS_EXCLUDED(mu);
+  // Segment::walked of `seq` (0 when it is not listed).
+  uint64_t Walked(uint64_t seq) const ABSL_LOCKS_EXCLUDED(mu);
   bool RoomFor(uint64_t rotating_seq, uint64_t rotating_boundary) ABSL_LOCKS_EXCLUDED(mu);
   // Journal::EvictOldest.
   uint64_t EvictOldest(bool acknowledged_only = false) ABSL_LOCKS_EXCLUDED(mu);

@@ -61,6 +61,12 @@ struct Journal::Writer::State {
   // needs. A rotation that fails (disk full, I/O error) throws and leaves the writer on its
   // segment, as if it had not been tried.
   bool MaybeRotate(JournalSegments& segs, const JournalLimits& limits, bool may_refuse);
+  // The segment's frames up to `size`, walked from the furthest boundary known: the last one
+  // scanned, or the one a reader took every frame up to (Segment::walked).
+  FrameScan ScanTail(const JournalSegments& segs) {
+    boundary = std::max(boundary, segs.Walked(seq));
+    return ScanFrames(fd.get(), boundary, size, path);
+  }
   // The rotation's steps: whether the segment is due; the new segment `new_seq` with the bytes
   // after `boundary` (none when `corrupt`), the old one cut at `boundary` (`tail`: the bytes
   // copied); the segments' table told of both.
@@ -248,7 +254,7 @@ void Journal::Writer::Seal() {
   uint64_t readable = 0;
   if (s.fd) {
     try {
-      readable = ScanFrames(s.fd.get(), s.boundary, s.size, s.path).boundary;
+      readable = s.ScanTail(segs).boundary;
     } catch (const std::system_error& e) {
       spdlog::error("{}; the segment is read up to byte {}", e.what(), s.boundary);
       readable = s.boundary;
@@ -267,7 +273,7 @@ void Journal::Writer::Seal() {
 std::string Journal::Writer::CutAtFrameBoundary() {
   State& s = *state_;
   if (s.sealed || !s.fd) return {};
-  FrameScan scan = ScanFrames(s.fd.get(), s.boundary, s.size, s.path);
+  FrameScan scan = s.ScanTail(*journal_->segments_);
   if (scan.corrupt || scan.boundary >= s.size) return {};
   std::string tail(static_cast<std::size_t>(s.size - scan.boundary), '\0');
   tail.resize(PreadOrThrow(s.fd.get(), tail.data(), tail.size(), scan.boundary, s.path));
@@ -292,7 +298,7 @@ bool Journal::Writer::State::DueForRotation(const JournalSegments& segs,
 bool Journal::Writer::State::MaybeRotate(JournalSegments& segs, const JournalLimits& limits,
                                          bool may_refuse) {
   if (!DueForRotation(segs, limits)) return true;
-  FrameScan scan = ScanFrames(fd.get(), boundary, size, path);
+  FrameScan scan = ScanTail(segs);
   boundary = scan.boundary;
   next_end = scan.next_end;
   if (!scan.corrupt && boundary == 0) return true;  // one frame bigger than the limit

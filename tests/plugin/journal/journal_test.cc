@@ -639,6 +639,64 @@ TEST_F(JournalTest, CutAtFrameBoundaryHandsBackTheStartOfAnUnfinishedFrame) {
   EXPECT_EQ(reader.skipped_bytes(), 0u);
 }
 
+// Overwrites the first length prefix of segment 1 with one over the frame limit: a scan that
+// walks the segment from its start again stops there (the segment reads as corrupt from 0).
+void DamageFirstPrefix(const fs::path& dir) {
+  const int fd = open(SegPath(dir, 1).c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(pwrite(fd, "\xff\xff\xff\xff", 4, 0), 4);
+  close(fd);
+}
+
+// A session's end and a rotation find the segment's last frame boundary from where a reader
+// took every frame (it entered at offset 0), not by reading the segment again from its start.
+TEST_F(JournalTest, ASealScansOnlyWhatNoReaderTookFromTheStart) {
+  auto journal = Journal::Open(dir_, {});
+  auto writer = journal->StartWriter("/fifo");
+  writer->Append(Frames(0, 20));
+  JournalFrameReader reader(journal, {});
+  ReadResult r = ReadFrames(reader);
+  ASSERT_EQ(r.lines, Lines(0, 20));
+  ASSERT_EQ(r.last, Status::kWait);
+  DamageFirstPrefix(dir_);
+  writer->Append(Frames(20, 25) + Frame(LineText(25)).substr(0, 5));  // ends inside a frame
+  writer->Seal();
+  EXPECT_EQ(journal->ReadableBytes(1), Frames(0, 25).size());
+}
+
+TEST_F(JournalTest, ARotationScansOnlyWhatNoReaderTookFromTheStart) {
+  const std::size_t first = Frames(0, 20).size();
+  auto journal = Journal::Open(
+      dir_, {.max_segment_bytes = static_cast<int64_t>(first + 10), .max_segments = 1000});
+  auto writer = journal->StartWriter("/fifo");
+  writer->Append(Frames(0, 20));
+  JournalFrameReader reader(journal, {});
+  ASSERT_EQ(ReadFrames(reader).lines, Lines(0, 20));
+  DamageFirstPrefix(dir_);
+  writer->Append(Frames(20, 25));  // frame 20 crosses the limit: the segment is cut before it
+  writer->Seal();
+  ASSERT_GE(journal->Segments().size(), 2u);
+  EXPECT_EQ(journal->ReadableBytes(1), first);  // cut before frame 20, which crossed the limit
+  ReadResult rest = ReadFrames(reader);
+  EXPECT_EQ(rest.lines, Lines(20, 25));
+  EXPECT_EQ(rest.last, Status::kEnd);
+}
+
+// A reader that entered the segment anywhere but its start (a cursor, which may be damaged)
+// vouches for nothing: the seal walks the segment from its start.
+TEST_F(JournalTest, AReaderFromTheMiddleOfASegmentVouchesForNoBoundary) {
+  auto journal = Journal::Open(dir_, {});
+  auto writer = journal->StartWriter("/fifo");
+  writer->Append(Frames(0, 20));
+  JournalFrameReader reader(journal, {1, Frames(0, 5).size()});
+  ReadResult r = ReadFrames(reader);
+  ASSERT_EQ(r.lines, Lines(5, 20));
+  ASSERT_EQ(r.last, Status::kWait);
+  DamageFirstPrefix(dir_);
+  writer->Seal();
+  EXPECT_EQ(journal->ReadableBytes(1), 0u);
+}
+
 TEST_F(JournalTest, InterruptWakesAWaiterWithoutData) {
   auto journal = Journal::Open(dir_, {});
   const uint64_t seen = journal->Version();
