@@ -25,11 +25,16 @@ void CreatePrivateDirectory(const fs::path& dir, std::error_code& ec) {
 
 bool SpreadSubdirectories(const fs::path& dir) {
   UniqueFd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  int flags = 0;  // the kernel reads and writes an int, whatever the macro's type says
-  if (!fd || ioctl(fd.get(), FS_IOC_GETFLAGS, &flags) != 0) return false;
-  if ((flags & FS_TOPDIR_FL) != 0) return true;
-  flags |= FS_TOPDIR_FL;
-  return ioctl(fd.get(), FS_IOC_SETFLAGS, &flags) == 0;
+  // The kernel reads and writes an int; the macro's type says long, and a filesystem that
+  // went by it (FUSE on older kernels) would write 8 bytes: both fit.
+  union {
+    int flags;
+    long room;
+  } buf{};
+  if (!fd || ioctl(fd.get(), FS_IOC_GETFLAGS, &buf) != 0) return false;
+  if ((buf.flags & FS_TOPDIR_FL) != 0) return true;
+  buf.flags |= FS_TOPDIR_FL;
+  return ioctl(fd.get(), FS_IOC_SETFLAGS, &buf) == 0;
 }
 
 std::size_t PreadOrThrow(int fd, char* buf, std::size_t n, uint64_t offset, const fs::path& path) {

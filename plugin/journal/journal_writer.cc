@@ -64,7 +64,7 @@ struct Journal::Writer::State {
   // The segment's frames up to `size`, walked from the furthest boundary known: the last one
   // scanned, or the one a reader took every frame up to (Segment::walked).
   FrameScan ScanTail(const JournalSegments& segs) {
-    boundary = std::max(boundary, segs.Walked(seq));
+    boundary = std::max(boundary, std::min(segs.Walked(seq), size));
     return ScanFrames(fd.get(), boundary, size, path);
   }
   // The rotation's steps: whether the segment is due; the new segment `new_seq` with the bytes

@@ -682,6 +682,21 @@ TEST_F(JournalTest, ARotationScansOnlyWhatNoReaderTookFromTheStart) {
   EXPECT_EQ(rest.last, Status::kEnd);
 }
 
+TEST_F(JournalTest, ACutScansOnlyWhatNoReaderTookFromTheStart) {
+  auto journal = Journal::Open(dir_, {});
+  auto writer = journal->StartWriter("/fifo");
+  writer->Append(Frames(0, 4));
+  JournalFrameReader reader(journal, {});
+  ASSERT_EQ(ReadFrames(reader).lines, Lines(0, 4));
+  DamageFirstPrefix(dir_);
+  const std::string next = Frame("unfinished");
+  writer->Append(Frames(4, 6) + next.substr(0, 7));
+  EXPECT_EQ(writer->CutAtFrameBoundary(), next.substr(0, 7));
+  EXPECT_EQ(fs::file_size(SegPath(dir_, 1)), Frames(0, 6).size());
+  writer->Seal();
+  EXPECT_EQ(journal->ReadableBytes(1), Frames(0, 6).size());
+}
+
 // A reader that entered the segment anywhere but its start (a cursor, which may be damaged)
 // vouches for nothing: the seal walks the segment from its start.
 TEST_F(JournalTest, AReaderFromTheMiddleOfASegmentVouchesForNoBoundary) {
