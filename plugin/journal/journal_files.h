@@ -31,7 +31,7 @@ void CreatePrivateDirectory(const std::filesystem::path& dir, std::error_code& e
 // places directories made at its root (FS_TOPDIR_FL, `chattr +T`; ext2/3/4's Orlov allocator). A
 // journal's files then live in a block group of their own, away from dockerd's churn: on an
 // ext4 without a journal, creating a file scans past every inode its group freed in the last
-// minutes, and under /var/lib/docker those are thousands. True when the flag is set (or was);
+// minutes, and under /var/lib/docker dockerd frees many. True when the flag is set (or was);
 // false where the filesystem has no such flag, which changes nothing else.
 bool SpreadSubdirectories(const std::filesystem::path& dir);
 
