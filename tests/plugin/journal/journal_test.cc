@@ -673,7 +673,7 @@ TEST_F(JournalTest, ARotationScansOnlyWhatNoReaderTookFromTheStart) {
   JournalFrameReader reader(journal, {});
   ASSERT_EQ(ReadFrames(reader).lines, Lines(0, 20));
   DamageFirstPrefix(dir_);
-  writer->Append(Frames(20, 25));  // frame 20 crosses the limit: the segment is cut before it
+  writer->Append(Frames(20, 25));
   writer->Seal();
   ASSERT_GE(journal->Segments().size(), 2u);
   EXPECT_EQ(journal->ReadableBytes(1), first);  // cut before frame 20, which crossed the limit
