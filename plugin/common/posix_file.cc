@@ -1,8 +1,10 @@
 #include "plugin/common/posix_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace skald {
@@ -64,6 +66,43 @@ std::size_t WriteFull(int fd, const void* buf, std::size_t n, std::error_code& e
     }
   }
   return done;
+}
+
+bool ReadWholeFile(const std::filesystem::path& path, std::size_t max_bytes, std::string& out,
+                   std::error_code& ec) {
+  out.clear();
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  struct stat st {};
+  if (!fd || fstat(fd.get(), &st) != 0) {
+    ec = Errno(errno);
+    return false;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ec = Errno(EINVAL);
+    return false;
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    ec = Errno(EFBIG);
+    return false;
+  }
+  // Sized by fstat, read until the end: a file that grew meanwhile is read past its size up to
+  // one byte beyond the bound, which says it is too large.
+  std::size_t want = std::min<std::size_t>(static_cast<std::size_t>(st.st_size), max_bytes) + 1;
+  for (;;) {
+    const std::size_t have = out.size();
+    out.resize(want);
+    const std::size_t got = PreadFull(fd.get(), out.data() + have, want - have, have, ec);
+    out.resize(have + got);
+    if (ec) break;
+    if (out.size() > max_bytes) {
+      ec = Errno(EFBIG);
+      break;
+    }
+    if (out.size() < want) return true;  // the end of the file
+    want = std::min(max_bytes + 1, want * 2);
+  }
+  out.clear();
+  return false;
 }
 
 std::error_code WriteFileAtomically(const std::filesystem::path& path, std::string_view data,

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <string>
 #include <string_view>
 #include <system_error>
 
@@ -60,6 +61,13 @@ std::size_t PwriteFull(int fd, const void* buf, std::size_t n, uint64_t offset,
 // after EINTR and short writes. A non-blocking descriptor that is full is an error (EAGAIN).
 // On an error, sets `ec` and returns the bytes written before it.
 std::size_t WriteFull(int fd, const void* buf, std::size_t n, std::error_code& ec);
+
+// Reads `path` whole into `out`: a regular file of at most `max_bytes`. Opened without waiting
+// (a FIFO put in its place is refused, not waited on) and read to its end, however it changes
+// meanwhile. On failure, sets `ec` (the errno; EINVAL: not a regular file; EFBIG: larger than
+// `max_bytes`) and returns false with `out` cleared.
+bool ReadWholeFile(const std::filesystem::path& path, std::size_t max_bytes, std::string& out,
+                   std::error_code& ec);
 
 // WriteFileAtomically writes `<path>` + this first (a leftover is an unfinished replace).
 inline constexpr std::string_view kAtomicWriteTempSuffix = ".tmp";

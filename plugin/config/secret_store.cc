@@ -2,9 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <system_error>
 
 #include "plugin/common/posix_file.h"
@@ -14,15 +12,23 @@ namespace skald {
 namespace {
 
 constexpr std::string_view kPrefix = "skald-secret:";
+// The secrets file is read whole at the start: bounded like every file the plugin reads.
+constexpr std::size_t kMaxSecretsFileBytes = std::size_t{64} << 20;
 
 }  // namespace
 
 SecretStore::SecretStore(std::filesystem::path path) : path_(std::move(path)) {
-  std::ifstream in(path_);
-  if (!in) return;
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto json = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  std::string text;
+  std::error_code ec;
+  if (!ReadWholeFile(path_, kMaxSecretsFileBytes, text, ec)) {
+    if (ec.value() == ENOENT) return;  // no secret kept yet
+    spdlog::error(
+        "{}: cannot read it ({}); replays that need its values cannot authenticate", path_.string(),
+        ec.value() == EFBIG ? "larger than " + std::to_string(kMaxSecretsFileBytes) + " bytes"
+                            : ec.message());
+    return;
+  }
+  auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object()) {
     spdlog::error(
         "{}: not the secrets file skald writes; replays that need its values cannot "

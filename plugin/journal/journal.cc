@@ -36,9 +36,9 @@ Journal::~Journal() = default;
 
 std::shared_ptr<Journal> Journal::Open(const fs::path& dir, JournalLimits limits) {
   std::error_code ec;
-  CreatePrivateDirectory(dir, ec);
+  const bool made = CreatePrivateDirectory(dir, ec);
   if (ec) ThrowJournalError(ec.value(), "create", dir);
-  if (!fs::is_directory(dir, ec))
+  if (!made && !fs::is_directory(dir, ec))
     ThrowJournalError(ec ? ec.value() : ENOTDIR, "open directory", dir);
   auto segments = std::make_unique<JournalSegments>();
   segments->dir = dir;
@@ -46,10 +46,12 @@ std::shared_ptr<Journal> Journal::Open(const fs::path& dir, JournalLimits limits
     // Nobody else has the segments yet: the lock only states that the fields are guarded.
     absl::MutexLock lock(&segments->mu);
     segments->limits = Sanitized(limits);
-    segments->ScanLocked();
+    // A directory made just now holds nothing to scan (nor a cursor, below).
+    if (!made) segments->ScanLocked();
   }
   auto journal = std::shared_ptr<Journal>(new Journal(std::move(segments)));
   journal->self_ = journal;
+  if (made) return journal;
   if (auto cursor = journal->ReadCursor()) {
     JournalSegments& segs = *journal->segments_;
     absl::MutexLock lock(&segs.mu);
@@ -72,11 +74,14 @@ JournalLimits Journal::limits() const {
 }
 
 void Journal::WriteInfo(std::string_view json) {
+  // Not written when it could not be read back.
+  if (json.size() > kJournalInfoMaxBytes)
+    ThrowJournalError(EFBIG, "write", dir() / kJournalInfoFile);
   ReplaceJournalFile(dir() / kJournalInfoFile, json);
 }
 
 std::optional<std::string> Journal::ReadInfo() const {
-  return ReadSmallFile(dir() / kJournalInfoFile);
+  return ReadSmallFile(dir() / kJournalInfoFile, kJournalInfoMaxBytes);
 }
 
 // The cursor is rewritten in place (it is persisted several times a second per stream: a new
@@ -100,7 +105,7 @@ void Journal::WriteCursor(JournalPosition cursor) {
 }
 
 std::optional<JournalPosition> Journal::ReadCursor() const {
-  auto text = ReadSmallFile(dir() / kJournalCursorFile);
+  auto text = ReadSmallFile(dir() / kJournalCursorFile, kJournalCursorMaxBytes);
   if (!text) return std::nullopt;
   JournalPosition p;
   const char* begin = text->data();

@@ -2,10 +2,9 @@
 
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <spdlog/spdlog.h>
 #include <sys/ioctl.h>
-
-#include <fstream>
-#include <sstream>
+#include <sys/stat.h>
 
 #include "plugin/common/posix_file.h"
 
@@ -18,9 +17,23 @@ void ThrowJournalError(int err, std::string_view op, const fs::path& path) {
                           "journal: cannot " + std::string(op) + " " + path.string());
 }
 
-void CreatePrivateDirectory(const fs::path& dir, std::error_code& ec) {
-  fs::create_directories(dir, ec);
-  if (!ec) fs::permissions(dir, kJournalDirPerms, fs::perm_options::replace, ec);
+bool CreatePrivateDirectory(const fs::path& dir, std::error_code& ec) {
+  const auto mode = static_cast<mode_t>(kJournalDirPerms);
+  bool created = false;
+  // One mkdir in the common case (a container's journal under containers/); the parents only
+  // when they are missing.
+  if (mkdir(dir.c_str(), mode) == 0) {
+    created = true;
+  } else if (errno == ENOENT) {
+    created = fs::create_directories(dir, ec);
+    if (ec) return false;
+  } else if (errno != EEXIST) {
+    ec = std::error_code(errno, std::generic_category());
+    return false;
+  }
+  // The umask may have taken bits from a new directory, and an old one may have others.
+  fs::permissions(dir, kJournalDirPerms, fs::perm_options::replace, ec);
+  return created && !ec;
 }
 
 bool SpreadSubdirectories(const fs::path& dir) {
@@ -55,13 +68,16 @@ void ReplaceJournalFile(const fs::path& path, std::string_view data) {
     ThrowJournalError(ec.value(), "replace", path);
 }
 
-std::optional<std::string> ReadSmallFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream out;
-  out << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return std::move(out).str();
+std::optional<std::string> ReadSmallFile(const fs::path& path, std::size_t max_bytes) {
+  std::string text;
+  std::error_code ec;
+  if (ReadWholeFile(path, max_bytes, text, ec)) return text;
+  if (ec.value() == EFBIG) {
+    spdlog::warn("journal: ignoring {}: larger than {} bytes", path.string(), max_bytes);
+  } else if (ec.value() == EINVAL) {
+    spdlog::warn("journal: ignoring {}: not a regular file", path.string());
+  }
+  return std::nullopt;
 }
 
 }  // namespace skald

@@ -24,8 +24,9 @@ inline constexpr std::filesystem::perms kJournalDirPerms = std::filesystem::perm
 [[noreturn]] void ThrowJournalError(int err, std::string_view op,
                                     const std::filesystem::path& path);
 
-// Creates `dir` and its missing parents, and makes `dir` itself owner-only.
-void CreatePrivateDirectory(const std::filesystem::path& dir, std::error_code& ec);
+// Creates `dir` (and its missing parents) and makes `dir` itself owner-only. True when it made
+// `dir` just now (so it is empty); false when `dir` was there already, or on an error (`ec`).
+bool CreatePrivateDirectory(const std::filesystem::path& dir, std::error_code& ec);
 
 // Asks the filesystem to place each directory made in `dir` apart from the rest of the disk, as it
 // places directories made at its root (FS_TOPDIR_FL, `chattr +T`; ext2/3/4's Orlov allocator). A
@@ -45,7 +46,9 @@ void PwriteOrThrow(int fd, const char* buf, std::size_t n, uint64_t offset,
 // not synced either, so a crash may lose the newest file, never leave it half written.
 void ReplaceJournalFile(const std::filesystem::path& path, std::string_view data);
 
-// The whole file; nullopt when it cannot be read.
-std::optional<std::string> ReadSmallFile(const std::filesystem::path& path);
+// The whole file, a regular one of at most `max_bytes` (a journal on disk is not trusted: a
+// file swollen or replaced by a FIFO must not grow the plugin or stop it); nullopt when it
+// cannot be read, with a warning naming the file when it is there but too large or not a file.
+std::optional<std::string> ReadSmallFile(const std::filesystem::path& path, std::size_t max_bytes);
 
 }  // namespace skald

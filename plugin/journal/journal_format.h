@@ -31,6 +31,12 @@ inline constexpr std::string_view kJournalTempExt = kAtomicWriteTempSuffix;
 inline constexpr std::string_view kJournalInfoFile = "info.json";
 inline constexpr std::string_view kJournalCursorFile = "cursor";
 inline constexpr std::string_view kJournalReplayMarkerFile = "replaying";
+// The largest metadata files a journal reads back; a larger one is damaged and ignored. info.json
+// holds a container's StartLogging request (the API takes at most 8 MiB) as JSON again; a
+// marker holds a FIFO's path; the cursor two numbers.
+inline constexpr std::size_t kJournalInfoMaxBytes = std::size_t{32} << 20;
+inline constexpr std::size_t kJournalMarkerMaxBytes = 4096;
+inline constexpr std::size_t kJournalCursorMaxBytes = 64;
 // Segment numbers stay below this (a name or a cursor with a larger one is damaged): the next
 // number never wraps, and every segment written is found again by its name.
 inline constexpr uint64_t kJournalSegmentLimit = uint64_t{1} << 62;

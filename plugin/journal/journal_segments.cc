@@ -51,7 +51,7 @@ std::map<uint64_t, std::string> JournalSegments::ListFilesLocked() {
       s.size = size;
     } else if (auto seq = ParseJournalFileName(name, kJournalMarkerExt)) {
       max_seen = std::max(max_seen, *seq);
-      auto fifo = ReadSmallFile(path);
+      auto fifo = ReadSmallFile(path, kJournalMarkerMaxBytes);
       while (fifo && !fifo->empty() && fifo->back() == '\n') fifo->pop_back();
       if (!fifo || fifo->empty()) {
         spdlog::warn("journal: ignoring unreadable or empty marker {}", path.string());

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <system_error>
 
 #include "plugin/common/container_id.h"
@@ -73,11 +72,13 @@ bool ReplayGuard::DiedOn(const std::string& id) const {
 }
 
 int ReplayGuard::DeathsOf(const fs::path& dir) {
-  std::ifstream in(dir / kMarkerName);
-  if (!in) return 0;
-  std::string text(kMaxMarkerBytes, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
+  std::string text;
+  std::error_code ec;
+  // Read without waiting on whatever is there (a FIFO is not waited on).
+  if (!ReadWholeFile(dir / kMarkerName, kMaxMarkerBytes, text, ec)) {
+    if (ec.value() != EFBIG && ec.value() != EINVAL) return 0;  // no marker
+    text.clear();  // a marker, but not one this code wrote
+  }
   // A marker is written before each replay: one that is there means that run died. Its count
   // is the deaths before that run: digits and a newline. Anything else (a marker a host crash
   // left empty or with stale bytes) counts no earlier death.

@@ -211,6 +211,47 @@ TEST_F(PosixFileTest, PwriteFullWritesAtTheOffsetAndReportsErrors) {
   EXPECT_EQ(ec, std::errc::bad_file_descriptor);
 }
 
+TEST_F(PosixFileTest, ReadWholeFileReadsAFileUpToItsBound) {
+  std::string out = "stale";
+  std::error_code ec;
+  WriteFile(dir_ / "f", "0123456789");
+  EXPECT_TRUE(ReadWholeFile(dir_ / "f", 10, out, ec));
+  EXPECT_FALSE(ec);
+  EXPECT_EQ(out, "0123456789");
+  WriteFile(dir_ / "empty", "");
+  EXPECT_TRUE(ReadWholeFile(dir_ / "empty", 10, out, ec));
+  EXPECT_EQ(out, "");
+  // Larger than the bound: refused whole, nothing of it kept.
+  EXPECT_FALSE(ReadWholeFile(dir_ / "f", 9, out, ec));
+  EXPECT_EQ(ec, std::errc::file_too_large);
+  EXPECT_EQ(out, "");
+  ec.clear();
+  EXPECT_FALSE(ReadWholeFile(dir_ / "missing", 10, out, ec));
+  EXPECT_EQ(ec, std::errc::no_such_file_or_directory);
+}
+
+TEST_F(PosixFileTest, ReadWholeFileRefusesWhatIsNotAFileWithoutWaiting) {
+  // A FIFO with no writer: opening it to read without O_NONBLOCK would wait for ever.
+  ASSERT_EQ(mkfifo((dir_ / "fifo").c_str(), 0600), 0);
+  std::string out;
+  std::error_code ec;
+  EXPECT_FALSE(ReadWholeFile(dir_ / "fifo", 10, out, ec));
+  EXPECT_EQ(ec, std::errc::invalid_argument);
+  ec.clear();
+  EXPECT_FALSE(ReadWholeFile(dir_, 10, out, ec));  // a directory
+  EXPECT_EQ(ec, std::errc::invalid_argument);
+}
+
+TEST_F(PosixFileTest, ReadWholeFileReadsPastTheSizeItWasOpenedWith) {
+  // /proc files report size 0 and have content: read to the end, within the bound.
+  std::string out;
+  std::error_code ec;
+  ASSERT_TRUE(ReadWholeFile("/proc/self/status", 1 << 20, out, ec)) << ec.message();
+  EXPECT_NE(out.find("Name:"), std::string::npos);
+  EXPECT_FALSE(ReadWholeFile("/proc/self/status", 16, out, ec));
+  EXPECT_EQ(ec, std::errc::file_too_large);
+}
+
 TEST_F(PosixFileTest, WriteFileAtomicallyCreatesAndReplaces) {
   for (FileSync sync : {FileSync::kFsync, FileSync::kNoFsync}) {
     const fs::path path = dir_ / (sync == FileSync::kFsync ? "synced" : "unsynced");

@@ -1,6 +1,7 @@
 #include "plugin/config/replay_info.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -60,6 +61,20 @@ TEST_F(ReplayInfoTest, KeepsNoSecretAndReadsBackTheCredentials) {
   EXPECT_EQ(back.info.config.at("loki-bearer-token"), "");  // empty: kept as it is
   EXPECT_EQ(back.info.container_name, "/web");
   EXPECT_EQ(back.secret_references.size(), 2u);
+}
+
+// The secrets file is read back at the start: one that is not a file (a FIFO: opening it
+// plainly would wait for ever) or larger than any the plugin writes is left unread, and the
+// store goes on empty instead of stopping the plugin.
+TEST_F(ReplayInfoTest, ASecretsFileThatIsNotOneIsLeftUnread) {
+  const std::string reference = secrets_->Put("hunter2");
+  EXPECT_EQ(SecretStore(dir_ / "secrets").Get(reference), "hunter2");  // as written
+
+  ASSERT_EQ(truncate((dir_ / "secrets").c_str(), off_t{64} << 20 | 1), 0);  // sparse
+  EXPECT_FALSE(SecretStore(dir_ / "secrets").Get(reference));
+  fs::remove(dir_ / "secrets");
+  ASSERT_EQ(mkfifo((dir_ / "secrets").c_str(), 0600), 0);
+  EXPECT_FALSE(SecretStore(dir_ / "secrets").Get(reference));
 }
 
 // The secret list is the option table's: every option it shows hidden or as a redacted URL

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "plugin/ingest/frame_codec.h"
+#include "plugin/journal/journal_format.h"
 #include "plugin/journal/journal_frame_reader.h"
 #include "plugin/journal/journal_store.h"
 #include "plugin/journal/journal_writer.h"
@@ -422,6 +423,29 @@ TEST_F(JournalTest, OpenRemovesTempLeftoversAndSkipsBadFiles) {
   EXPECT_EQ(ReadFrames(reader).lines, (std::vector<std::string>{"kept"}));
   // New segments never reuse a number seen on disk.
   EXPECT_GT(journal->StartWriter("/f")->segment(), 4u);
+}
+
+// A journal on disk is not trusted: metadata replaced by FIFOs (which a plain open would wait
+// on for ever) or swollen past any size the plugin writes is ignored, and Open goes on.
+TEST_F(JournalTest, OpenIgnoresMetadataThatIsNotAFileOrTooLarge) {
+  fs::create_directories(dir_);
+  WriteFile(SegPath(dir_, 1), Frame("kept"));
+  ASSERT_EQ(mkfifo((dir_ / "0000000002.live").c_str(), 0600), 0);
+  ASSERT_EQ(mkfifo((dir_ / "cursor").c_str(), 0600), 0);
+  {
+    WriteFile(dir_ / "info.json", "{}");
+    ASSERT_EQ(truncate((dir_ / "info.json").c_str(), kJournalInfoMaxBytes + 1), 0);  // sparse
+  }
+  auto journal = Journal::Open(dir_, {});
+  EXPECT_EQ(journal->Segments(), (std::vector<uint64_t>{1}));
+  EXPECT_TRUE(journal->LiveSessions().empty());
+  EXPECT_FALSE(journal->ReadCursor());
+  EXPECT_FALSE(journal->ReadInfo());
+  ASSERT_EQ(truncate((dir_ / "info.json").c_str(), kJournalInfoMaxBytes), 0);
+  EXPECT_EQ(journal->ReadInfo()->size(), kJournalInfoMaxBytes);  // the bound itself is read
+  // What could not be read back is not written.
+  EXPECT_THROW(journal->WriteInfo(std::string(kJournalInfoMaxBytes + 1, ' ')), std::system_error);
+  EXPECT_EQ(fs::file_size(dir_ / "info.json"), kJournalInfoMaxBytes);
 }
 
 TEST_F(JournalTest, OpenThrowsNamingThePath) {
