@@ -43,6 +43,7 @@ void JournalStreamDecoder::ReportReaderBytes() {
 void JournalStreamDecoder::HandOver() {
   if (lines_.empty()) return;
   counters_.lines_read.Add(lines_.size());
+  last_hand_over_lines_ = lines_.size();
   sink_.OnLines(id_, lines_, Resume());
   lines_.clear();
 }
@@ -80,6 +81,9 @@ std::size_t JournalStreamDecoder::AddFrame(std::string_view body, const JournalP
     return 0;
   }
   const std::size_t before = lines_.size();
+  if (before == 0 && lines_.capacity() < last_hand_over_lines_) {
+    lines_.reserve(last_hand_over_lines_);
+  }
   assembler_.Add(*entry, lines_, FrameSpan{start, reader_->position()});
   return hand_over::LineBytesFrom(lines_, before);
 }

@@ -23,8 +23,13 @@ class RecordingSink : public LineSink {
  public:
   void OnLines(uint64_t, std::vector<LogLine>& lines, const JournalPosition& resume) override {
     hand_overs.push_back(lines.size());
+    capacities.push_back(lines.capacity());
     for (LogLine& l : lines) this->lines.push_back(std::move(l.line));
     last_resume = resume;
+    if (takes_storage) {  // as the driver does
+      std::vector<LogLine> taken = std::move(lines);
+      lines = {};
+    }
   }
   void OnEnd(uint64_t, bool corrupt) override {
     ++ends;
@@ -35,6 +40,8 @@ class RecordingSink : public LineSink {
 
   std::vector<std::string> lines;
   std::vector<std::size_t> hand_overs;  // lines per OnLines
+  std::vector<std::size_t> capacities;  // of the vector each OnLines was given
+  bool takes_storage = false;           // moves the vector's storage away, as the driver does
   JournalPosition last_resume;
   int ends = 0;
   bool ended_corrupt = false;
@@ -114,6 +121,24 @@ TEST_F(JournalStreamDecoderTest, ARoundEndsAfterItsFramesAndHandsOverInBoundedBa
   EXPECT_FALSE(decoder.Decode(kEnds));
   EXPECT_EQ(sink_.lines.size(), static_cast<std::size_t>(count));
   EXPECT_EQ(sink_.lines.back(), "x " + std::to_string(count - 1));
+}
+
+// The driver takes each hand-over's storage with its lines: the next hand-over of a stream is
+// reserved once, as large as the last one, at its first line (not grown line by line, every
+// line moved at each doubling).
+TEST_F(JournalStreamDecoderTest, AHandOverIsReservedAsLargeAsTheLastOne) {
+  sink_.takes_storage = true;
+  JournalStreamDecoder decoder(7, journal_, {}, 1 << 20, sink_, counters_);
+  WriteSession("a", 100);
+  decoder.Decode(kNeverEnds);
+  WriteSession("b", 100);
+  decoder.Decode(kNeverEnds);
+  WriteSession("c", 3);
+  decoder.Decode(kNeverEnds);
+  ASSERT_EQ(sink_.hand_overs, (std::vector<std::size_t>{100, 100, 3}));
+  EXPECT_EQ(sink_.capacities[1], 100u);  // grown, it would hold 128
+  EXPECT_EQ(sink_.capacities[2], 100u);  // a smaller one fits in what was reserved
+  EXPECT_EQ(sink_.lines.size(), 203u);
 }
 
 // The sink's window is asked before each hand-over: closed, the round stops with `paused`
