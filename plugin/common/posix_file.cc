@@ -71,6 +71,8 @@ std::size_t WriteFull(int fd, const void* buf, std::size_t n, std::error_code& e
 bool ReadWholeFile(const std::filesystem::path& path, std::size_t max_bytes, std::string& out,
                    std::error_code& ec) {
   out.clear();
+  ec.clear();
+  max_bytes = std::min(max_bytes, out.max_size() - 1);  // max_bytes + 1 below does not wrap
   UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
   struct stat st {};
   if (!fd || fstat(fd.get(), &st) != 0) {
@@ -79,6 +81,12 @@ bool ReadWholeFile(const std::filesystem::path& path, std::size_t max_bytes, std
   }
   if (!S_ISREG(st.st_mode)) {
     ec = Errno(EINVAL);
+    return false;
+  }
+  // A regular file's reads wait as usual (a network filesystem may answer EAGAIN otherwise).
+  if (const int fl = fcntl(fd.get(), F_GETFL);
+      fl < 0 || fcntl(fd.get(), F_SETFL, fl & ~O_NONBLOCK) != 0) {
+    ec = Errno(errno);
     return false;
   }
   if (static_cast<uint64_t>(st.st_size) > max_bytes) {

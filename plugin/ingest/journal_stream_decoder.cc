@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <string_view>
 #include <utility>
 
@@ -43,7 +44,8 @@ void JournalStreamDecoder::ReportReaderBytes() {
 void JournalStreamDecoder::HandOver() {
   if (lines_.empty()) return;
   counters_.lines_read.Add(lines_.size());
-  last_hand_over_lines_ = lines_.size();
+  // Pieces of split lines can make one hand-over far longer than kMaxLines: not reserved.
+  last_hand_over_lines_ = std::min(lines_.size(), hand_over::kMaxLines);
   sink_.OnLines(id_, lines_, Resume());
   lines_.clear();
 }

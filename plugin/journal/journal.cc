@@ -96,11 +96,14 @@ void Journal::WriteCursor(JournalPosition cursor) {
                               static_cast<unsigned long long>(cursor.segment),
                               static_cast<unsigned long long>(cursor.offset));
   const fs::path path = dir() / kJournalCursorFile;
-  UniqueFd fd(open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, kJournalFileMode));
+  // Without waiting: a FIFO in the cursor's place (a damaged state directory) is refused, not
+  // waited on for a reader.
+  UniqueFd fd(open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, kJournalFileMode));
   if (!fd) ThrowJournalError(errno, "create", path);
-  PwriteOrThrow(fd.get(), text, static_cast<std::size_t>(n), 0, path);
   struct stat st {};
   if (fstat(fd.get(), &st) != 0) ThrowJournalError(errno, "stat", path);
+  if (!S_ISREG(st.st_mode)) ThrowJournalError(EINVAL, "write (not a regular file)", path);
+  PwriteOrThrow(fd.get(), text, static_cast<std::size_t>(n), 0, path);
   if (st.st_size > n && ftruncate(fd.get(), n) != 0) ThrowJournalError(errno, "truncate", path);
 }
 

@@ -30,6 +30,18 @@ bool CreatePrivateDirectory(const fs::path& dir, std::error_code& ec) {
   } else if (errno != EEXIST) {
     ec = std::error_code(errno, std::generic_category());
     return false;
+  } else {
+    // There already: a directory, or something else by that name (a file, a link to one),
+    // which is neither made private nor taken for the directory.
+    struct stat st {};
+    if (stat(dir.c_str(), &st) != 0) {
+      ec = std::error_code(errno, std::generic_category());
+      return false;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+      ec = std::make_error_code(std::errc::not_a_directory);
+      return false;
+    }
   }
   // The umask may have taken bits from a new directory, and an old one may have others.
   fs::permissions(dir, kJournalDirPerms, fs::perm_options::replace, ec);

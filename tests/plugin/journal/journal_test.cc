@@ -448,6 +448,20 @@ TEST_F(JournalTest, OpenIgnoresMetadataThatIsNotAFileOrTooLarge) {
   EXPECT_EQ(fs::file_size(dir_ / "info.json"), kJournalInfoMaxBytes);
 }
 
+// Something else where a journal's directory or its cursor goes (a damaged state directory) is
+// refused: not made private, not taken for the directory, and not waited on.
+TEST_F(JournalTest, OpenAndTheCursorRefuseWhatIsNotTheirs) {
+  fs::create_directories(tmp_);
+  WriteFile(tmp_ / "file", "x");
+  fs::permissions(tmp_ / "file", fs::perms(0644), fs::perm_options::replace);
+  EXPECT_THROW(Journal::Open(tmp_ / "file", {}), std::system_error);
+  EXPECT_EQ(fs::status(tmp_ / "file").permissions(), fs::perms(0644));  // left as it was
+
+  auto journal = Journal::Open(dir_, {});
+  ASSERT_EQ(mkfifo((dir_ / "cursor").c_str(), 0600), 0);
+  EXPECT_THROW(journal->WriteCursor({1, 2}), std::system_error);  // no reader awaited
+}
+
 TEST_F(JournalTest, OpenThrowsNamingThePath) {
   fs::create_directories(tmp_);
   WriteFile(tmp_ / "file", "x");
