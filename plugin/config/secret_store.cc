@@ -12,20 +12,19 @@ namespace skald {
 namespace {
 
 constexpr std::string_view kPrefix = "skald-secret:";
-// The secrets file is read whole at the start: bounded like every file the plugin reads.
-constexpr std::size_t kMaxSecretsFileBytes = std::size_t{64} << 20;
 
 }  // namespace
 
-SecretStore::SecretStore(std::filesystem::path path) : path_(std::move(path)) {
+SecretStore::SecretStore(std::filesystem::path path, std::size_t max_file_bytes)
+    : path_(std::move(path)), max_file_bytes_(max_file_bytes) {
   std::string text;
   std::error_code ec;
-  if (!ReadWholeFile(path_, kMaxSecretsFileBytes, text, ec)) {
+  if (!ReadWholeFile(path_, max_file_bytes_, text, ec)) {
     if (ec.value() == ENOENT) return;  // no secret kept yet
-    spdlog::error(
-        "{}: cannot read it ({}); replays that need its values cannot authenticate", path_.string(),
-        ec.value() == EFBIG ? "larger than " + std::to_string(kMaxSecretsFileBytes) + " bytes"
-                            : ec.message());
+    spdlog::error("{}: cannot read it ({}); replays that need its values cannot authenticate",
+                  path_.string(),
+                  ec.value() == EFBIG ? "larger than " + std::to_string(max_file_bytes_) + " bytes"
+                                      : ec.message());
     return;
   }
   auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -89,8 +88,14 @@ void SecretStore::Retain(const std::set<std::string>& references) {
 void SecretStore::WriteLocked() {
   nlohmann::json json = nlohmann::json::object();
   for (const auto& [reference, value] : values_) json[reference] = value;
+  const std::string text = json.dump();
+  if (text.size() > max_file_bytes_) {
+    throw std::system_error(EFBIG, std::generic_category(),
+                            "cannot replace " + path_.string() + ": it would exceed " +
+                                std::to_string(max_file_bytes_) + " bytes");
+  }
   // Synced: journals written before a power loss may still need these values to replay.
-  if (std::error_code ec = WriteFileAtomically(path_, json.dump(), 0600, FileSync::kFsync))
+  if (std::error_code ec = WriteFileAtomically(path_, text, 0600, FileSync::kFsync))
     throw std::system_error(ec, "cannot replace " + path_.string());
 }
 

@@ -10,6 +10,7 @@
 #include <absl/base/thread_annotations.h>
 #include <absl/synchronization/mutex.h>
 
+#include <cstddef>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -20,11 +21,17 @@ namespace skald {
 
 class SecretStore {
  public:
-  // Reads `path` when it exists (an unreadable or damaged file reads as empty, logged).
-  explicit SecretStore(std::filesystem::path path);
+  // The file is read whole at the start: bounded like every file the plugin reads, and never
+  // written larger than it would read back.
+  static constexpr std::size_t kDefaultMaxFileBytes = std::size_t{64} << 20;
+
+  // Reads `path` when it exists (an unreadable, damaged or oversized file reads as empty,
+  // logged).
+  explicit SecretStore(std::filesystem::path path,
+                       std::size_t max_file_bytes = kDefaultMaxFileBytes);
 
   // Keeps `value` and returns its reference (the same value, the same reference). Throws
-  // std::system_error when the file cannot be written.
+  // std::system_error when the file cannot be written, or would grow past its bound (EFBIG).
   std::string Put(const std::string& value) ABSL_LOCKS_EXCLUDED(mu_);
   // The value of a reference Put returned, or nullopt.
   std::optional<std::string> Get(const std::string& reference) const ABSL_LOCKS_EXCLUDED(mu_);
@@ -38,6 +45,7 @@ class SecretStore {
   void WriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);  // throws std::system_error
 
   const std::filesystem::path path_;
+  const std::size_t max_file_bytes_;
   mutable absl::Mutex mu_;
   std::map<std::string, std::string> values_ ABSL_GUARDED_BY(mu_);  // reference -> value
 };

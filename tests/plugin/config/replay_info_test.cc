@@ -77,6 +77,16 @@ TEST_F(ReplayInfoTest, ASecretsFileThatIsNotOneIsLeftUnread) {
   EXPECT_FALSE(SecretStore(dir_ / "secrets").Get(reference));
 }
 
+// Nor is it ever written larger than it would be read back: a Put that would grow it past its
+// bound is refused (the caller goes on without a journal), and what it held stays readable.
+TEST_F(ReplayInfoTest, TheSecretsFileIsNotWrittenPastItsBound) {
+  SecretStore store(dir_ / "bounded", 200);
+  const std::string kept = store.Put(std::string(60, 'a'));
+  EXPECT_THROW(store.Put(std::string(120, 'b')), std::system_error);
+  EXPECT_EQ(SecretStore(dir_ / "bounded", 200).Get(kept), std::string(60, 'a'));
+  EXPECT_LE(fs::file_size(dir_ / "bounded"), 200u);
+}
+
 // The secret list is the option table's: every option it shows hidden or as a redacted URL
 // (one added tomorrow too) goes to the secret store, and the others stay in info.json.
 TEST_F(ReplayInfoTest, EveryOptionTheTableHidesIsKeptOutOfInfoJson) {
