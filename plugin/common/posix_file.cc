@@ -68,11 +68,41 @@ std::size_t WriteFull(int fd, const void* buf, std::size_t n, std::error_code& e
   return done;
 }
 
+bool ReadToEnd(int fd, std::size_t max_bytes, std::size_t size_hint, std::string& out,
+               std::error_code& ec) {
+  out.clear();
+  ec.clear();
+  max_bytes = std::min(max_bytes, out.max_size() - 1);  // max_bytes + 1 below does not wrap
+  // One byte past the hint (or the bound): a file that grew meanwhile reads on, and a read
+  // past the bound says it is too large.
+  std::size_t want = std::min(std::max<std::size_t>(size_hint, 4096), max_bytes) + 1;
+  for (;;) {
+    const std::size_t have = out.size();
+    out.resize(want);
+    ssize_t r;
+    do {
+      r = read(fd, out.data() + have, want - have);
+    } while (r < 0 && errno == EINTR);
+    if (r < 0) {
+      ec = Errno(errno);
+      break;
+    }
+    out.resize(have + static_cast<std::size_t>(r));
+    if (out.size() > max_bytes) {
+      ec = Errno(EFBIG);
+      break;
+    }
+    if (r == 0) return true;  // the end of the file
+    if (out.size() == want) want = std::min(max_bytes + 1, want * 2);
+  }
+  out.clear();
+  return false;
+}
+
 bool ReadWholeFile(const std::filesystem::path& path, std::size_t max_bytes, std::string& out,
                    std::error_code& ec) {
   out.clear();
   ec.clear();
-  max_bytes = std::min(max_bytes, out.max_size() - 1);  // max_bytes + 1 below does not wrap
   UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
   struct stat st {};
   if (!fd || fstat(fd.get(), &st) != 0) {
@@ -83,34 +113,17 @@ bool ReadWholeFile(const std::filesystem::path& path, std::size_t max_bytes, std
     ec = Errno(EINVAL);
     return false;
   }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    ec = Errno(EFBIG);
+    return false;
+  }
   // A regular file's reads wait as usual (a network filesystem may answer EAGAIN otherwise).
   if (const int fl = fcntl(fd.get(), F_GETFL);
       fl < 0 || fcntl(fd.get(), F_SETFL, fl & ~O_NONBLOCK) != 0) {
     ec = Errno(errno);
     return false;
   }
-  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
-    ec = Errno(EFBIG);
-    return false;
-  }
-  // Sized by fstat, read until the end: a file that grew meanwhile is read past its size up to
-  // one byte beyond the bound, which says it is too large.
-  std::size_t want = std::min<std::size_t>(static_cast<std::size_t>(st.st_size), max_bytes) + 1;
-  for (;;) {
-    const std::size_t have = out.size();
-    out.resize(want);
-    const std::size_t got = PreadFull(fd.get(), out.data() + have, want - have, have, ec);
-    out.resize(have + got);
-    if (ec) break;
-    if (out.size() > max_bytes) {
-      ec = Errno(EFBIG);
-      break;
-    }
-    if (out.size() < want) return true;  // the end of the file
-    want = std::min(max_bytes + 1, want * 2);
-  }
-  out.clear();
-  return false;
+  return ReadToEnd(fd.get(), max_bytes, static_cast<std::size_t>(st.st_size), out, ec);
 }
 
 std::error_code WriteFileAtomically(const std::filesystem::path& path, std::string_view data,

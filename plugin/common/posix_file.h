@@ -62,6 +62,13 @@ std::size_t PwriteFull(int fd, const void* buf, std::size_t n, uint64_t offset,
 // On an error, sets `ec` and returns the bytes written before it.
 std::size_t WriteFull(int fd, const void* buf, std::size_t n, std::error_code& ec);
 
+// Reads `fd` from its position to its end into `out`, refusing more than `max_bytes` (EFBIG):
+// the one bounded read loop under every file the plugin reads whole. `size_hint` (the size
+// fstat gave, or 0) sizes the first read. On failure, sets `ec` and returns false with `out`
+// cleared.
+bool ReadToEnd(int fd, std::size_t max_bytes, std::size_t size_hint, std::string& out,
+               std::error_code& ec);
+
 // Reads `path` whole into `out`: a regular file of at most `max_bytes`. Opened without waiting
 // (a FIFO put in its place is refused, not waited on) and read to its end, however it changes
 // meanwhile. On failure, sets `ec` (the errno; EINVAL: not a regular file; EFBIG: larger than

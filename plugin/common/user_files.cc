@@ -153,19 +153,10 @@ std::string ReadUserFile(std::string_view option, const std::string& path, std::
   std::string why;
   const UniqueFd fd = OpenUserFile(path, max_bytes, &why);
   if (!fd) return fail(why);
-  out.clear();
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = read(fd.get(), buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail(std::strerror(errno));
-    }
-    if (n == 0) break;
-    if (out.size() + static_cast<std::size_t>(n) > max_bytes) {
-      return fail("longer than " + std::to_string(max_bytes) + " bytes");
-    }
-    out.append(buf, static_cast<std::size_t>(n));
+  std::error_code ec;
+  if (!ReadToEnd(fd.get(), max_bytes, 0, out, ec)) {
+    return fail(ec.value() == EFBIG ? "longer than " + std::to_string(max_bytes) + " bytes"
+                                    : ec.message());
   }
   return "";
 }
