@@ -211,6 +211,34 @@ TEST_F(PosixFileTest, PwriteFullWritesAtTheOffsetAndReportsErrors) {
   EXPECT_EQ(ec, std::errc::bad_file_descriptor);
 }
 
+// The loop under both bounded reads (ReadWholeFile, user files): short reads (a pipe's) go
+// on to the end, and one byte past the bound refuses the whole.
+TEST(ReadToEnd, ReadsShortReadsToTheEndAndRefusesPastTheBound) {
+  for (const std::size_t bound : {std::size_t{10000}, std::size_t{9999}}) {
+    Pipe p;
+    const std::string data = Pattern(10000);
+    std::thread writer([&] {
+      for (std::size_t i = 0; i < data.size(); i += 1000) {
+        std::error_code ec;
+        WriteFull(p.write_end.get(), data.data() + i, 1000, ec);
+      }
+      p.write_end.reset();
+    });
+    std::string out;
+    std::error_code ec;
+    const bool ok = ReadToEnd(p.read_end.get(), bound, 0, out, ec);
+    writer.join();
+    if (bound == data.size()) {
+      EXPECT_TRUE(ok) << ec.message();
+      EXPECT_TRUE(out == data);
+    } else {
+      EXPECT_FALSE(ok);
+      EXPECT_EQ(ec, std::errc::file_too_large);
+      EXPECT_EQ(out, "");
+    }
+  }
+}
+
 TEST_F(PosixFileTest, ReadWholeFileReadsAFileUpToItsBound) {
   std::string out = "stale";
   std::error_code ec;
