@@ -36,10 +36,9 @@ Journal::~Journal() = default;
 
 std::shared_ptr<Journal> Journal::Open(const fs::path& dir, JournalLimits limits) {
   std::error_code ec;
+  // A directory on success (something else by the name is ENOTDIR).
   const bool made = CreatePrivateDirectory(dir, ec);
   if (ec) ThrowJournalError(ec.value(), "create", dir);
-  if (!made && !fs::is_directory(dir, ec))
-    ThrowJournalError(ec ? ec.value() : ENOTDIR, "open directory", dir);
   auto segments = std::make_unique<JournalSegments>();
   segments->dir = dir;
   {
