@@ -62,7 +62,7 @@ ReplayInfo ReadReplayInfo(const std::string& id, const std::optional<std::string
       out.info.rendered_templates = RenderedTemplates(parsed);
       out.unusable = ResolveSecrets(out.info, secrets);
     } else {
-      out.unusable = "its info.json is missing";
+      out.unusable = "its info.json is missing or unreadable";
     }
   } catch (const std::exception& e) {
     out.unusable = std::string("its info.json is unreadable: ") + e.what();

@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -363,6 +365,99 @@ TEST_F(BadInput, AFullDisk) {
             << " s; started on the full disk: " << kLines << " lines, ran "
             << std::chrono::duration<double>(run_late.duration).count() << " s, none dropped\n";
   ExpectNeighbourAndPlugin();
+}
+
+// A state directory damaged while the plugin was disabled: in the journals of two stopped
+// containers a FIFO stands where info.json, the cursor, a segment's live marker and the replay
+// marker belong, or a file far over the size such metadata can have (sparse: no disk used), and
+// a FIFO replaces the secrets file. Each read of one used to open it and wait for a writer for
+// ever (the plugin's start, a stream or `docker logs` stuck), or read it whole into memory.
+// The plugin starts, serves a neighbour, and `docker logs` of both containers still prints the
+// lines their segments hold.
+TEST_F(BadInput, ADamagedStateDirectory) {
+  const auto state = PluginStateDir();
+  ASSERT_TRUE(state);
+  constexpr int kLines = 50;
+  const std::string a = NewContainer("fifos"), b = NewContainer("oversized");
+  for (const std::string& name : {a, b}) {
+    auto run = Docker(RunArgs(name, {}, {"loggen", "--lines", std::to_string(kLines)}), 60s);
+    ASSERT_TRUE(run.ok()) << run.Describe();
+    ASSERT_EQ(loki().WaitForCount(Selector(name), kLines, 60s), static_cast<uint64_t>(kLines));
+  }
+  const fs::path containers = fs::path(*state) / "containers";
+  const fs::path ja = containers / ContainerId(a), jb = containers / ContainerId(b);
+  ASSERT_TRUE(fs::exists(ja / "0000000001.seg")) << ja;
+  ASSERT_TRUE(fs::exists(jb / "0000000001.seg")) << jb;
+  const auto logs_lines = [&](const std::string& name) {
+    auto logs = Docker({"logs", name}, 30s);
+    EXPECT_TRUE(logs.ok()) << logs.Describe();
+    return SplitLines(logs.out).size();
+  };
+  ASSERT_EQ(logs_lines(a), static_cast<std::size_t>(kLines));
+
+  auto cycle = [&](const std::function<std::string()>& while_disabled) {
+    auto d = Docker({"plugin", "disable", driver_}, 60s);
+    const std::string done = while_disabled();
+    auto e = Docker({"plugin", "enable", "--timeout", "30", driver_}, 60s);
+    return d.ok() && done.empty() && e.ok() ? "" : done + d.Describe() + e.Describe();
+  };
+  const fs::path secrets = fs::path(*state) / "secrets";
+  std::string secrets_text;
+  {
+    std::ifstream in(secrets);
+    secrets_text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  struct Restore {
+    std::function<void()> fn;
+    ~Restore() { fn(); }
+  } restore{[&] {
+    guard_.RemoveAll();
+    EXPECT_EQ(cycle([&] {
+                std::error_code ec;
+                fs::remove(secrets, ec);
+                if (!secrets_text.empty()) std::ofstream(secrets) << secrets_text;
+                fs::remove_all(ja, ec);
+                fs::remove_all(jb, ec);
+                return std::string();
+              }),
+              "");
+  }};
+  sampler_.reset();
+  const auto fifo = [](const fs::path& p) {
+    std::error_code ec;
+    fs::remove(p, ec);
+    return mkfifo(p.c_str(), 0600) == 0 ? "" : "mkfifo " + p.string() + " failed; ";
+  };
+  const auto oversized = [](const fs::path& p, uintmax_t bytes) {
+    std::ofstream(p, std::ios::app).close();
+    std::error_code ec;
+    fs::resize_file(p, bytes, ec);
+    return ec ? "cannot grow " + p.string() + ": " + ec.message() + "; " : std::string();
+  };
+  ASSERT_EQ(cycle([&] {
+              return fifo(ja / "info.json") + fifo(ja / "cursor") + fifo(ja / "0000000001.live") +
+                     fifo(ja / "replaying") + fifo(secrets) +
+                     oversized(jb / "info.json", uintmax_t{1} << 30) +
+                     oversized(jb / "cursor", uintmax_t{1} << 30) +
+                     oversized(jb / "0000000001.live", uintmax_t{1} << 30) +
+                     oversized(jb / "replaying", uintmax_t{1} << 30);
+            }),
+            "");
+  RememberPlugin();
+  StartNeighbour();
+  // `docker logs` reads the segments (dockerd starts a logger for it: its StartLogging writes
+  // info.json anew).
+  EXPECT_EQ(logs_lines(a), static_cast<std::size_t>(kLines));
+  EXPECT_EQ(logs_lines(b), static_cast<std::size_t>(kLines));
+  // The segments stay: damaged metadata costs no line on disk.
+  EXPECT_TRUE(fs::exists(ja / "0000000001.seg"));
+  EXPECT_TRUE(fs::exists(jb / "0000000001.seg"));
+  EXPECT_EQ(DockerInspect(driver_, "{{.Enabled}}").value_or(""), "true");
+  ExpectNeighbourAndPlugin();
+  std::cout << "damaged state directory: the plugin started on FIFOs and 1 GiB files in place of "
+               "info.json, cursor, live and replay markers and secrets; docker logs printed "
+            << kLines << " lines of each journal; the neighbour delivered " << kNeighbourLines
+            << "\n";
 }
 
 // `docker logs -f` whose client goes away while the container is quiet: the plugin ends the

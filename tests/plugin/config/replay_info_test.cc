@@ -182,7 +182,7 @@ TEST_F(ReplayInfoTest, TheJournalsIdWins) {
 
 TEST_F(ReplayInfoTest, SaysWhyTheOptionsCannotBeUsed) {
   ReplayInfo missing = ReadReplayInfo("abc123", std::nullopt, *secrets_);
-  EXPECT_EQ(missing.unusable, "its info.json is missing");
+  EXPECT_EQ(missing.unusable, "its info.json is missing or unreadable");
   EXPECT_EQ(missing.info.container_id, "abc123");
   EXPECT_FALSE(missing.parsed);
 
