@@ -57,6 +57,12 @@ class RssSampler {
   std::thread thread_;
 };
 
+// Runs `fn` when the scope ends, however it ends.
+struct AtScopeExit {
+  std::function<void()> fn;
+  ~AtScopeExit() { fn(); }
+};
+
 double Metric(const std::string& series) {
   auto text = FetchMetrics();
   return text ? PrometheusSeries(*text, series) : -1;
@@ -106,6 +112,15 @@ class BadInput : public SkaldTest {
 
   std::string ContainerId(const std::string& name) {
     return DockerInspect(name, "{{.Id}}").value_or("");
+  }
+
+  // Disables the plugin, runs `while_disabled` ("" or what went wrong) and enables the plugin
+  // again: "" when all three went well.
+  std::string WhileDisabled(const std::function<std::string()>& while_disabled) {
+    auto d = Docker({"plugin", "disable", driver_}, 60s);
+    const std::string done = while_disabled();
+    auto e = Docker({"plugin", "enable", "--timeout", "30", driver_}, 60s);
+    return d.ok() && done.empty() && e.ok() ? "" : done + d.Describe() + e.Describe();
   }
 
   int pid_ = 0;
@@ -259,28 +274,22 @@ TEST_F(BadInput, AJournalRemovedWhileItIsReplayed) {
 TEST_F(BadInput, AFullDisk) {
   const auto dir = PluginPropagatedMount();
   ASSERT_TRUE(dir);
-  auto cycle = [&](const std::function<bool()>& while_disabled) {
-    auto d = Docker({"plugin", "disable", driver_}, 60s);
-    const bool done = while_disabled();
-    auto e = Docker({"plugin", "enable", "--timeout", "30", driver_}, 60s);
-    return d.ok() && done && e.ok() ? "" : d.Describe() + e.Describe();
-  };
-  struct Restore {
-    std::function<void()> fn;
-    ~Restore() { fn(); }
-  } restore{[&] {
+  AtScopeExit restore{[&] {
     guard_.RemoveAll();
-    EXPECT_EQ(cycle([&] {
+    EXPECT_EQ(WhileDisabled([&] {
                 // Docker unmounts the directory's mounts when it disables the plugin.
                 umount2(dir->c_str(), MNT_DETACH);
-                return true;
+                return std::string();
               }),
               "");
   }};
   sampler_.reset();
-  ASSERT_EQ(
-      cycle([&] { return mount("tmpfs", dir->c_str(), "tmpfs", 0, "size=8m,mode=0700") == 0; }),
-      "");
+  ASSERT_EQ(WhileDisabled([&] {
+              return mount("tmpfs", dir->c_str(), "tmpfs", 0, "size=8m,mode=0700") == 0
+                         ? std::string()
+                         : "mount of a tmpfs on " + *dir + " failed; ";
+            }),
+            "");
   RememberPlugin();
   StartNeighbour();
   const auto dropped = [&] {  // every reason
@@ -395,24 +404,15 @@ TEST_F(BadInput, ADamagedStateDirectory) {
   };
   ASSERT_EQ(logs_lines(a), static_cast<std::size_t>(kLines));
 
-  auto cycle = [&](const std::function<std::string()>& while_disabled) {
-    auto d = Docker({"plugin", "disable", driver_}, 60s);
-    const std::string done = while_disabled();
-    auto e = Docker({"plugin", "enable", "--timeout", "30", driver_}, 60s);
-    return d.ok() && done.empty() && e.ok() ? "" : done + d.Describe() + e.Describe();
-  };
   const fs::path secrets = fs::path(*state) / "secrets";
   std::string secrets_text;
   {
     std::ifstream in(secrets);
     secrets_text.assign(std::istreambuf_iterator<char>(in), {});
   }
-  struct Restore {
-    std::function<void()> fn;
-    ~Restore() { fn(); }
-  } restore{[&] {
+  AtScopeExit restore{[&] {
     guard_.RemoveAll();
-    EXPECT_EQ(cycle([&] {
+    EXPECT_EQ(WhileDisabled([&] {
                 std::error_code ec;
                 fs::remove(secrets, ec);
                 if (!secrets_text.empty()) std::ofstream(secrets) << secrets_text;
@@ -434,7 +434,7 @@ TEST_F(BadInput, ADamagedStateDirectory) {
     fs::resize_file(p, bytes, ec);
     return ec ? "cannot grow " + p.string() + ": " + ec.message() + "; " : std::string();
   };
-  ASSERT_EQ(cycle([&] {
+  ASSERT_EQ(WhileDisabled([&] {
               return fifo(ja / "info.json") + fifo(ja / "cursor") + fifo(ja / "0000000001.live") +
                      fifo(ja / "replaying") + fifo(secrets) +
                      oversized(jb / "info.json", uintmax_t{1} << 30) +
